@@ -1,0 +1,502 @@
+// passlab's C++ shim over LLVM 19.
+//
+// The LLVM C API covers most of what passlab needs; this file adds the few
+// things it lacks, behind a small C ABI that `src/ffi.rs` declares:
+//
+// * a pass runner that keeps one PassBuilder, its analysis managers and the
+//   parsed pass managers across runs (LLVMRunPasses rebuilds all of them on
+//   every call, which dominates the cost of one cheap pass on a small module);
+// * PassInstrumentationCallbacks forwarded to Rust, so that instruments see
+//   every pass LLVM runs inside a pipeline;
+// * IR parsing with structured diagnostics (line, column, source line);
+// * bitcode with use-list order (an exact snapshot for rollback);
+// * a content fingerprint, IR statistics and the list of pass names.
+//
+// Nothing here may throw or unwind: LLVM is built with -fno-exceptions and
+// the Rust callbacks catch their own panics.
+
+#include "llvm/ADT/Any.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LazyCallGraph.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalAlias.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm-c/Types.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+using namespace llvm;
+
+extern "C" {
+
+/// Receives a byte string from the shim (messages, bitcode, pass lists).
+typedef void (*plab_sink)(void *user, const char *data, size_t len);
+
+/// The IR unit a pass runs on, as reported to instrumentation hooks.
+enum plab_unit { PLAB_MODULE = 0, PLAB_CGSCC = 1, PLAB_FUNCTION = 2, PLAB_LOOP = 3, PLAB_OTHER = 4 };
+
+/// Hooks called for every named pass LLVM runs inside a pipeline. Pass
+/// managers and adaptors are filtered out. `should_run` is only asked for
+/// optional passes (LLVM's required passes bypass it) and may be null.
+struct plab_hooks {
+  void *user;
+  bool (*should_run)(void *user, const char *pass, size_t pass_len, int unit,
+                     const char *ir, size_t ir_len);
+  void (*before)(void *user, const char *pass, size_t pass_len, int unit,
+                 const char *ir, size_t ir_len);
+  /// `invalidated` is true when the pass deleted its IR unit.
+  void (*after)(void *user, const char *pass, size_t pass_len, bool invalidated);
+};
+
+/// The PipelineTuningOptions passlab exposes as configuration.
+struct plab_tuning {
+  bool loop_interleaving;
+  bool loop_vectorization;
+  bool slp_vectorization;
+  bool loop_unrolling;
+  bool merge_functions;
+  bool call_graph_profile;
+  int32_t inliner_threshold;
+};
+
+struct plab_diag {
+  int32_t line;   // 1-based; 0 when unknown
+  int32_t column; // 1-based; 0 when unknown
+};
+}
+
+namespace {
+
+inline Module *unwrapM(LLVMModuleRef M) { return reinterpret_cast<Module *>(M); }
+inline LLVMModuleRef wrapM(Module *M) { return reinterpret_cast<LLVMModuleRef>(M); }
+inline LLVMContext *unwrapC(LLVMContextRef C) { return reinterpret_cast<LLVMContext *>(C); }
+
+void send(plab_sink sink, void *user, StringRef s) {
+  if (sink)
+    sink(user, s.data(), s.size());
+}
+
+void initTargets() {
+  static bool done = [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+
+// ---------------------------------------------------------------------------
+// Instrumentation: which IR unit a callback's `Any` holds, and its name.
+
+int unitOf(Any IR, std::string &name) {
+  if (const auto *M = any_cast<const Module *>(&IR)) {
+    name = (*M)->getModuleIdentifier();
+    return PLAB_MODULE;
+  }
+  if (const auto *F = any_cast<const Function *>(&IR)) {
+    name = (*F)->getName().str();
+    return PLAB_FUNCTION;
+  }
+  if (const auto *C = any_cast<const LazyCallGraph::SCC *>(&IR)) {
+    name = (*C)->getName();
+    return PLAB_CGSCC;
+  }
+  if (const auto *L = any_cast<const Loop *>(&IR)) {
+    const BasicBlock *H = (*L)->getHeader();
+    name = H->getParent()->getName().str() + ":" + H->getName().str();
+    return PLAB_LOOP;
+  }
+  name.clear();
+  return PLAB_OTHER;
+}
+
+const Function *functionOf(Any IR) {
+  if (const auto *F = any_cast<const Function *>(&IR))
+    return *F;
+  if (const auto *L = any_cast<const Loop *>(&IR))
+    return (*L)->getHeader()->getParent();
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The runner: one PassBuilder and its analysis managers, kept across runs.
+
+struct Runner {
+  std::unique_ptr<TargetMachine> TM;
+  PassInstrumentationCallbacks PIC;
+  std::unique_ptr<PassBuilder> PB;
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+  std::unordered_map<std::string, std::unique_ptr<ModulePassManager>> Parsed;
+  const plab_hooks *Hooks = nullptr;
+  // Depth of pass managers and adaptors we are inside; used to pair
+  // before/after callbacks only for named passes.
+  std::string Scratch;
+
+  // Returns the pipeline name of a pass class, or "" for pass managers,
+  // adaptors and other unnamed infrastructure.
+  StringRef nameOf(StringRef ClassName) { return PIC.getPassNameForClassName(ClassName); }
+
+  void registerCallbacks() {
+    PIC.registerShouldRunOptionalPassCallback([this](StringRef P, Any IR) {
+      // What LLVM's OptNoneInstrumentation does: optional passes skip
+      // functions (and their loops) marked optnone.
+      if (const Function *F = functionOf(IR))
+        if (F->hasOptNone())
+          return false;
+      if (!Hooks || !Hooks->should_run)
+        return true;
+      StringRef Name = nameOf(P);
+      if (Name.empty())
+        return true;
+      int Unit = unitOf(IR, Scratch);
+      return Hooks->should_run(Hooks->user, Name.data(), Name.size(), Unit, Scratch.data(),
+                               Scratch.size());
+    });
+    PIC.registerBeforeNonSkippedPassCallback([this](StringRef P, Any IR) {
+      if (!Hooks || !Hooks->before)
+        return;
+      StringRef Name = nameOf(P);
+      if (Name.empty())
+        return;
+      int Unit = unitOf(IR, Scratch);
+      Hooks->before(Hooks->user, Name.data(), Name.size(), Unit, Scratch.data(), Scratch.size());
+    });
+    PIC.registerAfterPassCallback([this](StringRef P, Any, const PreservedAnalyses &) {
+      if (!Hooks || !Hooks->after)
+        return;
+      StringRef Name = nameOf(P);
+      if (Name.empty())
+        return;
+      Hooks->after(Hooks->user, Name.data(), Name.size(), false);
+    });
+    PIC.registerAfterPassInvalidatedCallback([this](StringRef P, const PreservedAnalyses &) {
+      if (!Hooks || !Hooks->after)
+        return;
+      StringRef Name = nameOf(P);
+      if (Name.empty())
+        return;
+      Hooks->after(Hooks->user, Name.data(), Name.size(), true);
+    });
+  }
+
+  ModulePassManager *parse(StringRef Text, plab_sink sink, void *user) {
+    auto It = Parsed.find(Text.str());
+    if (It != Parsed.end())
+      return It->second.get();
+    auto MPM = std::make_unique<ModulePassManager>();
+    if (Error E = PB->parsePassPipeline(*MPM, Text)) {
+      send(sink, user, toString(std::move(E)));
+      return nullptr;
+    }
+    ModulePassManager *Raw = MPM.get();
+    Parsed.emplace(Text.str(), std::move(MPM));
+    return Raw;
+  }
+
+  void clearAnalyses() {
+    LAM.clear();
+    FAM.clear();
+    CGAM.clear();
+    MAM.clear();
+  }
+};
+
+} // namespace
+
+extern "C" {
+
+void plab_tuning_defaults(plab_tuning *out) {
+  PipelineTuningOptions PTO;
+  out->loop_interleaving = PTO.LoopInterleaving;
+  out->loop_vectorization = PTO.LoopVectorization;
+  out->slp_vectorization = PTO.SLPVectorization;
+  out->loop_unrolling = PTO.LoopUnrolling;
+  out->merge_functions = PTO.MergeFunctions;
+  out->call_graph_profile = PTO.CallGraphProfile;
+  out->inliner_threshold = PTO.InlinerThreshold;
+}
+
+/// Creates a runner for modules of `triple` (empty: the host). Returns null
+/// and sends a message when the target is unknown.
+Runner *plab_runner_new(const char *triple, const plab_tuning *tuning, plab_sink sink,
+                        void *user) {
+  initTargets();
+  std::string T = (triple && *triple) ? std::string(triple) : sys::getDefaultTargetTriple();
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  auto R = std::make_unique<Runner>();
+  if (Tgt) {
+    // As opt-19 does: the module's triple, no CPU or feature override (the
+    // functions' own target-cpu attributes apply), default codegen level.
+    R->TM.reset(Tgt->createTargetMachine(T, "", "", TargetOptions(), std::nullopt, std::nullopt,
+                                         CodeGenOptLevel::Default));
+  }
+  if (!R->TM) {
+    send(sink, user, "cannot create a target machine for '" + T + "': " + Err);
+    return nullptr;
+  }
+  PipelineTuningOptions PTO;
+  PTO.LoopInterleaving = tuning->loop_interleaving;
+  PTO.LoopVectorization = tuning->loop_vectorization;
+  PTO.SLPVectorization = tuning->slp_vectorization;
+  PTO.LoopUnrolling = tuning->loop_unrolling;
+  PTO.MergeFunctions = tuning->merge_functions;
+  PTO.CallGraphProfile = tuning->call_graph_profile;
+  PTO.InlinerThreshold = tuning->inliner_threshold;
+  R->PB = std::make_unique<PassBuilder>(R->TM.get(), PTO, std::nullopt, &R->PIC);
+  R->PB->registerModuleAnalyses(R->MAM);
+  R->PB->registerCGSCCAnalyses(R->CGAM);
+  R->PB->registerFunctionAnalyses(R->FAM);
+  R->PB->registerLoopAnalyses(R->LAM);
+  R->PB->crossRegisterProxies(R->LAM, R->FAM, R->CGAM, R->MAM);
+  R->registerCallbacks();
+  return R.release();
+}
+
+void plab_runner_free(Runner *R) { delete R; }
+
+/// Parses (and caches) a pipeline without running it.
+bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *user) {
+  return R->parse(pipeline, sink, user) != nullptr;
+}
+
+/// Runs a pipeline over a module. Analyses are cleared afterwards, since the
+/// module may be changed or replaced before the next run.
+bool plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
+                     plab_sink sink, void *user) {
+  ModulePassManager *MPM = R->parse(pipeline, sink, user);
+  if (!MPM)
+    return false;
+  R->Hooks = hooks;
+  MPM->run(*unwrapM(M), R->MAM);
+  R->Hooks = nullptr;
+  R->clearAnalyses();
+  return true;
+}
+
+/// The pipeline names LLVM's parser knows, in `opt --print-passes` form.
+void plab_runner_print_passes(Runner *R, plab_sink sink, void *user) {
+  std::string S;
+  raw_string_ostream OS(S);
+  R->PB->printPassNames(OS);
+  OS.flush();
+  send(sink, user, S);
+}
+
+/// Text IR or bitcode into `ctx`. On failure returns null, sends the message
+/// and fills `diag` with the position (1-based, 0 when unknown) and sends the
+/// offending line to `line_sink`.
+LLVMModuleRef plab_parse_ir(LLVMContextRef ctx, const char *data, size_t len, const char *name,
+                            plab_diag *diag, plab_sink sink, void *user, plab_sink line_sink) {
+  SMDiagnostic D;
+  auto Buf = MemoryBuffer::getMemBufferCopy(StringRef(data, len), name);
+  std::unique_ptr<Module> M = parseIR(Buf->getMemBufferRef(), D, *unwrapC(ctx));
+  if (!M) {
+    diag->line = D.getLineNo() > 0 ? D.getLineNo() : 0;
+    diag->column = D.getColumnNo() >= 0 && D.getLineNo() > 0 ? D.getColumnNo() + 1 : 0;
+    send(sink, user, D.getMessage());
+    send(line_sink, user, D.getLineContents());
+    return nullptr;
+  }
+  return wrapM(M.release());
+}
+
+/// Bitcode of `M`, with use-list order so that reading it back gives the
+/// same module.
+void plab_write_bitcode(LLVMModuleRef M, bool uselist_order, plab_sink sink, void *user) {
+  SmallVector<char, 0> Buf;
+  raw_svector_ostream OS(Buf);
+  WriteBitcodeToFile(*unwrapM(M), OS, uselist_order);
+  send(sink, user, StringRef(Buf.data(), Buf.size()));
+}
+
+/// Verifies `M`; returns true when it is valid, else sends the messages.
+bool plab_verify(LLVMModuleRef M, plab_sink sink, void *user) {
+  std::string S;
+  raw_string_ostream OS(S);
+  bool Broken = verifyModule(*unwrapM(M), &OS);
+  OS.flush();
+  if (Broken)
+    send(sink, user, S);
+  return !Broken;
+}
+
+// ---------------------------------------------------------------------------
+// Fingerprints: a content hash of what a pass can change.
+
+namespace {
+struct Hasher {
+  uint64_t H = 0x9e3779b97f4a7c15ULL;
+  void add(uint64_t V) {
+    // splitmix64 step over the running state.
+    uint64_t Z = (H ^ V) + 0x9e3779b97f4a7c15ULL;
+    Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
+    H = Z ^ (Z >> 31);
+  }
+  void ptr(const void *P) { add(reinterpret_cast<uintptr_t>(P)); }
+  void str(StringRef S) { add(hash_value(S)); }
+};
+
+// Operands are hashed by identity: constants, types, attribute lists and
+// metadata are uniqued in the context, and instructions and arguments are
+// themselves part of the hash, so any change of content changes the result.
+void hashFunction(Hasher &Hs, const Function &F) {
+  Hs.str(F.getName());
+  Hs.add(F.getLinkage());
+  Hs.add(F.getVisibility());
+  Hs.add(F.getCallingConv());
+  Hs.ptr(F.getFunctionType());
+  Hs.ptr(F.getAttributes().getRawPointer());
+  Hs.add(F.isDeclaration());
+  SmallVector<std::pair<unsigned, MDNode *>, 4> MDs;
+  for (const BasicBlock &BB : F) {
+    Hs.ptr(&BB);
+    for (const Instruction &I : BB) {
+      Hs.ptr(&I);
+      Hs.add(I.getOpcode());
+      Hs.ptr(I.getType());
+      Hs.add(I.getRawSubclassOptionalData());
+      for (const Use &U : I.operands())
+        Hs.ptr(U.get());
+      if (const auto *C = dyn_cast<CmpInst>(&I))
+        Hs.add(C->getPredicate());
+      else if (const auto *L = dyn_cast<LoadInst>(&I)) {
+        Hs.add(L->getAlign().value());
+        Hs.add(L->isVolatile());
+        Hs.add(static_cast<unsigned>(L->getOrdering()));
+      } else if (const auto *S = dyn_cast<StoreInst>(&I)) {
+        Hs.add(S->getAlign().value());
+        Hs.add(S->isVolatile());
+        Hs.add(static_cast<unsigned>(S->getOrdering()));
+      } else if (const auto *A = dyn_cast<AllocaInst>(&I)) {
+        Hs.ptr(A->getAllocatedType());
+        Hs.add(A->getAlign().value());
+      } else if (const auto *G = dyn_cast<GetElementPtrInst>(&I))
+        Hs.ptr(G->getSourceElementType());
+      else if (const auto *Cl = dyn_cast<CallBase>(&I)) {
+        Hs.ptr(Cl->getFunctionType());
+        Hs.ptr(Cl->getAttributes().getRawPointer());
+        Hs.add(Cl->getCallingConv());
+        if (const auto *CI = dyn_cast<CallInst>(Cl))
+          Hs.add(CI->getTailCallKind());
+      } else if (const auto *P = dyn_cast<PHINode>(&I))
+        for (const BasicBlock *In : P->blocks())
+          Hs.ptr(In);
+      MDs.clear();
+      I.getAllMetadata(MDs);
+      for (auto &KV : MDs) {
+        Hs.add(KV.first);
+        Hs.ptr(KV.second);
+      }
+    }
+  }
+}
+} // namespace
+
+uint64_t plab_fingerprint_function(LLVMValueRef F) {
+  Hasher Hs;
+  hashFunction(Hs, *reinterpret_cast<Function *>(F));
+  return Hs.H;
+}
+
+uint64_t plab_fingerprint_module(LLVMModuleRef MR) {
+  const Module &M = *unwrapM(MR);
+  Hasher Hs;
+  Hs.str(M.getTargetTriple());
+  Hs.str(M.getDataLayoutStr());
+  for (const GlobalVariable &G : M.globals()) {
+    Hs.str(G.getName());
+    Hs.add(G.getLinkage());
+    Hs.add(G.getVisibility());
+    Hs.add(G.isConstant());
+    Hs.add(G.getAlign() ? G.getAlign()->value() : 0);
+    Hs.add(static_cast<unsigned>(G.getUnnamedAddr()));
+    Hs.ptr(G.getValueType());
+    Hs.ptr(G.hasInitializer() ? G.getInitializer() : nullptr);
+  }
+  for (const GlobalAlias &A : M.aliases()) {
+    Hs.str(A.getName());
+    Hs.ptr(A.getAliasee());
+  }
+  for (const Function &F : M)
+    hashFunction(Hs, F);
+  for (const NamedMDNode &N : M.named_metadata()) {
+    Hs.str(N.getName());
+    for (const MDNode *Op : N.operands())
+      Hs.ptr(Op);
+  }
+  return Hs.H;
+}
+
+// ---------------------------------------------------------------------------
+// Statistics.
+
+typedef void (*plab_function_stats)(void *user, const char *name, size_t len, bool declaration,
+                                    uint64_t blocks, uint64_t instructions);
+
+/// Totals of `M`; per function through `each` (may be null); per opcode into
+/// `opcodes` (indexed by LLVM opcode, `n_opcodes` long, may be null).
+void plab_stats(LLVMModuleRef MR, plab_function_stats each, void *user, uint64_t *opcodes,
+                size_t n_opcodes, uint64_t *totals /* functions, blocks, instructions */) {
+  const Module &M = *unwrapM(MR);
+  uint64_t Fns = 0, Blocks = 0, Insts = 0;
+  for (const Function &F : M) {
+    uint64_t B = 0, I = 0;
+    if (!F.isDeclaration()) {
+      ++Fns;
+      for (const BasicBlock &BB : F) {
+        ++B;
+        if (opcodes) {
+          for (const Instruction &In : BB) {
+            ++I;
+            unsigned Op = In.getOpcode();
+            if (Op < n_opcodes)
+              ++opcodes[Op];
+          }
+        } else {
+          I += BB.size();
+        }
+      }
+    }
+    Blocks += B;
+    Insts += I;
+    if (each)
+      each(user, F.getName().data(), F.getName().size(), F.isDeclaration(), B, I);
+  }
+  totals[0] = Fns;
+  totals[1] = Blocks;
+  totals[2] = Insts;
+}
+
+size_t plab_opcode_limit() { return Instruction::OtherOpsEnd; }
+
+const char *plab_opcode_name(unsigned op) { return Instruction::getOpcodeName(op); }
+
+} // extern "C"

@@ -1,0 +1,185 @@
+//! The one error type of the core library.
+//!
+//! Every message says what was wrong, where (line:column, pass, key), and
+//! what would be valid (nearest names). Messages are lowercase with no
+//! trailing period, so that front ends can prefix or wrap them.
+
+use std::fmt;
+
+/// What kind of failure an [`Error`] is, for callers that branch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Malformed LLVM IR text or bitcode.
+    Parse,
+    /// clang rejected a C or C++ source.
+    Compile,
+    /// Modules could not be linked together.
+    Link,
+    /// Reading or writing a file failed.
+    Io,
+    /// A pass name (or a pipeline's element) is not in the registry.
+    UnknownPass,
+    /// LLVM's pipeline parser rejected pipeline text.
+    Pipeline,
+    /// A pass's `required` passes depend on each other in a cycle.
+    DependencyCycle,
+    /// A configuration key is unknown, or its value has the wrong type.
+    Config,
+    /// A pass returned an error or panicked.
+    PassFailed,
+    /// The IR no longer verifies.
+    Verify,
+    /// A function pass added or removed functions.
+    FunctionSetChanged,
+    /// A name (function, module) does not exist.
+    NotFound,
+    /// Anything else a caller got wrong (an invalid argument).
+    Invalid,
+}
+
+/// The error of every fallible operation in `passlab`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{source_name}:{line}:{column}: {message}{}", show_line(line_text, *column))]
+    Parse { source_name: String, line: u32, column: u32, message: String, line_text: String },
+
+    #[error("clang-19 failed to compile {source_name}:\n{stderr}")]
+    Compile { source_name: String, stderr: String },
+
+    #[error("cannot link {source_name} into {into}: {message}")]
+    Link { source_name: String, into: String, message: String },
+
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+
+    #[error("unknown pass '{name}'{}", suggest(suggestions))]
+    UnknownPass { name: String, suggestions: Vec<String> },
+
+    #[error("invalid pipeline '{text}': {message}{}", suggest(suggestions))]
+    Pipeline { text: String, message: String, suggestions: Vec<String> },
+
+    #[error("dependency cycle in required passes: {}", chain.join(" -> "))]
+    DependencyCycle { chain: Vec<String> },
+
+    #[error("invalid config option '{key}'; valid options are: {}{}", valid.join(", "), suggest(suggestions))]
+    UnknownConfig { key: String, valid: Vec<String>, suggestions: Vec<String> },
+
+    #[error("config option '{key}' expects {expected}, got '{got}'")]
+    ConfigType { key: String, expected: String, got: String },
+
+    #[error("error in pass {pass}: {reason}")]
+    PassFailed { pass: String, reason: String },
+
+    #[error("IR does not verify after pass {pass}:\n{message}")]
+    Verify {
+        pass: String,
+        message: String,
+        /// The broken module, printed before it was rolled back.
+        ir: Option<String>,
+    },
+
+    #[error("function pass {pass} {change} function '{function}' (function passes must keep the module's functions)")]
+    FunctionSetChanged { pass: String, change: &'static str, function: String },
+
+    #[error("no {what} named '{name}'{}", suggest(suggestions))]
+    NotFound { what: &'static str, name: String, suggestions: Vec<String> },
+
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Parse { .. } => ErrorKind::Parse,
+            Error::Compile { .. } => ErrorKind::Compile,
+            Error::Link { .. } => ErrorKind::Link,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::UnknownPass { .. } => ErrorKind::UnknownPass,
+            Error::Pipeline { .. } => ErrorKind::Pipeline,
+            Error::DependencyCycle { .. } => ErrorKind::DependencyCycle,
+            Error::UnknownConfig { .. } | Error::ConfigType { .. } => ErrorKind::Config,
+            Error::PassFailed { .. } => ErrorKind::PassFailed,
+            Error::Verify { .. } => ErrorKind::Verify,
+            Error::FunctionSetChanged { .. } => ErrorKind::FunctionSetChanged,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Invalid(_) => ErrorKind::Invalid,
+        }
+    }
+
+    pub(crate) fn io(path: impl fmt::Display, err: impl fmt::Display) -> Error {
+        Error::Io { path: path.to_string(), message: err.to_string().to_lowercase() }
+    }
+}
+
+/// `passlab`'s result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn suggest(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("; did you mean '{one}'?"),
+        many => format!(
+            "; did you mean one of: {}?",
+            many.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn show_line(line: &str, column: u32) -> String {
+    if line.is_empty() {
+        return String::new();
+    }
+    let caret = " ".repeat(column.saturating_sub(1) as usize);
+    format!("\n{line}\n{caret}^")
+}
+
+/// The names among `candidates` closest to `name`, best first: those within a
+/// small edit distance, or that contain `name`, at most five.
+pub fn nearest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let limit = (name.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let d = strsim::damerau_levenshtein(name, c);
+            if d <= limit {
+                Some((d, c))
+            } else if name.len() >= 3 && c.contains(name) {
+                Some((limit + 1 + c.len() - name.len(), c))
+            } else {
+                None
+            }
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|(_, c)| c.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_names_prefers_small_edits() {
+        let names = ["instcombine", "instsimplify", "licm", "gvn", "newgvn"];
+        assert_eq!(nearest_names("instcombin", names), vec!["instcombine"]);
+        assert_eq!(nearest_names("gvn", names)[0], "gvn");
+        assert!(nearest_names("zzzzzzzz", names).is_empty());
+    }
+
+    #[test]
+    fn messages_are_lowercase_without_period() {
+        let e = Error::UnknownPass { name: "licn".into(), suggestions: vec!["licm".into()] };
+        assert_eq!(e.to_string(), "unknown pass 'licn'; did you mean 'licm'?");
+        let e = Error::Parse {
+            source_name: "a.ll".into(),
+            line: 2,
+            column: 11,
+            message: "use of undefined value '%z'".into(),
+            line_text: "  ret i32 %z".into(),
+        };
+        assert_eq!(e.to_string(), "a.ll:2:11: use of undefined value '%z'\n  ret i32 %z\n          ^");
+    }
+}

@@ -1,0 +1,138 @@
+//! Declarations of the C++ shim (`shim/shim.cpp`) and the glue that turns
+//! its byte sinks into Rust strings. Nothing outside the crate sees these.
+
+use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef, LLVMValueRef};
+use std::ffi::c_void;
+use std::os::raw::c_char;
+
+pub type Sink = unsafe extern "C" fn(user: *mut c_void, data: *const c_char, len: usize);
+
+#[repr(C)]
+pub struct Runner {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    pub loop_interleaving: bool,
+    pub loop_vectorization: bool,
+    pub slp_vectorization: bool,
+    pub loop_unrolling: bool,
+    pub merge_functions: bool,
+    pub call_graph_profile: bool,
+    pub inliner_threshold: i32,
+}
+
+#[repr(C)]
+pub struct Hooks {
+    pub user: *mut c_void,
+    pub should_run: Option<
+        unsafe extern "C" fn(*mut c_void, *const c_char, usize, i32, *const c_char, usize) -> bool,
+    >,
+    pub before:
+        Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, i32, *const c_char, usize)>,
+    pub after: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, bool)>,
+}
+
+#[repr(C)]
+#[derive(Default)]
+pub struct Diag {
+    pub line: i32,
+    pub column: i32,
+}
+
+pub type FunctionStats =
+    unsafe extern "C" fn(*mut c_void, *const c_char, usize, bool, u64, u64);
+
+extern "C" {
+    pub fn plab_tuning_defaults(out: *mut Tuning);
+    pub fn plab_runner_new(
+        triple: *const c_char,
+        tuning: *const Tuning,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> *mut Runner;
+    pub fn plab_runner_free(r: *mut Runner);
+    pub fn plab_runner_check(
+        r: *mut Runner,
+        pipeline: *const c_char,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> bool;
+    pub fn plab_runner_run(
+        r: *mut Runner,
+        m: LLVMModuleRef,
+        pipeline: *const c_char,
+        hooks: *const Hooks,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> bool;
+    pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
+    pub fn plab_parse_ir(
+        ctx: LLVMContextRef,
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        diag: *mut Diag,
+        sink: Sink,
+        user: *mut c_void,
+        line_sink: Sink,
+    ) -> LLVMModuleRef;
+    pub fn plab_write_bitcode(m: LLVMModuleRef, uselist: bool, sink: Sink, user: *mut c_void);
+    pub fn plab_verify(m: LLVMModuleRef, sink: Sink, user: *mut c_void) -> bool;
+    pub fn plab_fingerprint_module(m: LLVMModuleRef) -> u64;
+    pub fn plab_fingerprint_function(f: LLVMValueRef) -> u64;
+    pub fn plab_stats(
+        m: LLVMModuleRef,
+        each: Option<FunctionStats>,
+        user: *mut c_void,
+        opcodes: *mut u64,
+        n_opcodes: usize,
+        totals: *mut u64,
+    );
+    pub fn plab_opcode_limit() -> usize;
+    pub fn plab_opcode_name(op: u32) -> *const c_char;
+}
+
+/// Two byte buffers a shim call can fill: `first` through [`sink_first`],
+/// `second` through [`sink_second`], with `&mut Sinks` as the user pointer.
+#[derive(Default)]
+pub struct Sinks {
+    pub first: Vec<u8>,
+    pub second: Vec<u8>,
+}
+
+impl Sinks {
+    pub fn user(&mut self) -> *mut c_void {
+        self as *mut Sinks as *mut c_void
+    }
+    pub fn first_text(&self) -> String {
+        String::from_utf8_lossy(&self.first).trim_end().to_string()
+    }
+    pub fn second_text(&self) -> String {
+        String::from_utf8_lossy(&self.second).trim_end().to_string()
+    }
+}
+
+pub unsafe extern "C" fn sink_first(user: *mut c_void, data: *const c_char, len: usize) {
+    let sinks = &mut *(user as *mut Sinks);
+    if len > 0 {
+        sinks.first.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+    }
+}
+
+pub unsafe extern "C" fn sink_second(user: *mut c_void, data: *const c_char, len: usize) {
+    let sinks = &mut *(user as *mut Sinks);
+    if len > 0 {
+        sinks.second.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+    }
+}
+
+/// A (pointer, length) pair from the shim as `&str` (lossy on bad UTF-8).
+pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<'a, str> {
+    if len == 0 {
+        return "".into();
+    }
+    String::from_utf8_lossy(std::slice::from_raw_parts(data as *const u8, len))
+}

@@ -1,0 +1,41 @@
+//! passlab: a workbench for compiler experiments on LLVM 19 IR, with a pass
+//! infrastructure in the style of Apache TVM's.
+//!
+//! * [`Module`]: IR from text, bitcode, C or C++ (clang-19), linked sources;
+//!   printing, statistics, verification, copies, fingerprints.
+//! * Passes ([`pass`]): [`PassInfo`], module, function, sequential, LLVM and
+//!   PrintIR passes; [`Pass::apply`](trait.Pass.html#method.apply) is
+//!   transactional.
+//! * [`PassContext`]: opt level, required and disabled passes, typed config
+//!   and instruments, entered in nested scopes.
+//! * [`registry`]: every Rust pass and every pass LLVM's parser knows.
+//! * [`pipeline`]: pipeline text, and the default pipeline per opt level.
+//!
+//! ```
+//! use passlab::{pipeline, Module, PassContext};
+//! let mut m = Module::from_c("int sq(int x) { return x * x; }", "sq.c").unwrap();
+//! let before = m.stats().instructions;
+//! let _scope = PassContext::inherit().with_opt_level(2).enter().unwrap();
+//! pipeline::parse("mem2reg,instcombine").unwrap().apply(&mut m).unwrap();
+//! assert!(m.stats().instructions < before);
+//! ```
+
+pub mod config;
+pub mod context;
+mod error;
+mod ffi;
+pub mod instrument;
+pub mod llvm;
+pub mod module;
+pub mod output;
+pub mod pass;
+pub mod passes;
+pub mod pipeline;
+pub mod registry;
+
+pub use config::{ConfigOption, ConfigType, ConfigValue};
+pub use context::{ContextGuard, PassContext};
+pub use error::{nearest_names, Error, ErrorKind, Result};
+pub use instrument::Instrument;
+pub use module::{Lang, Module, Snapshot, Source, Stats};
+pub use pass::{FunctionPass, LlvmPass, ModulePass, Pass, PassInfo, PassRef, PrintIr, Sequential};

@@ -1,0 +1,248 @@
+//! LLVM's new pass manager, driven through the shim: pipeline parsing and
+//! running with hooks that see every pass LLVM runs, and the pipeline
+//! tuning options.
+//!
+//! A shim `Runner` keeps a PassBuilder, its four analysis managers and the
+//! parsed pass managers alive across runs; runners are cached per thread by
+//! target triple and tuning options, so a cheap pass on a small module pays
+//! for LLVM's set-up once, not on every run.
+
+use crate::ffi;
+use crate::{Error, Result};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::os::raw::c_char;
+use std::rc::Rc;
+
+pub use crate::ffi::Tuning;
+
+/// The IR unit a pass works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IrUnit {
+    Module,
+    Cgscc,
+    Function,
+    Loop,
+    /// LLVM's loop-nest passes, and anything else.
+    Other,
+}
+
+impl IrUnit {
+    pub(crate) fn from_code(code: i32) -> IrUnit {
+        match code {
+            0 => IrUnit::Module,
+            1 => IrUnit::Cgscc,
+            2 => IrUnit::Function,
+            3 => IrUnit::Loop,
+            _ => IrUnit::Other,
+        }
+    }
+
+    /// The word LLVM uses (`module`, `cgscc`, `function`, `loop`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IrUnit::Module => "module",
+            IrUnit::Cgscc => "cgscc",
+            IrUnit::Function => "function",
+            IrUnit::Loop => "loop",
+            IrUnit::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for IrUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Default for Tuning {
+    /// LLVM's own defaults (`PipelineTuningOptions()`), as `opt-19` uses them.
+    fn default() -> Tuning {
+        let mut t = Tuning {
+            loop_interleaving: false,
+            loop_vectorization: false,
+            slp_vectorization: false,
+            loop_unrolling: false,
+            merge_functions: false,
+            call_graph_profile: false,
+            inliner_threshold: 0,
+        };
+        unsafe { ffi::plab_tuning_defaults(&mut t) };
+        t
+    }
+}
+
+/// Callbacks for the passes LLVM runs inside one pipeline. Pass managers and
+/// adaptors are filtered out; `should_run` is asked only for optional passes.
+pub(crate) trait Hooks {
+    fn should_run(&mut self, _pass: &str, _unit: IrUnit, _ir: &str) -> bool {
+        true
+    }
+    fn before(&mut self, _pass: &str, _unit: IrUnit, _ir: &str) {}
+    fn after(&mut self, _pass: &str, _invalidated: bool) {}
+}
+
+struct RunnerHandle {
+    raw: *mut ffi::Runner,
+    busy: Cell<bool>,
+}
+
+impl Drop for RunnerHandle {
+    fn drop(&mut self) {
+        unsafe { ffi::plab_runner_free(self.raw) }
+    }
+}
+
+thread_local! {
+    static RUNNERS: RefCell<HashMap<(String, Tuning), Rc<RunnerHandle>>> = RefCell::new(HashMap::new());
+}
+
+fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
+    let c_triple = CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
+    let mut sinks = ffi::Sinks::default();
+    let raw = unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::sink_first, sinks.user()) };
+    if raw.is_null() {
+        return Err(Error::Invalid(sinks.first_text()));
+    }
+    Ok(RunnerHandle { raw, busy: Cell::new(false) })
+}
+
+/// The cached runner for `triple` and `tuning`, or a fresh one when the
+/// cached one is in use further up the stack (a hook that runs a pipeline).
+fn runner(triple: &str, tuning: &Tuning) -> Result<Rc<RunnerHandle>> {
+    let key = (triple.to_string(), *tuning);
+    if let Some(r) = RUNNERS.with(|m| m.borrow().get(&key).cloned()) {
+        if !r.busy.get() {
+            return Ok(r);
+        }
+        return Ok(Rc::new(new_runner(triple, tuning)?));
+    }
+    let r = Rc::new(new_runner(triple, tuning)?);
+    RUNNERS.with(|m| m.borrow_mut().insert(key, r.clone()));
+    Ok(r)
+}
+
+fn c_pipeline(text: &str) -> Result<CString> {
+    CString::new(text).map_err(|_| Error::Pipeline {
+        text: text.escape_debug().to_string(),
+        message: "pipeline text contains a NUL byte".into(),
+        suggestions: vec![],
+    })
+}
+
+/// Checks that LLVM's parser accepts `text`. The error is LLVM's message,
+/// without suggestions (the registry adds those).
+pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
+    let r = runner("", &Tuning::default()).map_err(|e| e.to_string())?;
+    let c = c_pipeline(text).map_err(|e| e.to_string())?;
+    let mut sinks = ffi::Sinks::default();
+    if unsafe { ffi::plab_runner_check(r.raw, c.as_ptr(), ffi::sink_first, sinks.user()) } {
+        Ok(())
+    } else {
+        Err(sinks.first_text())
+    }
+}
+
+/// `opt --print-passes` of the linked LLVM.
+pub(crate) fn print_passes() -> Result<String> {
+    let r = runner("", &Tuning::default())?;
+    let mut sinks = ffi::Sinks::default();
+    unsafe { ffi::plab_runner_print_passes(r.raw, ffi::sink_first, sinks.user()) };
+    Ok(String::from_utf8_lossy(&sinks.first).into_owned())
+}
+
+struct HookState<'h> {
+    hooks: &'h mut dyn Hooks,
+    panic: Option<String>,
+}
+
+fn guarded<R>(state: &mut HookState<'_>, default: R, f: impl FnOnce(&mut dyn Hooks) -> R) -> R {
+    if state.panic.is_some() {
+        return default;
+    }
+    let hooks = &mut *state.hooks;
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(hooks))) {
+        Ok(r) => r,
+        Err(p) => {
+            state.panic = Some(crate::pass::panic_message(&p));
+            default
+        }
+    }
+}
+
+unsafe extern "C" fn tramp_should_run(
+    user: *mut c_void,
+    pass: *const c_char,
+    pass_len: usize,
+    unit: i32,
+    ir: *const c_char,
+    ir_len: usize,
+) -> bool {
+    let state = &mut *(user as *mut HookState<'_>);
+    let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
+    guarded(state, true, |h| h.should_run(&pass, IrUnit::from_code(unit), &ir))
+}
+
+unsafe extern "C" fn tramp_before(
+    user: *mut c_void,
+    pass: *const c_char,
+    pass_len: usize,
+    unit: i32,
+    ir: *const c_char,
+    ir_len: usize,
+) {
+    let state = &mut *(user as *mut HookState<'_>);
+    let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
+    guarded(state, (), |h| h.before(&pass, IrUnit::from_code(unit), &ir))
+}
+
+unsafe extern "C" fn tramp_after(user: *mut c_void, pass: *const c_char, pass_len: usize, inv: bool) {
+    let state = &mut *(user as *mut HookState<'_>);
+    let pass = ffi::str_from(pass, pass_len);
+    guarded(state, (), |h| h.after(&pass, inv))
+}
+
+/// Runs `text` over the raw module. Errors are LLVM's pipeline messages or a
+/// hook's panic.
+pub(crate) fn run_pipeline(
+    module: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    tuning: &Tuning,
+    text: &str,
+    hooks: Option<&mut dyn Hooks>,
+) -> Result<(), String> {
+    let r = runner(triple, tuning).map_err(|e| e.to_string())?;
+    let c = c_pipeline(text).map_err(|e| e.to_string())?;
+    let mut sinks = ffi::Sinks::default();
+    r.busy.set(true);
+    let ok = match hooks {
+        None => unsafe {
+            ffi::plab_runner_run(r.raw, module, c.as_ptr(), std::ptr::null(), ffi::sink_first, sinks.user())
+        },
+        Some(hooks) => {
+            let mut state = HookState { hooks, panic: None };
+            let raw_hooks = ffi::Hooks {
+                user: &mut state as *mut HookState<'_> as *mut c_void,
+                should_run: Some(tramp_should_run),
+                before: Some(tramp_before),
+                after: Some(tramp_after),
+            };
+            let ok = unsafe {
+                ffi::plab_runner_run(r.raw, module, c.as_ptr(), &raw_hooks, ffi::sink_first, sinks.user())
+            };
+            if let Some(p) = state.panic {
+                r.busy.set(false);
+                return Err(format!("an instrument panicked: {p}"));
+            }
+            ok
+        }
+    };
+    r.busy.set(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(sinks.first_text())
+    }
+}

@@ -1,0 +1,389 @@
+//! [`Module`]: the LLVM IR module every pass works on.
+//!
+//! A `Module` owns its LLVM module and shares its LLVM context with its
+//! copies; the inkwell `'ctx` lifetime never leaves this type (passes see
+//! the IR through [`Module::with_ir`]). Modules come from IR text, bitcode,
+//! C or C++ (through clang-19) or several of these linked together.
+
+mod clang;
+mod source;
+mod stats;
+
+pub use source::{Lang, Source};
+pub use stats::{FunctionStats, Stats};
+
+use crate::error::nearest_names;
+use crate::ffi;
+use crate::{Error, Result};
+use inkwell::values::FunctionValue;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use std::ffi::{c_void, CStr, CString};
+use std::mem::ManuallyDrop;
+use std::path::Path;
+use std::rc::Rc;
+
+/// An LLVM context, shared by a module and its copies.
+pub(crate) struct LlvmContext(inkwell::context::Context);
+
+impl LlvmContext {
+    fn new() -> Rc<LlvmContext> {
+        Rc::new(LlvmContext(inkwell::context::Context::create()))
+    }
+    fn raw(&self) -> LLVMContextRef {
+        self.0.raw()
+    }
+}
+
+/// An LLVM IR module.
+pub struct Module {
+    raw: LLVMModuleRef,
+    // Dropped after `raw` is disposed (see `Drop`).
+    ctx: Rc<LlvmContext>,
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        unsafe { LLVMDisposeModule(self.raw) }
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module").field("name", &self.name()).finish()
+    }
+}
+
+/// An exact copy of a module's state, taken before a pipeline runs so that a
+/// failure can put the module back as it was.
+pub struct Snapshot {
+    bitcode: Vec<u8>,
+}
+
+impl Snapshot {
+    /// Size of the snapshot in bytes.
+    pub fn len(&self) -> usize {
+        self.bitcode.len()
+    }
+
+    /// Whether the snapshot is empty (it never is for a real module).
+    pub fn is_empty(&self) -> bool {
+        self.bitcode.is_empty()
+    }
+}
+
+impl Module {
+    /// Parses LLVM IR text. A syntax error carries line:column and the line.
+    ///
+    /// ```
+    /// let m = passlab::Module::from_ir("define i32 @one() {\n  ret i32 1\n}\n", "one.ll").unwrap();
+    /// assert_eq!(m.stats().instructions, 1);
+    /// let err = passlab::Module::from_ir("define i32 @f() {\n  ret i32 %z\n}\n", "bad.ll").unwrap_err();
+    /// assert!(err.to_string().starts_with("bad.ll:2:11: use of undefined value '%z'"));
+    /// ```
+    pub fn from_ir(text: &str, name: &str) -> Result<Module> {
+        Self::parse_in(LlvmContext::new(), text.as_bytes(), name)
+    }
+
+    /// Reads LLVM bitcode.
+    pub fn from_bitcode(bytes: &[u8], name: &str) -> Result<Module> {
+        Self::parse_in(LlvmContext::new(), bytes, name)
+    }
+
+    /// Compiles C source through clang-19 at -O0, with optnone disabled so
+    /// that passes have work to do.
+    pub fn from_c(source: &str, name: &str) -> Result<Module> {
+        Self::load(&[Source::text(Lang::C, source, name)])
+    }
+
+    /// Loads one file: `.ll`, `.bc`, `.c`, or C++ (`.cpp`, `.cc`, `.cxx`).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Module> {
+        Self::load(&[Source::file(path.as_ref())?])
+    }
+
+    /// Loads several sources and links them into one module (named after the
+    /// first).
+    pub fn load(sources: &[Source]) -> Result<Module> {
+        let (first, rest) = sources
+            .split_first()
+            .ok_or_else(|| Error::Invalid("no source to load".into()))?;
+        let ctx = LlvmContext::new();
+        let mut module = Self::parse_in(ctx.clone(), &first.to_ir()?, first.name())?;
+        for src in rest {
+            let other = Self::parse_in(ctx.clone(), &src.to_ir()?, src.name())?;
+            module.link(other, src.name())?;
+        }
+        Ok(module)
+    }
+
+    fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
+        let c_name = CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
+        let mut diag = ffi::Diag::default();
+        let mut sinks = ffi::Sinks::default();
+        let raw = unsafe {
+            ffi::plab_parse_ir(
+                ctx.raw(),
+                bytes.as_ptr() as *const _,
+                bytes.len(),
+                c_name.as_ptr(),
+                &mut diag,
+                ffi::sink_first,
+                sinks.user(),
+                ffi::sink_second,
+            )
+        };
+        if raw.is_null() {
+            return Err(Error::Parse {
+                source_name: name.to_string(),
+                line: diag.line.max(0) as u32,
+                column: diag.column.max(0) as u32,
+                message: sinks.first_text(),
+                line_text: sinks.second_text(),
+            });
+        }
+        Ok(Module { raw, ctx })
+    }
+
+    /// Links `other` (same context) into `self`; `other` is consumed.
+    fn link(&mut self, other: Module, other_name: &str) -> Result<()> {
+        let messages = DiagnosticCapture::install(self.ctx.raw());
+        let src = ManuallyDrop::new(other);
+        // LLVMLinkModules2 destroys the source module whatever the outcome.
+        let failed = unsafe { llvm_sys::linker::LLVMLinkModules2(self.raw, src.raw) } != 0;
+        let _ctx = unsafe { std::ptr::read(&src.ctx) };
+        let message = messages.finish();
+        if failed {
+            return Err(Error::Link {
+                source_name: other_name.to_string(),
+                into: self.name(),
+                message: if message.is_empty() { "the linker gave no reason".into() } else { message },
+            });
+        }
+        Ok(())
+    }
+
+    /// The module's identifier (the name of its first source).
+    pub fn name(&self) -> String {
+        let mut len = 0;
+        let p = unsafe { LLVMGetModuleIdentifier(self.raw, &mut len) };
+        unsafe { ffi::str_from(p, len).into_owned() }
+    }
+
+    /// The module's target triple (empty when it has none).
+    pub fn triple(&self) -> String {
+        unsafe { CStr::from_ptr(LLVMGetTarget(self.raw)).to_string_lossy().into_owned() }
+    }
+
+    /// The whole module as LLVM IR text.
+    pub fn print(&self) -> String {
+        unsafe {
+            let p = LLVMPrintModuleToString(self.raw);
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            LLVMDisposeMessage(p);
+            s
+        }
+    }
+
+    /// One function as LLVM IR text; an unknown name suggests the nearest.
+    pub fn print_function(&self, name: &str) -> Result<String> {
+        let f = self.function_ref(name)?;
+        unsafe {
+            let p = LLVMPrintValueToString(f);
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            LLVMDisposeMessage(p);
+            Ok(s)
+        }
+    }
+
+    fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
+        let c = CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
+        let f = unsafe { LLVMGetNamedFunction(self.raw, c.as_ptr()) };
+        if f.is_null() {
+            let names = self.function_names();
+            return Err(Error::NotFound {
+                what: "function",
+                name: name.to_string(),
+                suggestions: nearest_names(name, names.iter().map(String::as_str)),
+            });
+        }
+        Ok(f)
+    }
+
+    /// Names of all functions, declarations included, in module order.
+    pub fn function_names(&self) -> Vec<String> {
+        self.functions().map(|(name, _)| name).collect()
+    }
+
+    /// Names of the functions that have a body, in module order.
+    pub fn defined_functions(&self) -> Vec<String> {
+        self.functions().filter(|(_, decl)| !decl).map(|(name, _)| name).collect()
+    }
+
+    fn functions(&self) -> impl Iterator<Item = (String, bool)> + '_ {
+        let mut f = unsafe { LLVMGetFirstFunction(self.raw) };
+        std::iter::from_fn(move || {
+            if f.is_null() {
+                return None;
+            }
+            let mut len = 0;
+            let name = unsafe { ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned() };
+            let decl = unsafe { LLVMIsDeclaration(f) } != 0;
+            f = unsafe { LLVMGetNextFunction(f) };
+            Some((name, decl))
+        })
+    }
+
+    /// Runs LLVM's verifier; the error is its message.
+    pub fn verify(&self) -> Result<(), String> {
+        let mut sinks = ffi::Sinks::default();
+        if unsafe { ffi::plab_verify(self.raw, ffi::sink_first, sinks.user()) } {
+            Ok(())
+        } else {
+            Err(sinks.first_text())
+        }
+    }
+
+    /// A deep copy in the same LLVM context (no verification on the way).
+    pub fn copy(&self) -> Module {
+        let raw = unsafe { LLVMCloneModule(self.raw) };
+        Module { raw, ctx: self.ctx.clone() }
+    }
+
+    /// A cheap content hash: equal before and after a pass exactly when the
+    /// pass changed nothing (up to hash collisions). Covers instructions,
+    /// their operands, flags and metadata attachments, function attributes,
+    /// globals and named metadata; not debug records.
+    pub fn fingerprint(&self) -> u64 {
+        unsafe { ffi::plab_fingerprint_module(self.raw) }
+    }
+
+    /// The fingerprint of one function.
+    pub fn function_fingerprint(&self, name: &str) -> Result<u64> {
+        Ok(unsafe { ffi::plab_fingerprint_function(self.function_ref(name)?) })
+    }
+
+    /// Size statistics: totals, per function and per opcode.
+    pub fn stats(&self) -> Stats {
+        stats::collect(self.raw)
+    }
+
+    /// The number of instructions in function bodies (cheaper than `stats`).
+    pub fn instruction_count(&self) -> u64 {
+        stats::instruction_count(self.raw)
+    }
+
+    /// The module as bitcode (with use-list order, so it reads back the same).
+    pub fn bitcode(&self) -> Vec<u8> {
+        let mut sinks = ffi::Sinks::default();
+        unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::sink_first, sinks.user()) };
+        sinks.first
+    }
+
+    /// Writes the module to `path`: bitcode for `.bc`, IR text otherwise.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let bytes = if path.extension().is_some_and(|e| e == "bc") {
+            self.bitcode()
+        } else {
+            self.print().into_bytes()
+        };
+        std::fs::write(path, bytes).map_err(|e| Error::io(path.display(), e))
+    }
+
+    /// Takes a snapshot that [`Module::restore`] can put back exactly.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { bitcode: self.bitcode() }
+    }
+
+    /// Puts the module back to `snapshot`. The restored module lives in a
+    /// fresh LLVM context, so its types keep their names.
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<()> {
+        let name = self.name();
+        let restored = Self::parse_in(LlvmContext::new(), &snapshot.bitcode, &name)?;
+        *self = restored;
+        Ok(())
+    }
+
+    /// Gives `f` the module as inkwell sees it; this is how Rust passes read
+    /// and change the IR.
+    pub fn with_ir<R>(&self, f: impl for<'ctx> FnOnce(&inkwell::module::Module<'ctx>) -> R) -> R {
+        // The inkwell handle must not dispose the module: this `Module` owns it.
+        let m = ManuallyDrop::new(unsafe { inkwell::module::Module::new(self.raw) });
+        f(&m)
+    }
+
+    /// Marks a function so that function passes skip it (as LLVM's `optnone`
+    /// makes LLVM's optional passes skip it).
+    pub fn mark_skip(&mut self, function: &str) -> Result<()> {
+        let f = self.function_ref(function)?;
+        let (k, v) = (SKIP_ATTRIBUTE, "");
+        unsafe {
+            let attr = LLVMCreateStringAttribute(
+                self.ctx.raw(),
+                k.as_ptr() as *const _,
+                k.len() as u32,
+                v.as_ptr() as *const _,
+                0,
+            );
+            LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, attr);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn raw(&self) -> LLVMModuleRef {
+        self.raw
+    }
+}
+
+/// The string attribute that [`Module::mark_skip`] sets.
+pub const SKIP_ATTRIBUTE: &str = "passlab-skip";
+
+/// Whether function passes skip `f`: it has `optnone` or `passlab-skip`.
+pub fn is_skipped(f: FunctionValue<'_>) -> bool {
+    use inkwell::attributes::AttributeLoc;
+    let optnone = inkwell::attributes::Attribute::get_named_enum_kind_id("optnone");
+    f.get_enum_attribute(AttributeLoc::Function, optnone).is_some()
+        || f.get_string_attribute(AttributeLoc::Function, SKIP_ATTRIBUTE).is_some()
+}
+
+/// Collects the messages LLVM sends to a context's diagnostic handler while
+/// it is installed; puts the previous handler back when finished.
+struct DiagnosticCapture {
+    ctx: LLVMContextRef,
+    prev: llvm_sys::LLVMDiagnosticHandler,
+    prev_user: *mut c_void,
+    messages: Box<Vec<String>>,
+}
+
+extern "C" fn collect_diagnostic(info: LLVMDiagnosticInfoRef, user: *mut c_void) {
+    unsafe {
+        let messages = &mut *(user as *mut Vec<String>);
+        let p = LLVMGetDiagInfoDescription(info);
+        messages.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+        LLVMDisposeMessage(p);
+    }
+}
+
+impl DiagnosticCapture {
+    fn install(ctx: LLVMContextRef) -> DiagnosticCapture {
+        let mut messages = Box::new(Vec::new());
+        let (prev, prev_user) =
+            unsafe { (LLVMContextGetDiagnosticHandler(ctx), LLVMContextGetDiagnosticContext(ctx)) };
+        unsafe {
+            LLVMContextSetDiagnosticHandler(
+                ctx,
+                Some(collect_diagnostic),
+                &mut *messages as *mut Vec<String> as *mut c_void,
+            )
+        };
+        DiagnosticCapture { ctx, prev, prev_user, messages }
+    }
+
+    fn finish(self) -> String {
+        unsafe { LLVMContextSetDiagnosticHandler(self.ctx, self.prev, self.prev_user) };
+        self.messages.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests;

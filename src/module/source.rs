@@ -1,0 +1,117 @@
+//! Where a module's IR comes from: IR text, bitcode, C or C++ source, as a
+//! file or a string.
+
+use super::clang;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The language of a source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// LLVM IR text or bitcode (told apart by the bitcode magic).
+    Llvm,
+    C,
+    Cpp,
+}
+
+impl Lang {
+    /// The language a file name's extension says, if it says one.
+    pub fn from_extension(path: &Path) -> Option<Lang> {
+        match path.extension()?.to_str()? {
+            "ll" | "bc" => Some(Lang::Llvm),
+            "c" | "h" => Some(Lang::C),
+            "cpp" | "cc" | "cxx" | "c++" | "hpp" => Some(Lang::Cpp),
+            _ => None,
+        }
+    }
+
+    /// Parses the words users type: `llvm` (or `ll`, `ir`), `c`, `cpp` (`c++`).
+    pub fn parse(word: &str) -> Result<Lang> {
+        match word {
+            "llvm" | "ll" | "ir" => Ok(Lang::Llvm),
+            "c" => Ok(Lang::C),
+            "cpp" | "c++" | "cxx" => Ok(Lang::Cpp),
+            other => Err(Error::Invalid(format!("unknown language '{other}'; valid are: llvm, c, cpp"))),
+        }
+    }
+}
+
+/// One input of [`Module::load`](crate::Module::load).
+#[derive(Clone, Debug)]
+pub struct Source {
+    lang: Lang,
+    name: String,
+    body: Body,
+    clang_args: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+enum Body {
+    File(PathBuf),
+    Text(Vec<u8>),
+}
+
+impl Source {
+    /// A file whose extension says its language (`.ll .bc .c .cpp .cc .cxx`).
+    pub fn file(path: impl AsRef<Path>) -> Result<Source> {
+        let path = path.as_ref();
+        let lang = Lang::from_extension(path).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: cannot tell the language from the extension; use .ll, .bc, .c, .cpp, .cc or .cxx",
+                path.display()
+            ))
+        })?;
+        Ok(Source::file_as(path, lang))
+    }
+
+    /// A file in the given language, whatever its extension.
+    pub fn file_as(path: impl AsRef<Path>, lang: Lang) -> Source {
+        let path = path.as_ref();
+        Source { lang, name: path.display().to_string(), body: Body::File(path.into()), clang_args: vec![] }
+    }
+
+    /// Source text held in memory; `name` appears in messages.
+    pub fn text(lang: Lang, text: &str, name: &str) -> Source {
+        Source::bytes(lang, text.as_bytes(), name)
+    }
+
+    /// Bytes held in memory (IR text, bitcode, or C/C++ source).
+    pub fn bytes(lang: Lang, bytes: &[u8], name: &str) -> Source {
+        Source { lang, name: name.into(), body: Body::Text(bytes.to_vec()), clang_args: vec![] }
+    }
+
+    /// Extra arguments for clang (`-I…`, `-D…`); ignored for LLVM sources.
+    pub fn clang_args<I, S>(mut self, args: I) -> Source
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.clang_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The name used in messages and as the module identifier.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The language of this source.
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// LLVM IR (text or bitcode) for this source, compiling C and C++.
+    pub(crate) fn to_ir(&self) -> Result<Vec<u8>> {
+        match (&self.body, self.lang) {
+            (Body::File(p), Lang::Llvm) => std::fs::read(p).map_err(|e| Error::io(p.display(), e)),
+            (Body::Text(t), Lang::Llvm) => Ok(t.clone()),
+            (Body::File(p), lang) => {
+                if !p.exists() {
+                    return Err(Error::io(p.display(), "no such file"));
+                }
+                clang::compile(lang, clang::Input::File(p), &self.clang_args, &self.name)
+            }
+            (Body::Text(t), lang) => clang::compile(lang, clang::Input::Stdin(t), &self.clang_args, &self.name),
+        }
+    }
+}

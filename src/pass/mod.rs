@@ -1,0 +1,166 @@
+//! Passes: [`PassInfo`], the [`Pass`] trait and its kinds — module,
+//! function, sequential, LLVM and PrintIR passes.
+//!
+//! A pass maps a module to a module under a [`PassContext`]. Calling a pass
+//! directly with [`apply`](trait.Pass.html#method.apply) ignores gating, as
+//! in TVM; a [`Sequential`] gates each of its passes by the context.
+//! `apply` is transactional: if any pass fails (an error, a panic in a Rust
+//! pass, IR that no longer verifies), the module is put back exactly as it
+//! was before and the error names the pass.
+
+mod function_pass;
+mod llvm_pass;
+mod module_pass;
+mod print_ir;
+mod sequential;
+
+pub use function_pass::FunctionPass;
+pub use llvm_pass::{keys as llvm_keys, LlvmPass};
+pub use sequential::VERIFY_EACH;
+pub use module_pass::ModulePass;
+pub use print_ir::PrintIr;
+pub use sequential::Sequential;
+
+use crate::config::ConfigOption;
+use crate::context::PassContext;
+use crate::module::Module;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// What the infrastructure knows about a pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassInfo {
+    /// The name users type and the registry knows.
+    pub name: String,
+    /// A sequential runs the pass when `opt_level <= ` the context's level.
+    pub opt_level: u32,
+    /// Passes (by registry name) a sequential runs before this one.
+    pub required: Vec<String>,
+    /// One line saying what the pass does.
+    pub description: String,
+}
+
+impl PassInfo {
+    /// A pass named `name` at `opt_level`, requiring nothing.
+    pub fn new(name: &str, opt_level: u32) -> PassInfo {
+        PassInfo { name: name.into(), opt_level, required: vec![], description: String::new() }
+    }
+
+    /// Adds required passes.
+    pub fn requires<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> PassInfo {
+        self.required.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets the description.
+    pub fn describe(mut self, description: &str) -> PassInfo {
+        self.description = description.into();
+        self
+    }
+}
+
+/// A module-to-module transformation under a [`PassContext`].
+pub trait Pass: Send + Sync {
+    /// Name, opt level, required passes, description.
+    fn info(&self) -> &PassInfo;
+
+    /// Transforms `module` in place. The infrastructure calls this; callers
+    /// use [`apply`](trait.Pass.html#method.apply), which adds instruments,
+    /// verification and rollback.
+    fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()>;
+
+    /// The passes inside a sequential, in order (empty for other kinds).
+    fn children(&self) -> &[PassRef] {
+        &[]
+    }
+}
+
+/// A shared handle to a pass.
+pub type PassRef = Arc<dyn Pass>;
+
+impl dyn Pass {
+    /// Runs this pass on `module` under the current context, ignoring gating
+    /// (as calling a pass directly does in TVM). On failure the module is
+    /// left exactly as it was and the error names the failing pass.
+    pub fn apply(&self, module: &mut Module) -> Result<()> {
+        self.apply_in(module, &PassContext::current())
+    }
+
+    /// [`apply`](trait.Pass.html#method.apply) under an explicit context.
+    pub fn apply_in(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
+        let snapshot = module.snapshot();
+        let result = call(self, module, ctx).and_then(|()| verified(module, &self.info().name));
+        if let Err(e) = result {
+            module.restore(&snapshot)?;
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// Runs one pass with the context's instruments around it (TVM's
+/// `Pass::operator()`): should_run (skipped for required passes), before,
+/// the pass, after. A skipped pass leaves the module alone.
+pub(crate) fn call(pass: &dyn Pass, module: &mut Module, ctx: &PassContext) -> Result<()> {
+    let info = pass.info();
+    let instruments = ctx.instruments();
+    if !instruments.is_empty() {
+        if !ctx.required().contains(&info.name) {
+            let mut run = true;
+            for instrument in instruments {
+                run &= instrument.should_run(module, info)?;
+            }
+            if !run {
+                return Ok(());
+            }
+        }
+        for instrument in instruments {
+            instrument.run_before_pass(module, info)?;
+        }
+    }
+    pass.run(module, ctx)?;
+    for instrument in instruments {
+        instrument.run_after_pass(module, info)?;
+    }
+    Ok(())
+}
+
+/// Ok when `module` verifies; else an error naming `pass`, keeping the
+/// broken IR for printing.
+pub(crate) fn verified(module: &Module, pass: &str) -> Result<()> {
+    module.verify().map_err(|message| Error::Verify {
+        pass: pass.to_string(),
+        message,
+        ir: Some(module.print()),
+    })
+}
+
+/// Runs a Rust pass body, turning a panic into an error naming the pass.
+pub(crate) fn guard_panics<R>(pass: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e @ (Error::PassFailed { .. } | Error::Verify { .. } | Error::FunctionSetChanged { .. }))) => {
+            Err(e)
+        }
+        Ok(Err(e)) => Err(Error::PassFailed { pass: pass.to_string(), reason: e.to_string() }),
+        Err(p) => Err(Error::PassFailed { pass: pass.to_string(), reason: format!("panicked: {}", panic_message(&p)) }),
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with no message".into()
+    }
+}
+
+/// The config options the pass kinds read (LLVM tuning, verify-each).
+pub(crate) fn config_options() -> Vec<ConfigOption> {
+    let mut options = sequential::config_options();
+    options.extend(llvm_pass::config_options());
+    options
+}

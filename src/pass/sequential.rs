@@ -1,0 +1,93 @@
+//! Sequential passes: an ordered list of passes, itself a pass.
+
+use super::{call, verified, Pass, PassInfo, PassRef};
+use crate::config::ConfigOption;
+use crate::context::PassContext;
+use crate::module::Module;
+use crate::registry;
+use crate::{Error, Result};
+
+/// Config key: verify the module after every pass of a sequential, so that a
+/// pass that breaks the IR is named exactly.
+pub const VERIFY_EACH: &str = "passlab.verify_each";
+
+pub(crate) fn config_options() -> Vec<ConfigOption> {
+    vec![ConfigOption::new(VERIFY_EACH, false, "verify the IR after every pass of a sequential")]
+}
+
+/// An ordered list of passes (TVM's `Sequential`). Each pass runs only if
+/// the context enables it (see [`PassContext::pass_enabled`]); its own
+/// `required` passes are fetched from the registry and run before it,
+/// without gating. An empty sequential is the identity.
+pub struct Sequential {
+    info: PassInfo,
+    passes: Vec<PassRef>,
+}
+
+impl Sequential {
+    /// A sequential named `name` at opt level 0 (TVM's default).
+    pub fn new(name: &str, passes: Vec<PassRef>) -> Sequential {
+        Sequential::with_info(PassInfo::new(name, 0), passes)
+    }
+
+    /// A sequential with explicit info (opt level, required passes).
+    pub fn with_info(info: PassInfo, passes: Vec<PassRef>) -> Sequential {
+        Sequential { info, passes }
+    }
+}
+
+impl Pass for Sequential {
+    fn info(&self) -> &PassInfo {
+        &self.info
+    }
+
+    fn children(&self) -> &[PassRef] {
+        &self.passes
+    }
+
+    fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
+        let verify_each = ctx.config_bool(VERIFY_EACH)?;
+        for pass in &self.passes {
+            let info = pass.info();
+            if !ctx.pass_enabled(&info.name, info.opt_level) {
+                continue;
+            }
+            let mut chain = vec![info.name.clone()];
+            for name in &info.required {
+                run_required(name, &mut chain, module, ctx, verify_each)?;
+            }
+            call(pass.as_ref(), module, ctx)?;
+            if verify_each {
+                verified(module, &info.name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs a required pass (after its own required passes), ungated. `chain`
+/// holds the passes that led here, to report cycles.
+fn run_required(
+    name: &str,
+    chain: &mut Vec<String>,
+    module: &mut Module,
+    ctx: &PassContext,
+    verify_each: bool,
+) -> Result<()> {
+    if chain.iter().any(|n| n == name) {
+        let mut cycle = chain.clone();
+        cycle.push(name.to_string());
+        return Err(Error::DependencyCycle { chain: cycle });
+    }
+    let pass = registry::get_pass(name)?;
+    chain.push(name.to_string());
+    for inner in &pass.info().required {
+        run_required(inner, chain, module, ctx, verify_each)?;
+    }
+    chain.pop();
+    call(pass.as_ref(), module, ctx)?;
+    if verify_each {
+        verified(module, name)?;
+    }
+    Ok(())
+}

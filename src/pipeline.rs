@@ -1,0 +1,100 @@
+//! Pipelines: text such as `mem2reg,fold-int,function(licm),default<O2>`
+//! turned into a [`Sequential`], and the default pipeline per opt level
+//! (TVM's `OptimizeImpl` analog).
+
+use crate::pass::{PassInfo, PassRef, Sequential};
+use crate::registry;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// Splits pipeline text at the commas that are not inside `<…>` or `(…)`.
+pub fn split(text: &str) -> Result<Vec<&str>> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(unbalanced(text, i));
+                }
+            }
+            ',' if depth == 0 => {
+                parts.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(unbalanced(text, text.len()));
+    }
+    let last = text[start..].trim();
+    if !last.is_empty() || !parts.is_empty() {
+        parts.push(last);
+    }
+    if let Some(i) = parts.iter().position(|p| p.is_empty()) {
+        return Err(Error::Pipeline {
+            text: text.to_string(),
+            message: format!("element {} is empty", i + 1),
+            suggestions: vec![],
+        });
+    }
+    Ok(parts)
+}
+
+fn unbalanced(text: &str, at: usize) -> Error {
+    Error::Pipeline {
+        text: text.to_string(),
+        message: format!("unbalanced brackets at column {}", at + 1),
+        suggestions: vec![],
+    }
+}
+
+/// Parses pipeline text into a pass: one element gives that pass, several a
+/// sequential (named after the text) whose elements are gated one by one.
+/// Each element is a registered Rust pass or LLVM pipeline text.
+///
+/// ```
+/// let p = passlab::pipeline::parse("mem2reg,fold-int,instcombine").unwrap();
+/// assert_eq!(p.children().len(), 3);
+/// let e = passlab::pipeline::parse("mem2reg,instcombin").unwrap_err();
+/// assert_eq!(e.to_string(), "unknown pass 'instcombin'; did you mean 'instcombine'?");
+/// ```
+pub fn parse(text: &str) -> Result<PassRef> {
+    let parts = split(text)?;
+    let mut passes = parts.iter().map(|p| registry::get_pass(p)).collect::<Result<Vec<_>>>()?;
+    if passes.len() == 1 {
+        return Ok(passes.remove(0));
+    }
+    Ok(Arc::new(Sequential::new(text.trim(), passes)))
+}
+
+/// The pipeline run when none is given, for an opt level: at 0, LLVM's
+/// `default<O0>`; above, `strip-dead-internals` (opt level 1) then LLVM's
+/// `default<On>` (opt level n, capped at 3). It is a sequential, so the
+/// context's disabled and required passes apply to its elements.
+pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
+    let level = opt_level.min(3);
+    let mut passes = Vec::new();
+    if level > 0 {
+        passes.push(registry::get_pass("strip-dead-internals")?);
+    }
+    passes.push(registry::get_pass(&format!("default<O{level}>"))?);
+    let info = PassInfo::new(&format!("O{level}"), 0).describe(&format!("the default pipeline for opt level {level}"));
+    Ok(Arc::new(Sequential::with_info(info, passes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_respects_brackets() {
+        assert_eq!(split("a,function(b,c),d<x;y>").unwrap(), vec!["a", "function(b,c)", "d<x;y>"]);
+        assert_eq!(split("").unwrap(), Vec::<&str>::new());
+        assert!(split("a,,b").unwrap_err().to_string().contains("element 2 is empty"));
+        assert!(split("function(a").unwrap_err().to_string().contains("unbalanced"));
+    }
+}

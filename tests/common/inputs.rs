@@ -1,0 +1,51 @@
+//! Real C inputs no one here wrote, from crates that bundle them: sqlite3's
+//! amalgamation (libsqlite3-sys) and zlib (libz-sys). `cargo metadata` on
+//! tests/inputs/Cargo.toml fetches them and says where they are.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn crate_dirs() -> &'static Vec<(String, PathBuf)> {
+    static DIRS: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/Cargo.toml");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+            .arg(&manifest)
+            .output()
+            .expect("run cargo metadata");
+        assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+        json["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .map(|p| {
+                let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest_path"));
+                (p["name"].as_str().expect("name").to_string(), manifest.parent().expect("crate dir").to_path_buf())
+            })
+            .collect()
+    })
+}
+
+fn crate_dir(name: &str) -> PathBuf {
+    crate_dirs().iter().find(|(n, _)| n == name).map(|(_, d)| d.clone()).unwrap_or_else(|| panic!("{name} not fetched"))
+}
+
+/// sqlite3.c, the amalgamation (~9 MB of C).
+pub fn sqlite3_c() -> PathBuf {
+    crate_dir("libsqlite3-sys").join("sqlite3/sqlite3.c")
+}
+
+/// The directory of zlib's sources (adler32.c, crc32.c, zutil.h…).
+pub fn zlib_dir() -> PathBuf {
+    crate_dir("libz-sys").join("src/zlib")
+}
+
+/// A zlib source file as a passlab source (with zlib's include directory).
+pub fn zlib_source(file: &str) -> passlab::Source {
+    let dir = zlib_dir();
+    passlab::Source::file(dir.join(file)).expect("zlib file").clang_args([format!("-I{}", dir.display())])
+}

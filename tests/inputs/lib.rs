@@ -1,0 +1,1 @@
+//! Empty on purpose: this package is never built (see Cargo.toml).
