@@ -10,7 +10,10 @@ fn llvm_config(arg: &str) -> String {
         .output()
         .unwrap_or_else(|e| panic!("cannot run {exe} (install llvm-19-dev; see README): {e}"));
     assert!(out.status.success(), "{exe} {arg} failed");
-    String::from_utf8(out.stdout).expect("llvm-config prints UTF-8").trim().to_string()
+    String::from_utf8(out.stdout)
+        .expect("llvm-config prints UTF-8")
+        .trim()
+        .to_string()
 }
 
 fn main() {
@@ -29,5 +32,8 @@ fn main() {
     build.compile("passlab_shim");
     println!("cargo:rustc-link-search=native={}", llvm_config("--libdir"));
     println!("cargo:rustc-link-lib=dylib=LLVM-19");
-    println!("cargo:rustc-env=PASSLAB_LLVM_BINDIR={}", llvm_config("--bindir"));
+    println!(
+        "cargo:rustc-env=PASSLAB_LLVM_BINDIR={}",
+        llvm_config("--bindir")
+    );
 }

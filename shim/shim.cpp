@@ -3,8 +3,8 @@
 // The LLVM C API covers most of what passlab needs; this file adds the few
 // things it lacks, behind a small C ABI that `src/ffi.rs` declares:
 //
-// * a pass runner that keeps one PassBuilder, its analysis managers and the
-//   parsed pass managers across runs (LLVMRunPasses rebuilds all of them on
+// * a pass runner that keeps one PassBuilder and its analysis managers
+//   across runs (LLVMRunPasses rebuilds all of them on
 //   every call, which dominates the cost of one cheap pass on a small module);
 // * PassInstrumentationCallbacks forwarded to Rust, so that instruments see
 //   every pass LLVM runs inside a pipeline;
@@ -152,7 +152,6 @@ struct Runner {
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
-  std::unordered_map<std::string, std::unique_ptr<ModulePassManager>> Parsed;
   const plab_hooks *Hooks = nullptr;
   // Depth of pass managers and adaptors we are inside; used to pair
   // before/after callbacks only for named passes.
@@ -205,18 +204,17 @@ struct Runner {
     });
   }
 
-  ModulePassManager *parse(StringRef Text, plab_sink sink, void *user) {
-    auto It = Parsed.find(Text.str());
-    if (It != Parsed.end())
-      return It->second.get();
+  // Pipelines are parsed anew for every run: some passes are single-use
+  // (ModuleInlinerWrapperPass moves its inner pass manager away in run()),
+  // and parsing is cheap next to the PassBuilder and analysis registration
+  // that the runner keeps.
+  std::unique_ptr<ModulePassManager> parse(StringRef Text, plab_sink sink, void *user) {
     auto MPM = std::make_unique<ModulePassManager>();
     if (Error E = PB->parsePassPipeline(*MPM, Text)) {
       send(sink, user, toString(std::move(E)));
       return nullptr;
     }
-    ModulePassManager *Raw = MPM.get();
-    Parsed.emplace(Text.str(), std::move(MPM));
-    return Raw;
+    return MPM;
   }
 
   void clearAnalyses() {
@@ -281,7 +279,7 @@ Runner *plab_runner_new(const char *triple, const plab_tuning *tuning, plab_sink
 
 void plab_runner_free(Runner *R) { delete R; }
 
-/// Parses (and caches) a pipeline without running it.
+/// Parses a pipeline without running it.
 bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *user) {
   return R->parse(pipeline, sink, user) != nullptr;
 }
@@ -290,7 +288,7 @@ bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *us
 /// module may be changed or replaced before the next run.
 bool plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
                      plab_sink sink, void *user) {
-  ModulePassManager *MPM = R->parse(pipeline, sink, user);
+  std::unique_ptr<ModulePassManager> MPM = R->parse(pipeline, sink, user);
   if (!MPM)
     return false;
   R->Hooks = hooks;

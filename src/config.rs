@@ -108,7 +108,11 @@ pub struct ConfigOption {
 impl ConfigOption {
     /// Declares `key` with a default value, which also fixes its type.
     pub fn new(key: &str, default: impl Into<ConfigValue>, description: &str) -> ConfigOption {
-        ConfigOption { key: key.into(), default: default.into(), description: description.into() }
+        ConfigOption {
+            key: key.into(),
+            default: default.into(),
+            description: description.into(),
+        }
     }
 
     /// The option's type.
@@ -122,7 +126,11 @@ impl ConfigOption {
         match (self.ty(), value) {
             (ConfigType::Float, ConfigValue::Int(i)) => Ok(ConfigValue::Float(i as f64)),
             (ty, v) if v.ty() == ty => Ok(v),
-            (ty, v) => Err(Error::ConfigType { key: self.key.clone(), expected: ty.to_string(), got: v.to_string() }),
+            (ty, v) => Err(Error::ConfigType {
+                key: self.key.clone(),
+                expected: ty.to_string(),
+                got: v.to_string(),
+            }),
         }
     }
 

@@ -66,7 +66,9 @@ impl PassContext {
 
     /// The innermost entered context, or a default one.
     pub fn current() -> PassContext {
-        STACK.with(|s| s.borrow().last().cloned()).unwrap_or_default()
+        STACK
+            .with(|s| s.borrow().last().cloned())
+            .unwrap_or_default()
     }
 
     /// The entered contexts, outermost first.
@@ -81,14 +83,20 @@ impl PassContext {
     }
 
     /// Adds passes that run in a sequential whatever their opt level.
-    pub fn with_required<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> PassContext {
+    pub fn with_required<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        names: I,
+    ) -> PassContext {
         self.required.extend(names.into_iter().map(Into::into));
         self
     }
 
     /// Adds passes that never run in a sequential, even when required. Inside
     /// an LLVM pipeline, LLVM's optional passes of these names are skipped.
-    pub fn with_disabled<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> PassContext {
+    pub fn with_disabled<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        names: I,
+    ) -> PassContext {
         self.disabled.extend(names.into_iter().map(Into::into));
         self
     }
@@ -192,7 +200,10 @@ impl PassContext {
             s.push(self);
             s.len()
         });
-        Ok(ContextGuard { depth, exited: false })
+        Ok(ContextGuard {
+            depth,
+            exited: false,
+        })
     }
 
     /// A one-line summary, e.g. `opt_level=3 required=mem2reg disabled=licm`.
@@ -226,7 +237,11 @@ fn join(set: &BTreeSet<String>) -> String {
 }
 
 fn type_error(key: &str, expected: &str, got: ConfigValue) -> Error {
-    Error::ConfigType { key: key.into(), expected: expected.into(), got: got.to_string() }
+    Error::ConfigType {
+        key: key.into(),
+        expected: expected.into(),
+        got: got.to_string(),
+    }
 }
 
 fn config_option(key: &str) -> Result<ConfigOption> {

@@ -41,31 +41,56 @@ pub enum ErrorKind {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{source_name}:{line}:{column}: {message}{}", show_line(line_text, *column))]
-    Parse { source_name: String, line: u32, column: u32, message: String, line_text: String },
+    Parse {
+        source_name: String,
+        line: u32,
+        column: u32,
+        message: String,
+        line_text: String,
+    },
 
     #[error("clang-19 failed to compile {source_name}:\n{stderr}")]
     Compile { source_name: String, stderr: String },
 
     #[error("cannot link {source_name} into {into}: {message}")]
-    Link { source_name: String, into: String, message: String },
+    Link {
+        source_name: String,
+        into: String,
+        message: String,
+    },
 
     #[error("{path}: {message}")]
     Io { path: String, message: String },
 
     #[error("unknown pass '{name}'{}", suggest(suggestions))]
-    UnknownPass { name: String, suggestions: Vec<String> },
+    UnknownPass {
+        name: String,
+        suggestions: Vec<String>,
+    },
 
     #[error("invalid pipeline '{text}': {message}{}", suggest(suggestions))]
-    Pipeline { text: String, message: String, suggestions: Vec<String> },
+    Pipeline {
+        text: String,
+        message: String,
+        suggestions: Vec<String>,
+    },
 
     #[error("dependency cycle in required passes: {}", chain.join(" -> "))]
     DependencyCycle { chain: Vec<String> },
 
     #[error("invalid config option '{key}'; valid options are: {}{}", valid.join(", "), suggest(suggestions))]
-    UnknownConfig { key: String, valid: Vec<String>, suggestions: Vec<String> },
+    UnknownConfig {
+        key: String,
+        valid: Vec<String>,
+        suggestions: Vec<String>,
+    },
 
     #[error("config option '{key}' expects {expected}, got '{got}'")]
-    ConfigType { key: String, expected: String, got: String },
+    ConfigType {
+        key: String,
+        expected: String,
+        got: String,
+    },
 
     #[error("error in pass {pass}: {reason}")]
     PassFailed { pass: String, reason: String },
@@ -79,10 +104,18 @@ pub enum Error {
     },
 
     #[error("function pass {pass} {change} function '{function}' (function passes must keep the module's functions)")]
-    FunctionSetChanged { pass: String, change: &'static str, function: String },
+    FunctionSetChanged {
+        pass: String,
+        change: &'static str,
+        function: String,
+    },
 
     #[error("no {what} named '{name}'{}", suggest(suggestions))]
-    NotFound { what: &'static str, name: String, suggestions: Vec<String> },
+    NotFound {
+        what: &'static str,
+        name: String,
+        suggestions: Vec<String>,
+    },
 
     #[error("{0}")]
     Invalid(String),
@@ -109,7 +142,10 @@ impl Error {
     }
 
     pub(crate) fn io(path: impl fmt::Display, err: impl fmt::Display) -> Error {
-        Error::Io { path: path.to_string(), message: err.to_string().to_lowercase() }
+        Error::Io {
+            path: path.to_string(),
+            message: err.to_string().to_lowercase(),
+        }
     }
 }
 
@@ -122,7 +158,10 @@ fn suggest(names: &[String]) -> String {
         [one] => format!("; did you mean '{one}'?"),
         many => format!(
             "; did you mean one of: {}?",
-            many.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -139,22 +178,25 @@ fn show_line(line: &str, column: u32) -> String {
 /// small edit distance, or that contain `name`, at most five.
 pub fn nearest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let limit = (name.chars().count() / 3).max(2);
-    let mut scored: Vec<(usize, &str)> = candidates
-        .into_iter()
-        .filter_map(|c| {
-            let d = strsim::damerau_levenshtein(name, c);
-            if d <= limit {
-                Some((d, c))
-            } else if name.len() >= 3 && c.contains(name) {
-                Some((limit + 1 + c.len() - name.len(), c))
-            } else {
-                None
-            }
-        })
-        .collect();
-    scored.sort();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(5).map(|(_, c)| c.to_string()).collect()
+    let mut close: Vec<(usize, &str)> = Vec::new();
+    let mut containing: Vec<(usize, &str)> = Vec::new();
+    for c in candidates {
+        let d = strsim::damerau_levenshtein(name, c);
+        if d <= limit {
+            close.push((d, c));
+        } else if name.len() >= 3 && c.contains(name) {
+            containing.push((c.len(), c));
+        }
+    }
+    // Close edits first; names that merely contain `name` only when no name
+    // is close.
+    let mut best = if close.is_empty() { containing } else { close };
+    best.sort();
+    best.dedup_by(|a, b| a.1 == b.1);
+    best.into_iter()
+        .take(5)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -171,7 +213,10 @@ mod tests {
 
     #[test]
     fn messages_are_lowercase_without_period() {
-        let e = Error::UnknownPass { name: "licn".into(), suggestions: vec!["licm".into()] };
+        let e = Error::UnknownPass {
+            name: "licn".into(),
+            suggestions: vec!["licm".into()],
+        };
         assert_eq!(e.to_string(), "unknown pass 'licn'; did you mean 'licm'?");
         let e = Error::Parse {
             source_name: "a.ll".into(),
@@ -180,6 +225,9 @@ mod tests {
             message: "use of undefined value '%z'".into(),
             line_text: "  ret i32 %z".into(),
         };
-        assert_eq!(e.to_string(), "a.ll:2:11: use of undefined value '%z'\n  ret i32 %z\n          ^");
+        assert_eq!(
+            e.to_string(),
+            "a.ll:2:11: use of undefined value '%z'\n  ret i32 %z\n          ^"
+        );
     }
 }

@@ -42,8 +42,7 @@ pub struct Diag {
     pub column: i32,
 }
 
-pub type FunctionStats =
-    unsafe extern "C" fn(*mut c_void, *const c_char, usize, bool, u64, u64);
+pub type FunctionStats = unsafe extern "C" fn(*mut c_void, *const c_char, usize, bool, u64, u64);
 
 extern "C" {
     pub fn plab_tuning_defaults(out: *mut Tuning);
@@ -118,14 +117,18 @@ impl Sinks {
 pub unsafe extern "C" fn sink_first(user: *mut c_void, data: *const c_char, len: usize) {
     let sinks = &mut *(user as *mut Sinks);
     if len > 0 {
-        sinks.first.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+        sinks
+            .first
+            .extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
     }
 }
 
 pub unsafe extern "C" fn sink_second(user: *mut c_void, data: *const c_char, len: usize) {
     let sinks = &mut *(user as *mut Sinks);
     if len > 0 {
-        sinks.second.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+        sinks
+            .second
+            .extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
     }
 }
 

@@ -100,13 +100,18 @@ thread_local! {
 }
 
 fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
-    let c_triple = CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
+    let c_triple =
+        CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
-    let raw = unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::sink_first, sinks.user()) };
+    let raw =
+        unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::sink_first, sinks.user()) };
     if raw.is_null() {
         return Err(Error::Invalid(sinks.first_text()));
     }
-    Ok(RunnerHandle { raw, busy: Cell::new(false) })
+    Ok(RunnerHandle {
+        raw,
+        busy: Cell::new(false),
+    })
 }
 
 /// The cached runner for `triple` and `tuning`, or a fresh one when the
@@ -182,7 +187,9 @@ unsafe extern "C" fn tramp_should_run(
 ) -> bool {
     let state = &mut *(user as *mut HookState<'_>);
     let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
-    guarded(state, true, |h| h.should_run(&pass, IrUnit::from_code(unit), &ir))
+    guarded(state, true, |h| {
+        h.should_run(&pass, IrUnit::from_code(unit), &ir)
+    })
 }
 
 unsafe extern "C" fn tramp_before(
@@ -198,7 +205,12 @@ unsafe extern "C" fn tramp_before(
     guarded(state, (), |h| h.before(&pass, IrUnit::from_code(unit), &ir))
 }
 
-unsafe extern "C" fn tramp_after(user: *mut c_void, pass: *const c_char, pass_len: usize, inv: bool) {
+unsafe extern "C" fn tramp_after(
+    user: *mut c_void,
+    pass: *const c_char,
+    pass_len: usize,
+    inv: bool,
+) {
     let state = &mut *(user as *mut HookState<'_>);
     let pass = ffi::str_from(pass, pass_len);
     guarded(state, (), |h| h.after(&pass, inv))
@@ -219,7 +231,14 @@ pub(crate) fn run_pipeline(
     r.busy.set(true);
     let ok = match hooks {
         None => unsafe {
-            ffi::plab_runner_run(r.raw, module, c.as_ptr(), std::ptr::null(), ffi::sink_first, sinks.user())
+            ffi::plab_runner_run(
+                r.raw,
+                module,
+                c.as_ptr(),
+                std::ptr::null(),
+                ffi::sink_first,
+                sinks.user(),
+            )
         },
         Some(hooks) => {
             let mut state = HookState { hooks, panic: None };
@@ -230,7 +249,14 @@ pub(crate) fn run_pipeline(
                 after: Some(tramp_after),
             };
             let ok = unsafe {
-                ffi::plab_runner_run(r.raw, module, c.as_ptr(), &raw_hooks, ffi::sink_first, sinks.user())
+                ffi::plab_runner_run(
+                    r.raw,
+                    module,
+                    c.as_ptr(),
+                    &raw_hooks,
+                    ffi::sink_first,
+                    sinks.user(),
+                )
             };
             if let Some(p) = state.panic {
                 r.busy.set(false);

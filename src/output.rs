@@ -39,7 +39,12 @@ pub fn capture<R>(f: impl FnOnce() -> R) -> (R, String) {
     CAPTURES.with(|c| c.borrow_mut().push(String::new()));
     let pop = Pop;
     let r = f();
-    let text = CAPTURES.with(|c| c.borrow_mut().last_mut().map(std::mem::take).unwrap_or_default());
+    let text = CAPTURES.with(|c| {
+        c.borrow_mut()
+            .last_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    });
     drop(pop);
     (r, text)
 }

@@ -64,7 +64,10 @@ fn unbalanced(text: &str, at: usize) -> Error {
 /// ```
 pub fn parse(text: &str) -> Result<PassRef> {
     let parts = split(text)?;
-    let mut passes = parts.iter().map(|p| registry::get_pass(p)).collect::<Result<Vec<_>>>()?;
+    let mut passes = parts
+        .iter()
+        .map(|p| registry::get_pass(p))
+        .collect::<Result<Vec<_>>>()?;
     if passes.len() == 1 {
         return Ok(passes.remove(0));
     }
@@ -82,7 +85,8 @@ pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
         passes.push(registry::get_pass("strip-dead-internals")?);
     }
     passes.push(registry::get_pass(&format!("default<O{level}>"))?);
-    let info = PassInfo::new(&format!("O{level}"), 0).describe(&format!("the default pipeline for opt level {level}"));
+    let info = PassInfo::new(&format!("O{level}"), 0)
+        .describe(&format!("the default pipeline for opt level {level}"));
     Ok(Arc::new(Sequential::with_info(info, passes)))
 }
 
@@ -92,9 +96,18 @@ mod tests {
 
     #[test]
     fn split_respects_brackets() {
-        assert_eq!(split("a,function(b,c),d<x;y>").unwrap(), vec!["a", "function(b,c)", "d<x;y>"]);
+        assert_eq!(
+            split("a,function(b,c),d<x;y>").unwrap(),
+            vec!["a", "function(b,c)", "d<x;y>"]
+        );
         assert_eq!(split("").unwrap(), Vec::<&str>::new());
-        assert!(split("a,,b").unwrap_err().to_string().contains("element 2 is empty"));
-        assert!(split("function(a").unwrap_err().to_string().contains("unbalanced"));
+        assert!(split("a,,b")
+            .unwrap_err()
+            .to_string()
+            .contains("element 2 is empty"));
+        assert!(split("function(a")
+            .unwrap_err()
+            .to_string()
+            .contains("unbalanced"));
     }
 }

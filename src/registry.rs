@@ -20,7 +20,10 @@ pub enum PassKind {
     Rust,
     /// An LLVM pass working on the given IR unit. `params` is the parameter
     /// syntax LLVM documents (`loop-unroll<O0;O1;…>`), if it takes any.
-    Llvm { unit: IrUnit, params: Option<String> },
+    Llvm {
+        unit: IrUnit,
+        params: Option<String>,
+    },
 }
 
 /// One row of the registry, as `:passes` lists it.
@@ -43,7 +46,11 @@ struct Registry {
 fn registry() -> &'static RwLock<Registry> {
     static REGISTRY: OnceLock<RwLock<Registry>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let mut r = Registry { rust: BTreeMap::new(), llvm: llvm_passes(), config: BTreeMap::new() };
+        let mut r = Registry {
+            rust: BTreeMap::new(),
+            llvm: llvm_passes(),
+            config: BTreeMap::new(),
+        };
         for option in crate::pass::config_options() {
             r.config.insert(option.key.clone(), option);
         }
@@ -62,11 +69,15 @@ fn registry() -> &'static RwLock<Registry> {
 }
 
 fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
-    registry().read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    registry()
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
-    registry().write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    registry()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Registers a Rust pass under the name its info gives. A name already taken
@@ -88,9 +99,13 @@ where
     let info = constructor().info().clone();
     let mut r = write();
     if r.rust.contains_key(&info.name) || r.llvm.contains_key(&info.name) {
-        return Err(Error::Invalid(format!("a pass named '{}' is already registered", info.name)));
+        return Err(Error::Invalid(format!(
+            "a pass named '{}' is already registered",
+            info.name
+        )));
     }
-    r.rust.insert(info.name.clone(), (Arc::new(constructor), info));
+    r.rust
+        .insert(info.name.clone(), (Arc::new(constructor), info));
     Ok(())
 }
 
@@ -98,7 +113,10 @@ where
 pub fn register_config(option: ConfigOption) -> Result<()> {
     let mut r = write();
     if r.config.contains_key(&option.key) {
-        return Err(Error::Invalid(format!("config option '{}' is already declared", option.key)));
+        return Err(Error::Invalid(format!(
+            "config option '{}' is already declared",
+            option.key
+        )));
     }
     r.config.insert(option.key.clone(), option);
     Ok(())
@@ -107,11 +125,14 @@ pub fn register_config(option: ConfigOption) -> Result<()> {
 /// The declared option `key`; an unknown key lists the valid ones.
 pub fn config_option(key: &str) -> Result<ConfigOption> {
     let r = read();
-    r.config.get(key).cloned().ok_or_else(|| Error::UnknownConfig {
-        key: key.to_string(),
-        valid: r.config.keys().cloned().collect(),
-        suggestions: nearest_names(key, r.config.keys().map(String::as_str)),
-    })
+    r.config
+        .get(key)
+        .cloned()
+        .ok_or_else(|| Error::UnknownConfig {
+            key: key.to_string(),
+            valid: r.config.keys().cloned().collect(),
+            suggestions: nearest_names(key, r.config.keys().map(String::as_str)),
+        })
 }
 
 /// All declared options, by key.
@@ -138,7 +159,10 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
         r.llvm.contains_key(name) || r.llvm.contains_key(base)
     };
     if !known {
-        return Err(Error::UnknownPass { name: name.to_string(), suggestions: suggest(name) });
+        return Err(Error::UnknownPass {
+            name: name.to_string(),
+            suggestions: suggest(name),
+        });
     }
     Ok(Arc::new(LlvmPass::new(name)?))
 }
@@ -158,7 +182,12 @@ pub fn passes() -> Vec<PassEntry> {
 /// The registered names nearest to `name`.
 pub fn suggest(name: &str) -> Vec<String> {
     let r = read();
-    let names = r.rust.keys().chain(r.llvm.keys()).map(String::as_str).chain(SPECIAL_PIPELINES.iter().copied());
+    let names = r
+        .rust
+        .keys()
+        .chain(r.llvm.keys())
+        .map(String::as_str)
+        .chain(SPECIAL_PIPELINES.iter().copied());
     nearest_names(base_name(name), names)
 }
 
@@ -172,8 +201,17 @@ pub fn base_name(text: &str) -> &str {
 const REFUSED: &[&str] = &["trigger-crash-module", "trigger-crash-function"];
 
 /// Pipelines LLVM's parser builds itself (not listed by `--print-passes`).
-const SPECIAL_PIPELINES: &[&str] =
-    &["default", "thinlto-pre-link", "thinlto", "lto-pre-link", "lto", "function", "cgscc", "loop", "loop-mssa"];
+const SPECIAL_PIPELINES: &[&str] = &[
+    "default",
+    "thinlto-pre-link",
+    "thinlto",
+    "lto-pre-link",
+    "lto",
+    "function",
+    "cgscc",
+    "loop",
+    "loop-mssa",
+];
 
 /// Opt levels and descriptions for the LLVM passes people use most; every
 /// other LLVM pass has opt level 0 (it runs whenever it is listed).
@@ -187,13 +225,21 @@ const LLVM_DEFAULTS: &[(&str, u32, &str)] = &[
     ("dce", 1, "dead code elimination"),
     ("adce", 1, "aggressive dead code elimination"),
     ("sccp", 1, "sparse conditional constant propagation"),
-    ("ipsccp", 1, "interprocedural sparse conditional constant propagation"),
+    (
+        "ipsccp",
+        1,
+        "interprocedural sparse conditional constant propagation",
+    ),
     ("reassociate", 1, "reassociate expressions"),
     ("globalopt", 1, "optimize global variables"),
     ("globaldce", 1, "remove unreachable globals"),
     ("deadargelim", 1, "remove dead arguments"),
     ("function-attrs", 1, "infer function attributes"),
-    ("correlated-propagation", 1, "value propagation from conditions"),
+    (
+        "correlated-propagation",
+        1,
+        "value propagation from conditions",
+    ),
     ("jump-threading", 1, "thread jumps through conditions"),
     ("tailcallelim", 1, "tail call elimination"),
     ("loop-rotate", 1, "rotate loops"),
@@ -211,12 +257,24 @@ const LLVM_DEFAULTS: &[(&str, u32, &str)] = &[
     ("dse", 2, "dead store elimination"),
     ("mldst-motion", 2, "merged load/store motion"),
     ("bdce", 2, "bit-tracking dead code elimination"),
-    ("argpromotion", 2, "promote by-reference arguments to scalars"),
+    (
+        "argpromotion",
+        2,
+        "promote by-reference arguments to scalars",
+    ),
     ("simple-loop-unswitch", 2, "unswitch loops"),
     ("loop-unroll", 2, "unroll loops"),
     ("loop-vectorize", 2, "vectorize loops"),
-    ("slp-vectorizer", 2, "superword-level parallelism vectorizer"),
-    ("aggressive-instcombine", 3, "expensive instruction combining"),
+    (
+        "slp-vectorizer",
+        2,
+        "superword-level parallelism vectorizer",
+    ),
+    (
+        "aggressive-instcombine",
+        3,
+        "expensive instruction combining",
+    ),
     ("loop-unroll-and-jam", 3, "unroll and jam loop nests"),
     ("loop-interchange", 3, "interchange loops in a nest"),
     ("loop-fusion", 3, "fuse adjacent loops"),
@@ -225,8 +283,14 @@ const LLVM_DEFAULTS: &[(&str, u32, &str)] = &[
 
 /// Opt level and description of an LLVM pipeline text with base name `base`.
 pub(crate) fn llvm_pass_defaults(text: &str, base: &str) -> (u32, String) {
-    if matches!(base, "default" | "thinlto-pre-link" | "thinlto" | "lto-pre-link" | "lto") {
-        let level = text.find("<O").and_then(|i| text[i + 2..].chars().next()).and_then(|c| c.to_digit(10));
+    if matches!(
+        base,
+        "default" | "thinlto-pre-link" | "thinlto" | "lto-pre-link" | "lto"
+    ) {
+        let level = text
+            .find("<O")
+            .and_then(|i| text[i + 2..].chars().next())
+            .and_then(|c| c.to_digit(10));
         let level = level.unwrap_or(2);
         return (level, format!("LLVM's standard {base} pipeline"));
     }
@@ -268,7 +332,9 @@ fn parse_pass_listing(listing: &str) -> BTreeMap<String, PassEntry> {
             };
             continue;
         }
-        let Some((unit, with_params)) = section else { continue };
+        let Some((unit, with_params)) = section else {
+            continue;
+        };
         let entry = line.trim();
         if entry.is_empty() {
             continue;
@@ -282,7 +348,10 @@ fn parse_pass_listing(listing: &str) -> BTreeMap<String, PassEntry> {
             description,
         });
         if with_params {
-            e.kind = PassKind::Llvm { unit, params: Some(entry.to_string()) };
+            e.kind = PassKind::Llvm {
+                unit,
+                params: Some(entry.to_string()),
+            };
         }
     }
     out
@@ -299,9 +368,18 @@ mod tests {
         assert_eq!(passes.len(), 2);
         assert_eq!(
             passes["globaldce"].kind,
-            PassKind::Llvm { unit: IrUnit::Module, params: Some("globaldce<in-lto-post-link>".into()) }
+            PassKind::Llvm {
+                unit: IrUnit::Module,
+                params: Some("globaldce<in-lto-post-link>".into())
+            }
         );
-        assert_eq!(passes["licm"].kind, PassKind::Llvm { unit: IrUnit::Loop, params: None });
+        assert_eq!(
+            passes["licm"].kind,
+            PassKind::Llvm {
+                unit: IrUnit::Loop,
+                params: None
+            }
+        );
         assert_eq!(passes["licm"].opt_level, 2);
     }
 
@@ -316,10 +394,42 @@ mod tests {
     fn registry_knows_llvm_passes_with_units() {
         let all = passes();
         let unit = |n: &str| all.iter().find(|e| e.name == n).map(|e| e.kind.clone());
-        assert_eq!(unit("instcombine"), Some(PassKind::Llvm { unit: IrUnit::Function, params: unit("instcombine").and_then(|k| match k { PassKind::Llvm { params, .. } => params, _ => None }) }));
-        assert!(matches!(unit("inline"), Some(PassKind::Llvm { unit: IrUnit::Cgscc, .. })));
-        assert!(matches!(unit("licm"), Some(PassKind::Llvm { unit: IrUnit::Loop, .. })));
-        assert!(matches!(unit("globaldce"), Some(PassKind::Llvm { unit: IrUnit::Module, .. })));
-        assert!(all.iter().filter(|e| matches!(e.kind, PassKind::Llvm { .. })).count() > 300);
+        assert_eq!(
+            unit("instcombine"),
+            Some(PassKind::Llvm {
+                unit: IrUnit::Function,
+                params: unit("instcombine").and_then(|k| match k {
+                    PassKind::Llvm { params, .. } => params,
+                    _ => None,
+                })
+            })
+        );
+        assert!(matches!(
+            unit("inline"),
+            Some(PassKind::Llvm {
+                unit: IrUnit::Cgscc,
+                ..
+            })
+        ));
+        assert!(matches!(
+            unit("licm"),
+            Some(PassKind::Llvm {
+                unit: IrUnit::Loop,
+                ..
+            })
+        ));
+        assert!(matches!(
+            unit("globaldce"),
+            Some(PassKind::Llvm {
+                unit: IrUnit::Module,
+                ..
+            })
+        ));
+        assert!(
+            all.iter()
+                .filter(|e| matches!(e.kind, PassKind::Llvm { .. }))
+                .count()
+                > 300
+        );
     }
 }

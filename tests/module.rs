@@ -6,14 +6,21 @@ mod common;
 use common::inputs;
 use passlab::{ErrorKind, Lang, Module, Source};
 
-const ADD_IR: &str = "define i32 @add(i32 %a, i32 %b) {\nentry:\n  %s = add i32 %a, %b\n  ret i32 %s\n}\n";
+const ADD_IR: &str =
+    "define i32 @add(i32 %a, i32 %b) {\nentry:\n  %s = add i32 %a, %b\n  ret i32 %s\n}\n";
 
 #[test]
 fn ir_text_parse_error_has_line_column_and_line() {
     let err = Module::from_ir("define i32 @f() {\n  ret i32 %z\n}\n", "bad.ll").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Parse);
     match &err {
-        passlab::Error::Parse { line, column, line_text, message, source_name } => {
+        passlab::Error::Parse {
+            line,
+            column,
+            line_text,
+            message,
+            source_name,
+        } => {
             assert_eq!((*line, *column), (2, 11));
             assert_eq!(line_text, "  ret i32 %z");
             assert_eq!(message, "use of undefined value '%z'");
@@ -21,7 +28,10 @@ fn ir_text_parse_error_has_line_column_and_line() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    assert!(err.to_string().ends_with("  ret i32 %z\n          ^"), "{err}");
+    assert!(
+        err.to_string().ends_with("  ret i32 %z\n          ^"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -30,7 +40,10 @@ fn bitcode_round_trip_is_exact() {
     let bc = m.bitcode();
     assert_eq!(&bc[..4], b"BC\xc0\xde");
     let back = Module::from_bitcode(&bc, "add.bc").unwrap();
-    assert_eq!(back.print().lines().skip(1).collect::<Vec<_>>(), m.print().lines().skip(1).collect::<Vec<_>>());
+    assert_eq!(
+        back.print().lines().skip(1).collect::<Vec<_>>(),
+        m.print().lines().skip(1).collect::<Vec<_>>()
+    );
     let err = Module::from_bitcode(b"BC\xc0\xde garbage", "x.bc").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Parse);
 }
@@ -54,7 +67,11 @@ fn c_errors_come_from_clang_with_positions() {
 
 #[test]
 fn cpp_source_compiles() {
-    let src = Source::text(Lang::Cpp, "template <class T> T sq(T x) { return x * x; }\nint use(int v) { return sq(v); }\n", "t.cpp");
+    let src = Source::text(
+        Lang::Cpp,
+        "template <class T> T sq(T x) { return x * x; }\nint use(int v) { return sq(v); }\n",
+        "t.cpp",
+    );
     let m = Module::load(&[src]).unwrap();
     let names = m.defined_functions();
     assert!(names.iter().any(|n| n == "_Z3usei"), "{names:?}");
@@ -72,17 +89,36 @@ fn real_c_file_from_zlib() {
 
 #[test]
 fn several_sources_link_into_one_module() {
-    let caller = Source::text(Lang::C, "int twice(int);\nint four(int x) { return twice(twice(x)); }\n", "four.c");
-    let callee = Source::text(Lang::Llvm, "define i32 @twice(i32 %x) {\n  %r = mul i32 %x, 2\n  ret i32 %r\n}\n", "twice.ll");
+    let caller = Source::text(
+        Lang::C,
+        "int twice(int);\nint four(int x) { return twice(twice(x)); }\n",
+        "four.c",
+    );
+    let callee = Source::text(
+        Lang::Llvm,
+        "define i32 @twice(i32 %x) {\n  %r = mul i32 %x, 2\n  ret i32 %r\n}\n",
+        "twice.ll",
+    );
     let m = Module::load(&[caller, callee, inputs::zlib_source("adler32.c")]).unwrap();
     let defined = m.defined_functions();
     for f in ["four", "twice", "adler32"] {
-        assert!(defined.iter().any(|d| d == f), "{f} missing from {defined:?}");
+        assert!(
+            defined.iter().any(|d| d == f),
+            "{f} missing from {defined:?}"
+        );
     }
     m.verify().unwrap();
 
-    let dup = Source::text(Lang::Llvm, "define i32 @twice(i32 %x) {\n  ret i32 %x\n}\n", "dup.ll");
-    let again = Source::text(Lang::Llvm, "define i32 @twice(i32 %x) {\n  ret i32 0\n}\n", "again.ll");
+    let dup = Source::text(
+        Lang::Llvm,
+        "define i32 @twice(i32 %x) {\n  ret i32 %x\n}\n",
+        "dup.ll",
+    );
+    let again = Source::text(
+        Lang::Llvm,
+        "define i32 @twice(i32 %x) {\n  ret i32 0\n}\n",
+        "again.ll",
+    );
     let err = Module::load(&[dup, again]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Link);
     assert!(err.to_string().contains("twice"), "{err}");
@@ -100,7 +136,10 @@ fn file_loading_by_extension() {
         assert_eq!(back.defined_functions(), ["add"]);
     }
     let err = Module::from_file(dir.join("add.txt")).unwrap_err();
-    assert!(err.to_string().contains("cannot tell the language"), "{err}");
+    assert!(
+        err.to_string().contains("cannot tell the language"),
+        "{err}"
+    );
     let err = Module::from_file(dir.join("missing.c")).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Io);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -113,7 +152,10 @@ fn print_one_function_and_suggest_names() {
     assert!(twice.contains("define dso_local i32 @twice"), "{twice}");
     assert!(!twice.contains("@sum("));
     let err = m.print_function("twise").unwrap_err();
-    assert_eq!(err.to_string(), "no function named 'twise'; did you mean 'twice'?");
+    assert_eq!(
+        err.to_string(),
+        "no function named 'twise'; did you mean 'twice'?"
+    );
 }
 
 #[test]
@@ -126,7 +168,14 @@ fn stats_per_function_and_opcode() {
     let s = m.stats();
     assert_eq!((s.functions, s.blocks, s.instructions), (1, 2, 5));
     assert_eq!(s.per_function.len(), 1);
-    assert_eq!((s.per_function[0].name.as_str(), s.per_function[0].blocks, s.per_function[0].instructions), ("f", 2, 5));
+    assert_eq!(
+        (
+            s.per_function[0].name.as_str(),
+            s.per_function[0].blocks,
+            s.per_function[0].instructions
+        ),
+        ("f", 2, 5)
+    );
     assert_eq!(s.per_opcode.get("add"), Some(&2));
     assert_eq!(s.per_opcode.get("call"), Some(&1));
     assert_eq!(s.per_opcode.get("br"), Some(&1));
@@ -143,7 +192,10 @@ fn verify_reports_what_the_parser_accepts_but_is_invalid() {
     )
     .unwrap();
     let msg = m.verify().unwrap_err();
-    assert!(msg.contains("Instruction does not dominate all uses"), "{msg}");
+    assert!(
+        msg.contains("Instruction does not dominate all uses"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -167,7 +219,10 @@ fn fingerprint_sees_any_change_and_only_changes() {
     let b = Module::from_ir(&ADD_IR.replace("add i32", "add nsw i32"), "add.ll").unwrap();
     assert_ne!(b.fingerprint(), a.fingerprint());
     // Change an attribute only.
-    let attrs = ADD_IR.replace("define i32 @add(i32 %a, i32 %b)", "define i32 @add(i32 %a, i32 %b) nounwind");
+    let attrs = ADD_IR.replace(
+        "define i32 @add(i32 %a, i32 %b)",
+        "define i32 @add(i32 %a, i32 %b) nounwind",
+    );
     let c = Module::from_ir(&attrs, "add.ll").unwrap();
     assert_ne!(c.fingerprint(), a.fingerprint());
     // A copy and a snapshot restore of an unchanged module compare equal to

@@ -21,13 +21,26 @@ pub fn clang_path() -> PathBuf {
 
 /// The flags that make clang's output a starting point for pass experiments:
 /// -O0 without `optnone`, so that passes have work to do, and no debug info.
-pub const CLANG_FLAGS: &[&str] = &["-O0", "-Xclang", "-disable-O0-optnone", "-g0", "-emit-llvm", "-c"];
+pub const CLANG_FLAGS: &[&str] = &[
+    "-O0",
+    "-Xclang",
+    "-disable-O0-optnone",
+    "-g0",
+    "-emit-llvm",
+    "-c",
+];
 
-pub(crate) fn compile(lang: Lang, input: Input<'_>, extra: &[String], name: &str) -> Result<Vec<u8>> {
+pub(crate) fn compile(
+    lang: Lang,
+    input: Input<'_>,
+    extra: &[String],
+    name: &str,
+) -> Result<Vec<u8>> {
     let clang = clang_path();
     let mut cmd = Command::new(&clang);
     cmd.args(CLANG_FLAGS).args(["-o", "-"]).args(extra);
-    cmd.arg("-x").arg(if lang == Lang::Cpp { "c++" } else { "c" });
+    cmd.arg("-x")
+        .arg(if lang == Lang::Cpp { "c++" } else { "c" });
     match input {
         Input::File(p) => cmd.arg(p).stdin(Stdio::null()),
         Input::Stdin(_) => cmd.arg("-").stdin(Stdio::piped()),
@@ -44,13 +57,18 @@ pub(crate) fn compile(lang: Lang, input: Input<'_>, extra: &[String], name: &str
         }
         Input::File(_) => None,
     };
-    let out = child.wait_with_output().map_err(|e| Error::io(clang.display(), e))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io(clang.display(), e))?;
     if let Some(w) = writer {
         let _ = w.join();
     }
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
-        return Err(Error::Compile { source_name: name.to_string(), stderr: stderr.trim_end().to_string() });
+        return Err(Error::Compile {
+            source_name: name.to_string(),
+            stderr: stderr.trim_end().to_string(),
+        });
     }
     Ok(out.stdout)
 }

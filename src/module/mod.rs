@@ -50,7 +50,9 @@ impl Drop for Module {
 
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Module").field("name", &self.name()).finish()
+        f.debug_struct("Module")
+            .field("name", &self.name())
+            .finish()
     }
 }
 
@@ -117,7 +119,8 @@ impl Module {
     }
 
     fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
-        let c_name = CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
+        let c_name =
+            CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
         let mut diag = ffi::Diag::default();
         let mut sinks = ffi::Sinks::default();
         let raw = unsafe {
@@ -156,7 +159,11 @@ impl Module {
             return Err(Error::Link {
                 source_name: other_name.to_string(),
                 into: self.name(),
-                message: if message.is_empty() { "the linker gave no reason".into() } else { message },
+                message: if message.is_empty() {
+                    "the linker gave no reason".into()
+                } else {
+                    message
+                },
             });
         }
         Ok(())
@@ -171,7 +178,11 @@ impl Module {
 
     /// The module's target triple (empty when it has none).
     pub fn triple(&self) -> String {
-        unsafe { CStr::from_ptr(LLVMGetTarget(self.raw)).to_string_lossy().into_owned() }
+        unsafe {
+            CStr::from_ptr(LLVMGetTarget(self.raw))
+                .to_string_lossy()
+                .into_owned()
+        }
     }
 
     /// The whole module as LLVM IR text.
@@ -196,7 +207,8 @@ impl Module {
     }
 
     fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
-        let c = CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
+        let c =
+            CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
         let f = unsafe { LLVMGetNamedFunction(self.raw, c.as_ptr()) };
         if f.is_null() {
             let names = self.function_names();
@@ -216,7 +228,10 @@ impl Module {
 
     /// Names of the functions that have a body, in module order.
     pub fn defined_functions(&self) -> Vec<String> {
-        self.functions().filter(|(_, decl)| !decl).map(|(name, _)| name).collect()
+        self.functions()
+            .filter(|(_, decl)| !decl)
+            .map(|(name, _)| name)
+            .collect()
     }
 
     fn functions(&self) -> impl Iterator<Item = (String, bool)> + '_ {
@@ -246,7 +261,10 @@ impl Module {
     /// A deep copy in the same LLVM context (no verification on the way).
     pub fn copy(&self) -> Module {
         let raw = unsafe { LLVMCloneModule(self.raw) };
-        Module { raw, ctx: self.ctx.clone() }
+        Module {
+            raw,
+            ctx: self.ctx.clone(),
+        }
     }
 
     /// A cheap content hash: equal before and after a pass exactly when the
@@ -292,7 +310,9 @@ impl Module {
 
     /// Takes a snapshot that [`Module::restore`] can put back exactly.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot { bitcode: self.bitcode() }
+        Snapshot {
+            bitcode: self.bitcode(),
+        }
     }
 
     /// Puts the module back to `snapshot`. The restored module lives in a
@@ -342,8 +362,10 @@ pub const SKIP_ATTRIBUTE: &str = "passlab-skip";
 pub fn is_skipped(f: FunctionValue<'_>) -> bool {
     use inkwell::attributes::AttributeLoc;
     let optnone = inkwell::attributes::Attribute::get_named_enum_kind_id("optnone");
-    f.get_enum_attribute(AttributeLoc::Function, optnone).is_some()
-        || f.get_string_attribute(AttributeLoc::Function, SKIP_ATTRIBUTE).is_some()
+    f.get_enum_attribute(AttributeLoc::Function, optnone)
+        .is_some()
+        || f.get_string_attribute(AttributeLoc::Function, SKIP_ATTRIBUTE)
+            .is_some()
 }
 
 /// Collects the messages LLVM sends to a context's diagnostic handler while
@@ -367,8 +389,12 @@ extern "C" fn collect_diagnostic(info: LLVMDiagnosticInfoRef, user: *mut c_void)
 impl DiagnosticCapture {
     fn install(ctx: LLVMContextRef) -> DiagnosticCapture {
         let mut messages = Box::new(Vec::new());
-        let (prev, prev_user) =
-            unsafe { (LLVMContextGetDiagnosticHandler(ctx), LLVMContextGetDiagnosticContext(ctx)) };
+        let (prev, prev_user) = unsafe {
+            (
+                LLVMContextGetDiagnosticHandler(ctx),
+                LLVMContextGetDiagnosticContext(ctx),
+            )
+        };
         unsafe {
             LLVMContextSetDiagnosticHandler(
                 ctx,
@@ -376,7 +402,12 @@ impl DiagnosticCapture {
                 &mut *messages as *mut Vec<String> as *mut c_void,
             )
         };
-        DiagnosticCapture { ctx, prev, prev_user, messages }
+        DiagnosticCapture {
+            ctx,
+            prev,
+            prev_user,
+            messages,
+        }
     }
 
     fn finish(self) -> String {

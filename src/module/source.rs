@@ -31,7 +31,9 @@ impl Lang {
             "llvm" | "ll" | "ir" => Ok(Lang::Llvm),
             "c" => Ok(Lang::C),
             "cpp" | "c++" | "cxx" => Ok(Lang::Cpp),
-            other => Err(Error::Invalid(format!("unknown language '{other}'; valid are: llvm, c, cpp"))),
+            other => Err(Error::Invalid(format!(
+                "unknown language '{other}'; valid are: llvm, c, cpp"
+            ))),
         }
     }
 }
@@ -67,7 +69,12 @@ impl Source {
     /// A file in the given language, whatever its extension.
     pub fn file_as(path: impl AsRef<Path>, lang: Lang) -> Source {
         let path = path.as_ref();
-        Source { lang, name: path.display().to_string(), body: Body::File(path.into()), clang_args: vec![] }
+        Source {
+            lang,
+            name: path.display().to_string(),
+            body: Body::File(path.into()),
+            clang_args: vec![],
+        }
     }
 
     /// Source text held in memory; `name` appears in messages.
@@ -77,7 +84,12 @@ impl Source {
 
     /// Bytes held in memory (IR text, bitcode, or C/C++ source).
     pub fn bytes(lang: Lang, bytes: &[u8], name: &str) -> Source {
-        Source { lang, name: name.into(), body: Body::Text(bytes.to_vec()), clang_args: vec![] }
+        Source {
+            lang,
+            name: name.into(),
+            body: Body::Text(bytes.to_vec()),
+            clang_args: vec![],
+        }
     }
 
     /// Extra arguments for clang (`-I…`, `-D…`); ignored for LLVM sources.
@@ -111,7 +123,9 @@ impl Source {
                 }
                 clang::compile(lang, clang::Input::File(p), &self.clang_args, &self.name)
             }
-            (Body::Text(t), lang) => clang::compile(lang, clang::Input::Stdin(t), &self.clang_args, &self.name),
+            (Body::Text(t), lang) => {
+                clang::compile(lang, clang::Input::Stdin(t), &self.clang_args, &self.name)
+            }
         }
     }
 }

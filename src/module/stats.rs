@@ -39,7 +39,11 @@ unsafe extern "C" fn each_function(
         return;
     }
     let list = &mut *(user as *mut Vec<FunctionStats>);
-    list.push(FunctionStats { name: ffi::str_from(name, len).into_owned(), blocks, instructions });
+    list.push(FunctionStats {
+        name: ffi::str_from(name, len).into_owned(),
+        blocks,
+        instructions,
+    });
 }
 
 pub(crate) fn collect(m: LLVMModuleRef) -> Stats {
@@ -66,11 +70,26 @@ pub(crate) fn collect(m: LLVMModuleRef) -> Stats {
             (name.to_string_lossy().into_owned(), *c)
         })
         .collect();
-    Stats { functions: totals[0], blocks: totals[1], instructions: totals[2], per_function, per_opcode }
+    Stats {
+        functions: totals[0],
+        blocks: totals[1],
+        instructions: totals[2],
+        per_function,
+        per_opcode,
+    }
 }
 
 pub(crate) fn instruction_count(m: LLVMModuleRef) -> u64 {
     let mut totals = [0u64; 3];
-    unsafe { ffi::plab_stats(m, None, std::ptr::null_mut(), std::ptr::null_mut(), 0, totals.as_mut_ptr()) };
+    unsafe {
+        ffi::plab_stats(
+            m,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            totals.as_mut_ptr(),
+        )
+    };
     totals[2]
 }

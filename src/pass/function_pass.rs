@@ -25,7 +25,10 @@ impl FunctionPass {
     where
         F: for<'ctx> Fn(FunctionValue<'ctx>, &PassContext) -> Result<()> + Send + Sync + 'static,
     {
-        FunctionPass { info, body: Box::new(body) }
+        FunctionPass {
+            info,
+            body: Box::new(body),
+        }
     }
 }
 
@@ -33,7 +36,11 @@ impl FunctionPass {
 /// function except intrinsic declarations (which LLVM's own function passes
 /// add freely).
 fn function_set(module: &Module) -> BTreeSet<String> {
-    module.function_names().into_iter().filter(|n| !n.starts_with("llvm.")).collect()
+    module
+        .function_names()
+        .into_iter()
+        .filter(|n| !n.starts_with("llvm."))
+        .collect()
 }
 
 impl Pass for FunctionPass {
@@ -49,9 +56,14 @@ impl Pass for FunctionPass {
                 // Look each function up by name when its turn comes, so that a
                 // body that (wrongly) deletes another function cannot leave us
                 // holding a dangling handle; the set check below reports it.
-                let names: Vec<String> = ir.get_functions().map(|f| f.get_name().to_string_lossy().into_owned()).collect();
+                let names: Vec<String> = ir
+                    .get_functions()
+                    .map(|f| f.get_name().to_string_lossy().into_owned())
+                    .collect();
                 for fname in names {
-                    let Some(func) = ir.get_function(&fname) else { continue };
+                    let Some(func) = ir.get_function(&fname) else {
+                        continue;
+                    };
                     if func.count_basic_blocks() == 0 || is_skipped(func) {
                         continue;
                     }
@@ -62,10 +74,18 @@ impl Pass for FunctionPass {
         })?;
         let after = function_set(module);
         if let Some(added) = after.difference(&before).next() {
-            return Err(Error::FunctionSetChanged { pass: name.clone(), change: "added", function: added.clone() });
+            return Err(Error::FunctionSetChanged {
+                pass: name.clone(),
+                change: "added",
+                function: added.clone(),
+            });
         }
         if let Some(removed) = before.difference(&after).next() {
-            return Err(Error::FunctionSetChanged { pass: name.clone(), change: "removed", function: removed.clone() });
+            return Err(Error::FunctionSetChanged {
+                pass: name.clone(),
+                change: "removed",
+                function: removed.clone(),
+            });
         }
         verified(module, name)
     }

@@ -25,7 +25,11 @@ pub(crate) fn config_options() -> Vec<ConfigOption> {
     let d = Tuning::default();
     use keys::*;
     vec![
-        ConfigOption::new(LOOP_VECTORIZATION, d.loop_vectorization, "loop vectorization in default<On> pipelines"),
+        ConfigOption::new(
+            LOOP_VECTORIZATION,
+            d.loop_vectorization,
+            "PipelineTuningOptions::LoopVectorization (to switch the pass off, disable loop-vectorize)",
+        ),
         ConfigOption::new(SLP_VECTORIZATION, d.slp_vectorization, "SLP vectorization in default<On> pipelines"),
         ConfigOption::new(LOOP_INTERLEAVING, d.loop_interleaving, "loop interleaving in default<On> pipelines"),
         ConfigOption::new(LOOP_UNROLLING, d.loop_unrolling, "loop unrolling in default<On> pipelines"),
@@ -68,12 +72,20 @@ impl LlvmPass {
     pub fn new(text: &str) -> Result<LlvmPass> {
         let text = text.trim();
         if let Err(message) = llvm::check_pipeline(text) {
-            let suggestions = unknown_name(&message).map(registry::suggest).unwrap_or_default();
-            return Err(Error::Pipeline { text: text.to_string(), message, suggestions });
+            let suggestions = unknown_name(&message)
+                .map(registry::suggest)
+                .unwrap_or_default();
+            return Err(Error::Pipeline {
+                text: text.to_string(),
+                message,
+                suggestions,
+            });
         }
         let base = registry::base_name(text);
         let (opt_level, description) = registry::llvm_pass_defaults(text, base);
-        Ok(LlvmPass { info: PassInfo::new(text, opt_level).describe(&description) })
+        Ok(LlvmPass {
+            info: PassInfo::new(text, opt_level).describe(&description),
+        })
     }
 
     /// The pipeline text.
@@ -109,9 +121,25 @@ impl Pass for LlvmPass {
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let tuning = tuning(ctx)?;
-        let mut skip = SkipDisabled { disabled: ctx.disabled(), own: &self.info.name };
-        let hooks: Option<&mut dyn Hooks> = if ctx.disabled().is_empty() { None } else { Some(&mut skip) };
-        llvm::run_pipeline(module.raw(), &module.triple(), &tuning, &self.info.name, hooks)
-            .map_err(|reason| Error::PassFailed { pass: self.info.name.clone(), reason })
+        let mut skip = SkipDisabled {
+            disabled: ctx.disabled(),
+            own: &self.info.name,
+        };
+        let hooks: Option<&mut dyn Hooks> = if ctx.disabled().is_empty() {
+            None
+        } else {
+            Some(&mut skip)
+        };
+        llvm::run_pipeline(
+            module.raw(),
+            &module.triple(),
+            &tuning,
+            &self.info.name,
+            hooks,
+        )
+        .map_err(|reason| Error::PassFailed {
+            pass: self.info.name.clone(),
+            reason,
+        })
     }
 }

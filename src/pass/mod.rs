@@ -16,10 +16,10 @@ mod sequential;
 
 pub use function_pass::FunctionPass;
 pub use llvm_pass::{keys as llvm_keys, LlvmPass};
-pub use sequential::VERIFY_EACH;
 pub use module_pass::ModulePass;
 pub use print_ir::PrintIr;
 pub use sequential::Sequential;
+pub use sequential::VERIFY_EACH;
 
 use crate::config::ConfigOption;
 use crate::context::PassContext;
@@ -43,7 +43,12 @@ pub struct PassInfo {
 impl PassInfo {
     /// A pass named `name` at `opt_level`, requiring nothing.
     pub fn new(name: &str, opt_level: u32) -> PassInfo {
-        PassInfo { name: name.into(), opt_level, required: vec![], description: String::new() }
+        PassInfo {
+            name: name.into(),
+            opt_level,
+            required: vec![],
+            description: String::new(),
+        }
     }
 
     /// Adds required passes.
@@ -139,11 +144,18 @@ pub(crate) fn verified(module: &Module, pass: &str) -> Result<()> {
 pub(crate) fn guard_panics<R>(pass: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(r)) => Ok(r),
-        Ok(Err(e @ (Error::PassFailed { .. } | Error::Verify { .. } | Error::FunctionSetChanged { .. }))) => {
-            Err(e)
-        }
-        Ok(Err(e)) => Err(Error::PassFailed { pass: pass.to_string(), reason: e.to_string() }),
-        Err(p) => Err(Error::PassFailed { pass: pass.to_string(), reason: format!("panicked: {}", panic_message(&p)) }),
+        Ok(Err(
+            e
+            @ (Error::PassFailed { .. } | Error::Verify { .. } | Error::FunctionSetChanged { .. }),
+        )) => Err(e),
+        Ok(Err(e)) => Err(Error::PassFailed {
+            pass: pass.to_string(),
+            reason: e.to_string(),
+        }),
+        Err(p) => Err(Error::PassFailed {
+            pass: pass.to_string(),
+            reason: format!("panicked: {}", panic_message(&p)),
+        }),
     }
 }
 
@@ -163,4 +175,11 @@ pub(crate) fn config_options() -> Vec<ConfigOption> {
     let mut options = sequential::config_options();
     options.extend(llvm_pass::config_options());
     options
+}
+
+impl std::fmt::Debug for dyn Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let info = self.info();
+        write!(f, "Pass({}, opt_level={})", info.name, info.opt_level)
+    }
 }

@@ -34,7 +34,10 @@ impl ModulePass {
     where
         F: Fn(&mut Module, &PassContext) -> Result<()> + Send + Sync + 'static,
     {
-        ModulePass { info, body: Box::new(body) }
+        ModulePass {
+            info,
+            body: Box::new(body),
+        }
     }
 }
 

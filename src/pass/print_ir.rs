@@ -15,7 +15,8 @@ impl PrintIr {
     /// A PrintIR pass whose output starts with `; <header>`.
     pub fn new(header: &str) -> PrintIr {
         PrintIr {
-            info: PassInfo::new("PrintIR", 0).describe("print the module at this point of a sequence"),
+            info: PassInfo::new("PrintIR", 0)
+                .describe("print the module at this point of a sequence"),
             header: header.to_string(),
         }
     }
@@ -27,7 +28,11 @@ impl Pass for PrintIr {
     }
 
     fn run(&self, module: &mut Module, _ctx: &PassContext) -> Result<()> {
-        let header = if self.header.is_empty() { "PrintIR".to_string() } else { self.header.clone() };
+        let header = if self.header.is_empty() {
+            "PrintIR".to_string()
+        } else {
+            self.header.clone()
+        };
         output::emit(&format!("; {header}\n{}", module.print()));
         Ok(())
     }

@@ -12,7 +12,11 @@ use crate::{Error, Result};
 pub const VERIFY_EACH: &str = "passlab.verify_each";
 
 pub(crate) fn config_options() -> Vec<ConfigOption> {
-    vec![ConfigOption::new(VERIFY_EACH, false, "verify the IR after every pass of a sequential")]
+    vec![ConfigOption::new(
+        VERIFY_EACH,
+        false,
+        "verify the IR after every pass of a sequential",
+    )]
 }
 
 /// An ordered list of passes (TVM's `Sequential`). Each pass runs only if

@@ -31,7 +31,11 @@ fn constant(v: IntValue<'_>) -> Option<u64> {
 /// Folds `a op b` where both are constants of `bits` ≤ 64 bits.
 fn fold_constants(op: InstructionOpcode, a: u64, b: u64, bits: u32) -> Option<u64> {
     use InstructionOpcode::*;
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let sext = |v: u64| -> i64 { ((v << (64 - bits)) as i64) >> (64 - bits) };
     let r = match op {
         Add => a.wrapping_add(b),
@@ -50,14 +54,23 @@ fn fold_constants(op: InstructionOpcode, a: u64, b: u64, bits: u32) -> Option<u6
 }
 
 /// `x op c` or `c op x` where an identity applies.
-fn fold_identity<'ctx>(op: InstructionOpcode, a: IntValue<'ctx>, b: IntValue<'ctx>, bits: u32) -> Option<Fold<'ctx>> {
+fn fold_identity<'ctx>(
+    op: InstructionOpcode,
+    a: IntValue<'ctx>,
+    b: IntValue<'ctx>,
+    bits: u32,
+) -> Option<Fold<'ctx>> {
     use InstructionOpcode::*;
-    let all_ones = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let all_ones = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let (ca, cb) = (constant(a), constant(b));
     match (op, ca, cb) {
-        (Add | Or | Xor, _, Some(0)) | (Sub | Shl | LShr | AShr, _, Some(0)) | (Mul, _, Some(1)) => {
-            Some(Fold::Operand(a))
-        }
+        (Add | Or | Xor, _, Some(0))
+        | (Sub | Shl | LShr | AShr, _, Some(0))
+        | (Mul, _, Some(1)) => Some(Fold::Operand(a)),
         (Add | Or | Xor, Some(0), _) | (Mul, Some(1), _) => Some(Fold::Operand(b)),
         (And, _, Some(c)) if c == all_ones => Some(Fold::Operand(a)),
         (And, Some(c), _) if c == all_ones => Some(Fold::Operand(b)),
@@ -82,7 +95,9 @@ pub fn fold_int() -> FunctionPass {
                 let mut next = block.get_first_instruction();
                 while let Some(inst) = next {
                     next = inst.get_next_instruction();
-                    let (Some(a), Some(b)) = (int_operand(inst, 0), int_operand(inst, 1)) else { continue };
+                    let (Some(a), Some(b)) = (int_operand(inst, 0), int_operand(inst, 1)) else {
+                        continue;
+                    };
                     if inst.get_num_operands() != 2 || !inst.get_type().is_int_type() {
                         continue;
                     }
@@ -102,7 +117,9 @@ pub fn fold_int() -> FunctionPass {
                         Some(Fold::Operand(v)) => v,
                         None => continue,
                     };
-                    inst.as_any_value_enum().into_int_value().replace_all_uses_with(replacement);
+                    inst.as_any_value_enum()
+                        .into_int_value()
+                        .replace_all_uses_with(replacement);
                     inst.erase_from_basic_block();
                     changed = true;
                 }

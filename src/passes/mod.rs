@@ -25,7 +25,15 @@ pub(crate) fn builtin() -> Vec<Constructor> {
 /// The config options the built-in passes read.
 pub(crate) fn config_options() -> Vec<ConfigOption> {
     vec![
-        ConfigOption::new(strip_dead::GLOBALS, true, "strip-dead-internals also removes unreferenced internal globals"),
-        ConfigOption::new(fold_int::IDENTITIES, true, "fold-int also simplifies x+0, x*1, x&0 and the like"),
+        ConfigOption::new(
+            strip_dead::GLOBALS,
+            true,
+            "strip-dead-internals also removes unreferenced internal globals",
+        ),
+        ConfigOption::new(
+            fold_int::IDENTITIES,
+            true,
+            "fold-int also simplifies x+0, x*1, x&0 and the like",
+        ),
     ]
 }

@@ -25,7 +25,12 @@ pub fn strip_dead_internals() -> ModulePass {
             let dead_functions: Vec<_> = ir
                 .get_functions()
                 .filter(|f| is_local(f.get_linkage()))
-                .filter(|f| f.as_global_value().as_pointer_value().get_first_use().is_none())
+                .filter(|f| {
+                    f.as_global_value()
+                        .as_pointer_value()
+                        .get_first_use()
+                        .is_none()
+                })
                 .collect();
             for f in dead_functions {
                 // Safe: nothing uses `f`, and we hold no other handle to it.

@@ -12,26 +12,44 @@ fn crate_dirs() -> &'static Vec<(String, PathBuf)> {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/Cargo.toml");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = std::process::Command::new(cargo)
-            .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--locked",
+                "--manifest-path",
+            ])
             .arg(&manifest)
             .output()
             .expect("run cargo metadata");
-        assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+        assert!(
+            out.status.success(),
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
         json["packages"]
             .as_array()
             .expect("packages")
             .iter()
             .map(|p| {
                 let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest_path"));
-                (p["name"].as_str().expect("name").to_string(), manifest.parent().expect("crate dir").to_path_buf())
+                (
+                    p["name"].as_str().expect("name").to_string(),
+                    manifest.parent().expect("crate dir").to_path_buf(),
+                )
             })
             .collect()
     })
 }
 
 fn crate_dir(name: &str) -> PathBuf {
-    crate_dirs().iter().find(|(n, _)| n == name).map(|(_, d)| d.clone()).unwrap_or_else(|| panic!("{name} not fetched"))
+    crate_dirs()
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| panic!("{name} not fetched"))
 }
 
 /// sqlite3.c, the amalgamation (~9 MB of C).
@@ -47,5 +65,7 @@ pub fn zlib_dir() -> PathBuf {
 /// A zlib source file as a passlab source (with zlib's include directory).
 pub fn zlib_source(file: &str) -> passlab::Source {
     let dir = zlib_dir();
-    passlab::Source::file(dir.join(file)).expect("zlib file").clang_args([format!("-I{}", dir.display())])
+    passlab::Source::file(dir.join(file))
+        .expect("zlib file")
+        .clang_args([format!("-I{}", dir.display())])
 }
