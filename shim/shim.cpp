@@ -495,6 +495,10 @@ void plab_stats(LLVMModuleRef MR, plab_function_stats each, void *user, uint64_t
 
 size_t plab_opcode_limit() { return Instruction::OtherOpsEnd; }
 
+/// Turns a function into a declaration (external linkage), as llvm-extract
+/// does for the functions it does not keep.
+void plab_delete_body(LLVMValueRef F) { reinterpret_cast<Function *>(F)->deleteBody(); }
+
 const char *plab_opcode_name(unsigned op) { return Instruction::getOpcodeName(op); }
 
 } // extern "C"

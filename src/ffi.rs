@@ -91,6 +91,7 @@ extern "C" {
         totals: *mut u64,
     );
     pub fn plab_opcode_limit() -> usize;
+    pub fn plab_delete_body(f: LLVMValueRef);
     pub fn plab_opcode_name(op: u32) -> *const c_char;
 }
 

@@ -250,3 +250,17 @@ fn snapshot_restore_gives_back_the_same_text() {
     m.restore(&snap).unwrap();
     assert_eq!(m.print(), text);
 }
+
+#[test]
+fn extract_keeps_only_the_named_functions() {
+    let m = Module::load(&[inputs::zlib_source("adler32.c")]).unwrap();
+    let one = m.extract(&["adler32_z"]).unwrap();
+    assert_eq!(one.defined_functions(), ["adler32_z"]);
+    one.verify().unwrap();
+    assert!(one.instruction_count() < m.instruction_count());
+    assert!(m
+        .extract(&["adler33_z"])
+        .unwrap_err()
+        .to_string()
+        .starts_with("no function named 'adler33_z'; did you mean one of: 'adler32_z'"));
+}

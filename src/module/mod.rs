@@ -111,6 +111,11 @@ impl Module {
             .ok_or_else(|| Error::Invalid("no source to load".into()))?;
         let ctx = LlvmContext::new();
         let mut module = Self::parse_in(ctx.clone(), &first.to_ir()?, first.name())?;
+        if first.lang() != Lang::Llvm {
+            // clang reading standard input names the source "-".
+            let name = first.name();
+            unsafe { LLVMSetSourceFileName(module.raw, name.as_ptr() as *const _, name.len()) };
+        }
         for src in rest {
             let other = Self::parse_in(ctx.clone(), &src.to_ir()?, src.name())?;
             module.link(other, src.name())?;
@@ -308,11 +313,44 @@ impl Module {
         std::fs::write(path, bytes).map_err(|e| Error::io(path.display(), e))
     }
 
-    /// Takes a snapshot that [`Module::restore`] can put back exactly.
+    /// Takes a snapshot that [`Module::restore`] can put back: the restored
+    /// module prints exactly as this one does. (Use-list order, which the
+    /// printed IR does not show, is not kept: keeping it makes snapshots
+    /// about five times slower.)
     pub fn snapshot(&self) -> Snapshot {
+        let mut sinks = ffi::Sinks::default();
+        unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::sink_first, sinks.user()) };
         Snapshot {
-            bitcode: self.bitcode(),
+            bitcode: sinks.first,
         }
+    }
+
+    /// A copy holding only the named functions' bodies (the others become
+    /// declarations), as `llvm-extract` does: for looking at, or
+    /// benchmarking, one function of a large module.
+    pub fn extract(&self, functions: &[&str]) -> Result<Module> {
+        for name in functions {
+            self.function_ref(name)?;
+        }
+        let mut copy = self.copy();
+        // Safe: `f` is a function of `copy`, and deleting a body keeps it.
+        unsafe {
+            let mut f = LLVMGetFirstFunction(copy.raw);
+            while !f.is_null() {
+                let mut len = 0;
+                let name = ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
+                if LLVMIsDeclaration(f) == 0 && !functions.contains(&name.as_str()) {
+                    ffi::plab_delete_body(f);
+                } else if functions.contains(&name.as_str()) {
+                    // Kept functions must survive on their own, as llvm-extract makes them.
+                    LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMExternalLinkage);
+                }
+                f = LLVMGetNextFunction(f);
+            }
+        }
+        let dead = crate::passes::strip_dead_internals();
+        (&dead as &dyn crate::Pass).apply_in(&mut copy, &crate::PassContext::new())?;
+        Ok(copy)
     }
 
     /// Puts the module back to `snapshot`. The restored module lives in a

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# passlab's one entry point for set-up, the main job and the tests.
+#
+#   bash scripts/passlab.sh demo    # install what is missing, run the main job
+#   bash scripts/passlab.sh test    # install what is missing, run every test
+#
+# Set-up is idempotent and non-interactive: on a fresh Debian bookworm
+# machine (root, Rust toolchain only) it installs LLVM 19 and clang 19 from
+# Debian's packages; when they are there it does nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+setup() {
+    local missing=()
+    for pkg in llvm-19-dev clang-19; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "passlab: installing ${missing[*]}" >&2
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
+    export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
+    command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
+    # Fetch the crates whose bundled C sources the tests and benchmarks use.
+    cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
+}
+
+case "${1:-}" in
+demo)
+    setup
+    shift
+    cargo run --release --example tour -- "$@"
+    ;;
+test)
+    setup
+    cargo test --workspace --locked
+    ;;
+bench)
+    setup
+    shift
+    cargo bench --bench pipeline -- "$@"
+    ;;
+*)
+    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite]" >&2
+    exit 2
+    ;;
+esac
