@@ -46,7 +46,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 
 using namespace llvm;
 
@@ -153,8 +152,7 @@ struct Runner {
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
   const plab_hooks *Hooks = nullptr;
-  // Depth of pass managers and adaptors we are inside; used to pair
-  // before/after callbacks only for named passes.
+  // Reused buffer for the name of the IR unit passed to a hook.
   std::string Scratch;
 
   // Returns the pipeline name of a pass class, or "" for pass managers,
