@@ -95,8 +95,8 @@ extern "C" {
     pub fn plab_opcode_name(op: u32) -> *const c_char;
 }
 
-/// Two byte buffers a shim call can fill: `first` through [`sink_first`],
-/// `second` through [`sink_second`], with `&mut Sinks` as the user pointer.
+/// Two byte buffers a shim call can fill: `first` through [`SINK_FIRST`],
+/// `second` through [`SINK_SECOND`], with `&mut Sinks` as the user pointer.
 #[derive(Default)]
 pub struct Sinks {
     pub first: Vec<u8>,
@@ -115,23 +115,21 @@ impl Sinks {
     }
 }
 
-pub unsafe extern "C" fn sink_first(user: *mut c_void, data: *const c_char, len: usize) {
+/// Appends the bytes to `first` (`SECOND = false`) or `second`.
+unsafe extern "C" fn sink<const SECOND: bool>(user: *mut c_void, data: *const c_char, len: usize) {
     let sinks = &mut *(user as *mut Sinks);
+    let buf = if SECOND {
+        &mut sinks.second
+    } else {
+        &mut sinks.first
+    };
     if len > 0 {
-        sinks
-            .first
-            .extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+        buf.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
     }
 }
 
-pub unsafe extern "C" fn sink_second(user: *mut c_void, data: *const c_char, len: usize) {
-    let sinks = &mut *(user as *mut Sinks);
-    if len > 0 {
-        sinks
-            .second
-            .extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
-    }
-}
+pub const SINK_FIRST: Sink = sink::<false>;
+pub const SINK_SECOND: Sink = sink::<true>;
 
 /// A (pointer, length) pair from the shim as `&str` (lossy on bad UTF-8).
 pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<'a, str> {

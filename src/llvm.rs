@@ -104,7 +104,7 @@ fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
         CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
     let raw =
-        unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::sink_first, sinks.user()) };
+        unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::SINK_FIRST, sinks.user()) };
     if raw.is_null() {
         return Err(Error::Invalid(sinks.first_text()));
     }
@@ -143,7 +143,7 @@ pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
     let r = runner("", &Tuning::default()).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
-    if unsafe { ffi::plab_runner_check(r.raw, c.as_ptr(), ffi::sink_first, sinks.user()) } {
+    if unsafe { ffi::plab_runner_check(r.raw, c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
         Ok(())
     } else {
         Err(sinks.first_text())
@@ -154,7 +154,7 @@ pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
 pub(crate) fn print_passes() -> Result<String> {
     let r = runner("", &Tuning::default())?;
     let mut sinks = ffi::Sinks::default();
-    unsafe { ffi::plab_runner_print_passes(r.raw, ffi::sink_first, sinks.user()) };
+    unsafe { ffi::plab_runner_print_passes(r.raw, ffi::SINK_FIRST, sinks.user()) };
     Ok(String::from_utf8_lossy(&sinks.first).into_owned())
 }
 
@@ -236,7 +236,7 @@ pub(crate) fn run_pipeline(
                 module,
                 c.as_ptr(),
                 std::ptr::null(),
-                ffi::sink_first,
+                ffi::SINK_FIRST,
                 sinks.user(),
             )
         },
@@ -254,7 +254,7 @@ pub(crate) fn run_pipeline(
                     module,
                     c.as_ptr(),
                     &raw_hooks,
-                    ffi::sink_first,
+                    ffi::SINK_FIRST,
                     sinks.user(),
                 )
             };

@@ -393,38 +393,16 @@ mod tests {
     #[test]
     fn registry_knows_llvm_passes_with_units() {
         let all = passes();
-        let unit = |n: &str| all.iter().find(|e| e.name == n).map(|e| e.kind.clone());
-        assert_eq!(
-            unit("instcombine"),
-            Some(PassKind::Llvm {
-                unit: IrUnit::Function,
-                params: unit("instcombine").and_then(|k| match k {
-                    PassKind::Llvm { params, .. } => params,
-                    _ => None,
-                })
+        let unit = |n: &str| {
+            all.iter().find(|e| e.name == n).and_then(|e| match e.kind {
+                PassKind::Llvm { unit, .. } => Some(unit),
+                PassKind::Rust => None,
             })
-        );
-        assert!(matches!(
-            unit("inline"),
-            Some(PassKind::Llvm {
-                unit: IrUnit::Cgscc,
-                ..
-            })
-        ));
-        assert!(matches!(
-            unit("licm"),
-            Some(PassKind::Llvm {
-                unit: IrUnit::Loop,
-                ..
-            })
-        ));
-        assert!(matches!(
-            unit("globaldce"),
-            Some(PassKind::Llvm {
-                unit: IrUnit::Module,
-                ..
-            })
-        ));
+        };
+        assert_eq!(unit("instcombine"), Some(IrUnit::Function));
+        assert_eq!(unit("inline"), Some(IrUnit::Cgscc));
+        assert_eq!(unit("licm"), Some(IrUnit::Loop));
+        assert_eq!(unit("globaldce"), Some(IrUnit::Module));
         assert!(
             all.iter()
                 .filter(|e| matches!(e.kind, PassKind::Llvm { .. }))

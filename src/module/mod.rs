@@ -135,9 +135,9 @@ impl Module {
                 bytes.len(),
                 c_name.as_ptr(),
                 &mut diag,
-                ffi::sink_first,
+                ffi::SINK_FIRST,
                 sinks.user(),
-                ffi::sink_second,
+                ffi::SINK_SECOND,
             )
         };
         if raw.is_null() {
@@ -256,7 +256,7 @@ impl Module {
     /// Runs LLVM's verifier; the error is its message.
     pub fn verify(&self) -> Result<(), String> {
         let mut sinks = ffi::Sinks::default();
-        if unsafe { ffi::plab_verify(self.raw, ffi::sink_first, sinks.user()) } {
+        if unsafe { ffi::plab_verify(self.raw, ffi::SINK_FIRST, sinks.user()) } {
             Ok(())
         } else {
             Err(sinks.first_text())
@@ -298,7 +298,7 @@ impl Module {
     /// The module as bitcode (with use-list order, so it reads back the same).
     pub fn bitcode(&self) -> Vec<u8> {
         let mut sinks = ffi::Sinks::default();
-        unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::sink_first, sinks.user()) };
+        unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::SINK_FIRST, sinks.user()) };
         sinks.first
     }
 
@@ -319,7 +319,7 @@ impl Module {
     /// about five times slower.)
     pub fn snapshot(&self) -> Snapshot {
         let mut sinks = ffi::Sinks::default();
-        unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::sink_first, sinks.user()) };
+        unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::SINK_FIRST, sinks.user()) };
         Snapshot {
             bitcode: sinks.first,
         }

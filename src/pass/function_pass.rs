@@ -48,6 +48,10 @@ impl Pass for FunctionPass {
         &self.info
     }
 
+    fn verifies_itself(&self) -> bool {
+        true
+    }
+
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let name = &self.info.name;
         let before = function_set(module);

@@ -46,6 +46,10 @@ impl Pass for ModulePass {
         &self.info
     }
 
+    fn verifies_itself(&self) -> bool {
+        true
+    }
+
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         guard_panics(&self.info.name, || (self.body)(module, ctx))?;
         verified(module, &self.info.name)

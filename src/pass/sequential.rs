@@ -61,7 +61,7 @@ impl Pass for Sequential {
                 run_required(name, &mut chain, module, ctx, verify_each)?;
             }
             call(pass.as_ref(), module, ctx)?;
-            if verify_each {
+            if verify_each && !pass.verifies_itself() {
                 verified(module, &info.name)?;
             }
         }
@@ -90,7 +90,7 @@ fn run_required(
     }
     chain.pop();
     call(pass.as_ref(), module, ctx)?;
-    if verify_each {
+    if verify_each && !pass.verifies_itself() {
         verified(module, name)?;
     }
     Ok(())
