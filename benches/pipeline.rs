@@ -10,25 +10,14 @@
 //!
 //! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5).
 
+mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
+use common::{median, rounds, run_opt};
 use passlab::{registry, Module};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn rounds() -> usize {
-    std::env::var("PASSLAB_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5)
-}
 
 fn sqlite_o2() {
     let dir = std::env::temp_dir().join(format!("passlab-bench-{}", std::process::id()));
@@ -38,24 +27,12 @@ fn sqlite_o2() {
     let instructions = m.instruction_count();
     m.save(&input).unwrap();
     drop(m);
-    let opt = Path::new(env!("PASSLAB_LLVM_BINDIR")).join("opt");
     let o2 = registry::get_pass("default<O2>").unwrap();
 
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let mut result = (0, 0);
     for round in 0..rounds() {
-        let run_opt = |out: &Path| {
-            let t = Instant::now();
-            let s = Command::new(&opt)
-                .arg("-passes=default<O2>")
-                .arg(&input)
-                .arg("-o")
-                .arg(out)
-                .status()
-                .unwrap();
-            assert!(s.success());
-            t.elapsed()
-        };
+        let run_opt = |out: &Path| run_opt(&input, out);
         let run_ours = |out: &Path| {
             let t = Instant::now();
             let mut m = Module::from_file(&input).unwrap();

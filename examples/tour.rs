@@ -1,5 +1,6 @@
 //! The main job until the REPL exists: load a real C file, run the default
-//! pipeline under nested pass contexts, and print what changed.
+//! pipeline under nested pass contexts with timing and IR-size instruments,
+//! and print what changed and which passes (LLVM's own included) did it.
 //!
 //! `cargo run --release --example tour [FILE.c|.ll|.bc ...]` — with no file,
 //! zlib's adler32.c (from the libz-sys crate's bundled sources).
@@ -7,8 +8,10 @@
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
+use passlab::instrument::{IrSize, Timing};
 use passlab::{pipeline, registry, Module, PassContext, Source, Stats};
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 fn main() -> anyhow::Result<()> {
     let files: Vec<String> = std::env::args().skip(1).collect();
@@ -30,11 +33,18 @@ fn main() -> anyhow::Result<()> {
     );
     println!("{}", summary(&before));
 
-    // Outer scope: opt level 3. Inner scope: inherits it, and disables two
-    // passes — LLVM's loop vectorizer inside default<O3>, and our Rust pass.
-    let _o3 = PassContext::inherit().with_opt_level(3).enter()?;
+    // Outer scope: opt level 3, timing every pass. Inner scope: inherits it,
+    // disables two passes — LLVM's loop vectorizer inside default<O3>, and
+    // our Rust pass — and records the IR size after every pass.
+    let timing = Rc::new(Timing::new());
+    let size = Rc::new(IrSize::new());
+    let _o3 = PassContext::inherit()
+        .with_opt_level(3)
+        .with_instrument(timing.clone())
+        .enter()?;
     let _inner = PassContext::inherit()
         .with_disabled(["loop-vectorize", "strip-dead-internals"])
+        .with_instrument(size.clone())
         .enter()?;
     let ctx = PassContext::current();
     let pipeline = pipeline::default_pipeline(ctx.opt_level())?;
@@ -62,6 +72,25 @@ fn main() -> anyhow::Result<()> {
         } else {
             "no"
         }
+    );
+
+    let report = timing.report();
+    println!();
+    print!("{}", report.flat_table(Some(12)));
+    let mut changes = size.changes();
+    changes.retain(|p| p.depth > 0 && p.unit != passlab::llvm::IrUnit::Module);
+    changes.sort_by_key(|p| p.delta);
+    println!("\npasses inside LLVM's pipeline that removed the most instructions:");
+    for p in changes.iter().take(6) {
+        println!(
+            "  {:<22} on {} {:<24} {:>+6}",
+            p.pass, p.unit, p.target, p.delta
+        );
+    }
+    println!(
+        "  ({} passes ran; {} changed the instruction count)",
+        size.series().len(),
+        size.changes().len()
     );
 
     println!("\nper function (instructions):");

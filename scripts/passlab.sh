@@ -42,10 +42,17 @@ test)
 bench)
     setup
     shift
-    cargo bench --bench pipeline -- "$@"
+    case "${1:-all}" in
+    all)
+        cargo bench --locked --bench pipeline
+        cargo bench --locked --bench instruments
+        ;;
+    instruments) cargo bench --locked --bench instruments ;;
+    *) cargo bench --locked --bench pipeline -- "$@" ;;
+    esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite]" >&2
+    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments]" >&2
     exit 2
     ;;
 esac

@@ -16,6 +16,7 @@
 // the Rust callbacks catch their own panics.
 
 #include "llvm/ADT/Any.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LazyCallGraph.h"
@@ -28,6 +29,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSlotTracker.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/IR/Verifier.h"
@@ -60,14 +62,20 @@ enum plab_unit { PLAB_MODULE = 0, PLAB_CGSCC = 1, PLAB_FUNCTION = 2, PLAB_LOOP =
 /// Hooks called for every named pass LLVM runs inside a pipeline. Pass
 /// managers and adaptors are filtered out. `should_run` is only asked for
 /// optional passes (LLVM's required passes bypass it) and may be null.
+///
+/// `handle` is the IR unit itself (Module*, LazyCallGraph::SCC*, Function*
+/// or Loop*), valid during the call only; `plab_unit_functions` turns it
+/// into functions.
 struct plab_hooks {
   void *user;
   bool (*should_run)(void *user, const char *pass, size_t pass_len, int unit,
-                     const char *ir, size_t ir_len);
+                     const char *ir, size_t ir_len, const void *handle);
   void (*before)(void *user, const char *pass, size_t pass_len, int unit,
-                 const char *ir, size_t ir_len);
-  /// `invalidated` is true when the pass deleted its IR unit.
-  void (*after)(void *user, const char *pass, size_t pass_len, bool invalidated);
+                 const char *ir, size_t ir_len, const void *handle);
+  /// `handle` is null and `invalidated` true when the pass deleted its IR
+  /// unit; `preserved_all` is true when the pass reported no change.
+  void (*after)(void *user, const char *pass, size_t pass_len, int unit, const void *handle,
+                bool invalidated, bool preserved_all);
 };
 
 /// The PipelineTuningOptions passlab exposes as configuration.
@@ -110,26 +118,61 @@ void initTargets() {
 // ---------------------------------------------------------------------------
 // Instrumentation: which IR unit a callback's `Any` holds, and its name.
 
-int unitOf(Any IR, std::string &name) {
+int unitOf(Any IR, const void *&handle) {
   if (const auto *M = any_cast<const Module *>(&IR)) {
-    name = (*M)->getModuleIdentifier();
+    handle = *M;
     return PLAB_MODULE;
   }
   if (const auto *F = any_cast<const Function *>(&IR)) {
-    name = (*F)->getName().str();
+    handle = *F;
     return PLAB_FUNCTION;
   }
   if (const auto *C = any_cast<const LazyCallGraph::SCC *>(&IR)) {
-    name = (*C)->getName();
+    handle = *C;
     return PLAB_CGSCC;
   }
   if (const auto *L = any_cast<const Loop *>(&IR)) {
-    const BasicBlock *H = (*L)->getHeader();
-    name = H->getParent()->getName().str() + ":" + H->getName().str();
+    handle = *L;
     return PLAB_LOOP;
   }
-  name.clear();
+  handle = nullptr;
   return PLAB_OTHER;
+}
+
+// The name of an IR unit: the module identifier, the function, the SCC as
+// LLVM prints it, or `function:header` for a loop. Module and function names
+// are returned in place; the others are built in `name`.
+StringRef unitName(int Unit, const void *H, std::string &name) {
+  switch (Unit) {
+  case PLAB_MODULE:
+    return static_cast<const Module *>(H)->getModuleIdentifier();
+  case PLAB_FUNCTION:
+    return static_cast<const Function *>(H)->getName();
+  }
+  name.clear();
+  switch (Unit) {
+  case PLAB_CGSCC:
+    name = static_cast<const LazyCallGraph::SCC *>(H)->getName();
+    break;
+  case PLAB_LOOP: {
+    const BasicBlock *Hd = static_cast<const Loop *>(H)->getHeader();
+    name = Hd->getParent()->getName().str() + ":";
+    if (Hd->hasName()) {
+      name += Hd->getName().str();
+    } else {
+      // An unnamed header: its position among the function's blocks.
+      unsigned I = 0;
+      for (const BasicBlock &BB : *Hd->getParent()) {
+        if (&BB == Hd)
+          break;
+        ++I;
+      }
+      name += "block" + std::to_string(I);
+    }
+    break;
+  }
+  }
+  return name;
 }
 
 const Function *functionOf(Any IR) {
@@ -157,7 +200,15 @@ struct Runner {
 
   // Returns the pipeline name of a pass class, or "" for pass managers,
   // adaptors and other unnamed infrastructure.
-  StringRef nameOf(StringRef ClassName) { return PIC.getPassNameForClassName(ClassName); }
+  StringRef nameOf(StringRef ClassName) {
+    StringRef Name = PIC.getPassNameForClassName(ClassName);
+    // Several pipeline names build this class; the map keeps the first
+    // registered (alphabetically), an ML-advisor variant. Report the name
+    // default<On> pipelines are described with.
+    if (Name == "inliner-ml-advisor-release")
+      return "inliner-wrapper";
+    return Name;
+  }
 
   void registerCallbacks() {
     PIC.registerShouldRunOptionalPassCallback([this](StringRef P, Any IR) {
@@ -171,9 +222,10 @@ struct Runner {
       StringRef Name = nameOf(P);
       if (Name.empty())
         return true;
-      int Unit = unitOf(IR, Scratch);
-      return Hooks->should_run(Hooks->user, Name.data(), Name.size(), Unit, Scratch.data(),
-                               Scratch.size());
+      const void *H;
+      int Unit = unitOf(IR, H);
+      StringRef U = unitName(Unit, H, Scratch);
+      return Hooks->should_run(Hooks->user, Name.data(), Name.size(), Unit, U.data(), U.size(), H);
     });
     PIC.registerBeforeNonSkippedPassCallback([this](StringRef P, Any IR) {
       if (!Hooks || !Hooks->before)
@@ -181,24 +233,29 @@ struct Runner {
       StringRef Name = nameOf(P);
       if (Name.empty())
         return;
-      int Unit = unitOf(IR, Scratch);
-      Hooks->before(Hooks->user, Name.data(), Name.size(), Unit, Scratch.data(), Scratch.size());
+      const void *H;
+      int Unit = unitOf(IR, H);
+      StringRef U = unitName(Unit, H, Scratch);
+      Hooks->before(Hooks->user, Name.data(), Name.size(), Unit, U.data(), U.size(), H);
     });
-    PIC.registerAfterPassCallback([this](StringRef P, Any, const PreservedAnalyses &) {
+    PIC.registerAfterPassCallback([this](StringRef P, Any IR, const PreservedAnalyses &PA) {
       if (!Hooks || !Hooks->after)
         return;
       StringRef Name = nameOf(P);
       if (Name.empty())
         return;
-      Hooks->after(Hooks->user, Name.data(), Name.size(), false);
+      const void *H;
+      int Unit = unitOf(IR, H);
+      Hooks->after(Hooks->user, Name.data(), Name.size(), Unit, H, false, PA.areAllPreserved());
     });
-    PIC.registerAfterPassInvalidatedCallback([this](StringRef P, const PreservedAnalyses &) {
+    PIC.registerAfterPassInvalidatedCallback([this](StringRef P, const PreservedAnalyses &PA) {
       if (!Hooks || !Hooks->after)
         return;
       StringRef Name = nameOf(P);
       if (Name.empty())
         return;
-      Hooks->after(Hooks->user, Name.data(), Name.size(), true);
+      Hooks->after(Hooks->user, Name.data(), Name.size(), PLAB_OTHER, nullptr, true,
+                   PA.areAllPreserved());
     });
   }
 
@@ -371,7 +428,22 @@ void hashFunction(Hasher &Hs, const Function &F) {
   Hs.ptr(F.getFunctionType());
   Hs.ptr(F.getAttributes().getRawPointer());
   Hs.add(F.isDeclaration());
+  Hs.add(static_cast<unsigned>(F.getUnnamedAddr()));
+  Hs.add(F.isDSOLocal());
+  Hs.add(F.getDLLStorageClass());
+  Hs.str(F.getSection());
+  Hs.add(F.getAlign() ? F.getAlign()->value() : 0);
+  Hs.ptr(F.getComdat());
+  Hs.ptr(F.hasPersonalityFn() ? F.getPersonalityFn() : nullptr);
+  Hs.ptr(F.hasPrefixData() ? F.getPrefixData() : nullptr);
+  Hs.ptr(F.hasPrologueData() ? F.getPrologueData() : nullptr);
+  Hs.str(F.hasGC() ? StringRef(F.getGC()) : StringRef());
   SmallVector<std::pair<unsigned, MDNode *>, 4> MDs;
+  F.getAllMetadata(MDs);
+  for (auto &KV : MDs) {
+    Hs.add(KV.first);
+    Hs.ptr(KV.second);
+  }
   for (const BasicBlock &BB : F) {
     Hs.ptr(&BB);
     for (const Instruction &I : BB) {
@@ -498,5 +570,107 @@ size_t plab_opcode_limit() { return Instruction::OtherOpsEnd; }
 void plab_delete_body(LLVMValueRef F) { reinterpret_cast<Function *>(F)->deleteBody(); }
 
 const char *plab_opcode_name(unsigned op) { return Instruction::getOpcodeName(op); }
+
+// ---------------------------------------------------------------------------
+// IR units and single functions, for instruments that work per pass.
+
+/// The functions a pass on this IR unit may have changed, written to `out`
+/// (at most `cap`); returns how many there are. A module gives its defined
+/// functions; a function itself; a loop its function; an SCC its functions
+/// and, with `callers`, the functions that call into it (CGSCC passes such as
+/// argpromotion rewrite call sites).
+size_t plab_unit_functions(int unit, const void *handle, bool callers, LLVMValueRef *out,
+                           size_t cap) {
+  SmallVector<const Function *, 8> Fs;
+  switch (unit) {
+  case PLAB_MODULE:
+    for (const Function &F : *static_cast<const Module *>(handle))
+      if (!F.isDeclaration())
+        Fs.push_back(&F);
+    break;
+  case PLAB_FUNCTION:
+    Fs.push_back(static_cast<const Function *>(handle));
+    break;
+  case PLAB_LOOP:
+    Fs.push_back(static_cast<const Loop *>(handle)->getHeader()->getParent());
+    break;
+  case PLAB_CGSCC: {
+    SmallPtrSet<const Function *, 8> Seen;
+    for (LazyCallGraph::Node &N : *static_cast<const LazyCallGraph::SCC *>(handle))
+      if (Seen.insert(&N.getFunction()).second)
+        Fs.push_back(&N.getFunction());
+    if (callers) {
+      size_t Own = Fs.size();
+      for (size_t I = 0; I < Own; ++I)
+        for (const User *U : Fs[I]->users())
+          if (const auto *CB = dyn_cast<CallBase>(U))
+            if (const Function *C = CB->getFunction())
+              if (Seen.insert(C).second)
+                Fs.push_back(C);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  size_t N = Fs.size();
+  for (size_t I = 0; I < N && I < cap; ++I)
+    out[I] = reinterpret_cast<LLVMValueRef>(const_cast<Function *>(Fs[I]));
+  return N;
+}
+
+/// Basic blocks and instructions of one function.
+void plab_function_size(LLVMValueRef FR, uint64_t *blocks, uint64_t *instructions) {
+  const Function &F = *reinterpret_cast<Function *>(FR);
+  uint64_t B = 0, I = 0;
+  for (const BasicBlock &BB : F) {
+    ++B;
+    I += BB.size();
+  }
+  *blocks = B;
+  *instructions = I;
+}
+
+/// Verifies one function; returns true when valid, else sends the messages.
+bool plab_verify_function(LLVMValueRef FR, plab_sink sink, void *user) {
+  std::string S;
+  raw_string_ostream OS(S);
+  bool Broken = verifyFunction(*reinterpret_cast<Function *>(FR), &OS);
+  OS.flush();
+  if (Broken)
+    send(sink, user, S);
+  return !Broken;
+}
+
+/// Prints functions one at a time with one module-wide slot tracker, so
+/// that printing each function costs its own size, not the module's (a
+/// fresh `Function::print` numbers the whole module first). Global values
+/// print by name; metadata created after the tracker was built would print
+/// as an address, so the caller rebuilds the printer when the module's
+/// metadata may have grown (see `plab_printer_function`'s result).
+struct Printer {
+  ModuleSlotTracker MST;
+  explicit Printer(const Module *M) : MST(M) {}
+};
+
+Printer *plab_printer_new(LLVMModuleRef M) { return new Printer(unwrapM(M)); }
+
+void plab_printer_free(Printer *P) { delete P; }
+
+/// Sends the text of `F`. Returns false when the tracker was stale (some
+/// metadata had no number): the text is then not sent and the caller should
+/// rebuild the printer and ask again.
+bool plab_printer_function(Printer *P, LLVMValueRef FR, plab_sink sink, void *user) {
+  const Function &F = *reinterpret_cast<Function *>(FR);
+  std::string S;
+  raw_string_ostream OS(S);
+  // Value::print with a tracker; Function::print would build a new one.
+  static_cast<const Value &>(F).print(OS, P->MST);
+  OS.flush();
+  if (StringRef(S).contains("<0x"))
+    return false;
+  send(sink, user, S);
+  return true;
+}
 
 } // extern "C"

@@ -206,6 +206,50 @@ impl PassContext {
         })
     }
 
+    /// Replaces the instruments of the innermost entered context (TVM's
+    /// `override_instruments`): its own instruments get `exit_pass_ctx`,
+    /// then the new ones `enter_pass_ctx`, in order. If an exit or an enter
+    /// fails, the instruments entered so far are exited, the context is left
+    /// with no instruments, and the error is returned. Instruments inherited
+    /// from an enclosing context are not exited (they belong to it) but are
+    /// no longer called in this one.
+    pub fn override_instruments(instruments: Vec<Rc<dyn Instrument>>) -> Result<()> {
+        let old = STACK
+            .with(|s| {
+                s.borrow()
+                    .last()
+                    .map(|c| c.instruments[c.inherited_instruments..].to_vec())
+            })
+            .ok_or_else(|| {
+                Error::Invalid("override_instruments needs an entered context".into())
+            })?;
+        let set = |list: Vec<Rc<dyn Instrument>>| {
+            STACK.with(|s| {
+                if let Some(c) = s.borrow_mut().last_mut() {
+                    c.instruments = list;
+                    c.inherited_instruments = 0;
+                }
+            })
+        };
+        for instrument in &old {
+            if let Err(e) = instrument.exit_pass_ctx() {
+                set(Vec::new());
+                return Err(e);
+            }
+        }
+        for (k, instrument) in instruments.iter().enumerate() {
+            if let Err(e) = instrument.enter_pass_ctx() {
+                for entered in &instruments[..k] {
+                    let _ = entered.exit_pass_ctx();
+                }
+                set(Vec::new());
+                return Err(e);
+            }
+        }
+        set(instruments);
+        Ok(())
+    }
+
     /// A one-line summary, e.g. `opt_level=3 required=mem2reg disabled=licm`.
     pub fn summary(&self) -> String {
         let mut parts = vec![format!("opt_level={}", self.opt_level)];

@@ -33,6 +33,8 @@ pub enum ErrorKind {
     FunctionSetChanged,
     /// A name (function, module) does not exist.
     NotFound,
+    /// An instrument's hook failed or panicked.
+    Instrument,
     /// Anything else a caller got wrong (an invalid argument).
     Invalid,
 }
@@ -117,6 +119,13 @@ pub enum Error {
         suggestions: Vec<String>,
     },
 
+    #[error("instrument {instrument} failed in {hook}: {message}")]
+    Instrument {
+        instrument: String,
+        hook: &'static str,
+        message: String,
+    },
+
     #[error("{0}")]
     Invalid(String),
 }
@@ -137,6 +146,7 @@ impl Error {
             Error::Verify { .. } => ErrorKind::Verify,
             Error::FunctionSetChanged { .. } => ErrorKind::FunctionSetChanged,
             Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Instrument { .. } => ErrorKind::Instrument,
             Error::Invalid(_) => ErrorKind::Invalid,
         }
     }

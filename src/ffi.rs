@@ -25,14 +25,40 @@ pub struct Tuning {
 }
 
 #[repr(C)]
+pub struct Printer {
+    _private: [u8; 0],
+}
+
+/// (user, pass, pass_len, unit, ir name, ir name len, unit handle)
+pub type BeforeHook = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_char,
+    usize,
+    i32,
+    *const c_char,
+    usize,
+    *const c_void,
+);
+/// The same, answering whether the pass should run.
+pub type ShouldRunHook = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_char,
+    usize,
+    i32,
+    *const c_char,
+    usize,
+    *const c_void,
+) -> bool;
+/// (user, pass, pass_len, unit, unit handle, invalidated, preserved_all)
+pub type AfterHook =
+    unsafe extern "C" fn(*mut c_void, *const c_char, usize, i32, *const c_void, bool, bool);
+
+#[repr(C)]
 pub struct Hooks {
     pub user: *mut c_void,
-    pub should_run: Option<
-        unsafe extern "C" fn(*mut c_void, *const c_char, usize, i32, *const c_char, usize) -> bool,
-    >,
-    pub before:
-        Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, i32, *const c_char, usize)>,
-    pub after: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, bool)>,
+    pub should_run: Option<ShouldRunHook>,
+    pub before: Option<BeforeHook>,
+    pub after: Option<AfterHook>,
 }
 
 #[repr(C)]
@@ -93,6 +119,23 @@ extern "C" {
     pub fn plab_opcode_limit() -> usize;
     pub fn plab_delete_body(f: LLVMValueRef);
     pub fn plab_opcode_name(op: u32) -> *const c_char;
+    pub fn plab_unit_functions(
+        unit: i32,
+        handle: *const c_void,
+        callers: bool,
+        out: *mut LLVMValueRef,
+        cap: usize,
+    ) -> usize;
+    pub fn plab_function_size(f: LLVMValueRef, blocks: *mut u64, instructions: *mut u64);
+    pub fn plab_verify_function(f: LLVMValueRef, sink: Sink, user: *mut c_void) -> bool;
+    pub fn plab_printer_new(m: LLVMModuleRef) -> *mut Printer;
+    pub fn plab_printer_free(p: *mut Printer);
+    pub fn plab_printer_function(
+        p: *mut Printer,
+        f: LLVMValueRef,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> bool;
 }
 
 /// Two byte buffers a shim call can fill: `first` through [`SINK_FIRST`],

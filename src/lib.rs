@@ -22,6 +22,7 @@
 
 pub mod config;
 pub mod context;
+pub mod diff;
 mod error;
 mod ffi;
 pub mod instrument;
@@ -32,6 +33,7 @@ pub mod pass;
 pub mod passes;
 pub mod pipeline;
 pub mod registry;
+pub mod table;
 
 pub use config::{ConfigOption, ConfigType, ConfigValue};
 pub use context::{ContextGuard, PassContext};

@@ -39,6 +39,16 @@ impl IrUnit {
         }
     }
 
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            IrUnit::Module => 0,
+            IrUnit::Cgscc => 1,
+            IrUnit::Function => 2,
+            IrUnit::Loop => 3,
+            IrUnit::Other => 4,
+        }
+    }
+
     /// The word LLVM uses (`module`, `cgscc`, `function`, `loop`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,14 +84,24 @@ impl Default for Tuning {
     }
 }
 
+/// An IR unit during a hook: its kind and LLVM's object (Module*,
+/// LazyCallGraph::SCC*, Function* or Loop*), valid during the hook only.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UnitRef {
+    pub kind: IrUnit,
+    pub handle: *const c_void,
+}
+
 /// Callbacks for the passes LLVM runs inside one pipeline. Pass managers and
 /// adaptors are filtered out; `should_run` is asked only for optional passes.
+/// `after` gets no unit (`handle` null) when the pass deleted it, and
+/// `preserved_all` when the pass reported that it changed nothing.
 pub(crate) trait Hooks {
-    fn should_run(&mut self, _pass: &str, _unit: IrUnit, _ir: &str) -> bool {
+    fn should_run(&mut self, _pass: &str, _unit: UnitRef, _name: &str) -> bool {
         true
     }
-    fn before(&mut self, _pass: &str, _unit: IrUnit, _ir: &str) {}
-    fn after(&mut self, _pass: &str, _invalidated: bool) {}
+    fn before(&mut self, _pass: &str, _unit: UnitRef, _name: &str) {}
+    fn after(&mut self, _pass: &str, _unit: UnitRef, _invalidated: bool, _preserved_all: bool) {}
 }
 
 struct RunnerHandle {
@@ -177,6 +197,13 @@ fn guarded<R>(state: &mut HookState<'_>, default: R, f: impl FnOnce(&mut dyn Hoo
     }
 }
 
+fn unit_ref(unit: i32, handle: *const c_void) -> UnitRef {
+    UnitRef {
+        kind: IrUnit::from_code(unit),
+        handle,
+    }
+}
+
 unsafe extern "C" fn tramp_should_run(
     user: *mut c_void,
     pass: *const c_char,
@@ -184,11 +211,12 @@ unsafe extern "C" fn tramp_should_run(
     unit: i32,
     ir: *const c_char,
     ir_len: usize,
+    handle: *const c_void,
 ) -> bool {
     let state = &mut *(user as *mut HookState<'_>);
     let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
     guarded(state, true, |h| {
-        h.should_run(&pass, IrUnit::from_code(unit), &ir)
+        h.should_run(&pass, unit_ref(unit, handle), &ir)
     })
 }
 
@@ -199,21 +227,27 @@ unsafe extern "C" fn tramp_before(
     unit: i32,
     ir: *const c_char,
     ir_len: usize,
+    handle: *const c_void,
 ) {
     let state = &mut *(user as *mut HookState<'_>);
     let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
-    guarded(state, (), |h| h.before(&pass, IrUnit::from_code(unit), &ir))
+    guarded(state, (), |h| h.before(&pass, unit_ref(unit, handle), &ir))
 }
 
 unsafe extern "C" fn tramp_after(
     user: *mut c_void,
     pass: *const c_char,
     pass_len: usize,
-    inv: bool,
+    unit: i32,
+    handle: *const c_void,
+    invalidated: bool,
+    preserved_all: bool,
 ) {
     let state = &mut *(user as *mut HookState<'_>);
     let pass = ffi::str_from(pass, pass_len);
-    guarded(state, (), |h| h.after(&pass, inv))
+    guarded(state, (), |h| {
+        h.after(&pass, unit_ref(unit, handle), invalidated, preserved_all)
+    })
 }
 
 /// Runs `text` over the raw module. Errors are LLVM's pipeline messages or a

@@ -20,12 +20,14 @@ pub fn clang_path() -> PathBuf {
 }
 
 /// The flags that make clang's output a starting point for pass experiments:
-/// -O0 without `optnone`, so that passes have work to do, and no debug info.
+/// -O0 without `optnone`, so that passes have work to do, no debug info, and
+/// value names kept (`%for.body`, not `%5`: readable IR and loop names).
 pub const CLANG_FLAGS: &[&str] = &[
     "-O0",
     "-Xclang",
     "-disable-O0-optnone",
     "-g0",
+    "-fno-discard-value-names",
     "-emit-llvm",
     "-c",
 ];

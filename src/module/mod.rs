@@ -412,6 +412,8 @@ struct DiagnosticCapture {
     ctx: LLVMContextRef,
     prev: llvm_sys::LLVMDiagnosticHandler,
     prev_user: *mut c_void,
+    // Boxed: LLVM holds its address as the handler's user pointer.
+    #[allow(clippy::box_collection)]
     messages: Box<Vec<String>>,
 }
 

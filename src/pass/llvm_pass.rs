@@ -4,11 +4,15 @@
 use super::{Pass, PassInfo};
 use crate::config::ConfigOption;
 use crate::context::PassContext;
-use crate::llvm::{self, Hooks, IrUnit, Tuning};
+use crate::instrument::{self, PassRun, Scope};
+use crate::llvm::{self, Hooks, IrUnit, Tuning, UnitRef};
 use crate::module::Module;
 use crate::registry;
 use crate::{Error, Result};
-use std::collections::BTreeSet;
+use llvm_sys::prelude::LLVMValueRef;
+use rustc_hash::FxHashMap as HashMap;
+use std::rc::Rc;
+use std::time::Duration;
 
 /// The config keys of LLVM's pipeline tuning options.
 pub mod keys {
@@ -101,16 +105,142 @@ fn unknown_name(message: &str) -> Option<&str> {
     Some(&message[start..end])
 }
 
-/// Skips LLVM's optional passes whose names the context disables, except
-/// the pass this LlvmPass is (a direct call ignores gating).
-struct SkipDisabled<'a> {
-    disabled: &'a BTreeSet<String>,
+/// Forwards the passes LLVM runs to the context's instruments (nested
+/// under the LlvmPass, with their IR unit) and skips LLVM's optional passes
+/// whose names the context disables — except the pass this LlvmPass is (a
+/// direct call ignores gating). LLVM cannot be stopped from a callback, so
+/// the first instrument error is kept, every later optional pass is
+/// skipped, and the error is returned when LLVM is done (the module is then
+/// rolled back by `apply`).
+struct Bridge<'a> {
+    module: &'a Module,
+    ctx: &'a PassContext,
     own: &'a str,
+    infos: HashMap<String, Rc<PassInfo>>,
+    open: Vec<Open>,
+    error: Option<Error>,
 }
 
-impl Hooks for SkipDisabled<'_> {
-    fn should_run(&mut self, pass: &str, _unit: IrUnit, _ir: &str) -> bool {
-        pass == self.own || !self.disabled.contains(pass)
+/// A pass LLVM started and has not finished.
+struct Open {
+    info: Rc<PassInfo>,
+    unit: IrUnit,
+    target: String,
+    depth: usize,
+    /// For a loop: its function, in case the pass deletes the loop.
+    function: Option<LLVMValueRef>,
+    nesting: instrument::Nesting,
+}
+
+impl Bridge<'_> {
+    fn info(&mut self, pass: &str) -> Rc<PassInfo> {
+        if let Some(i) = self.infos.get(pass) {
+            return i.clone();
+        }
+        let (opt_level, description) =
+            registry::llvm_pass_defaults(pass, registry::base_name(pass));
+        let info = Rc::new(PassInfo::new(pass, opt_level).describe(&description));
+        self.infos.insert(pass.to_string(), info.clone());
+        info
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.error.get_or_insert(e);
+    }
+}
+
+impl Hooks for Bridge<'_> {
+    fn should_run(&mut self, pass: &str, unit: UnitRef, name: &str) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if pass != self.own && self.ctx.disabled().contains(pass) {
+            return false;
+        }
+        let instruments = self.ctx.instruments();
+        if instruments.is_empty() || self.ctx.required().contains(pass) {
+            return true;
+        }
+        let info = self.info(pass);
+        let run = PassRun {
+            info: &info,
+            unit: unit.kind,
+            target: name,
+            depth: instrument::depth(),
+            inside_llvm: true,
+            may_have_changed: true,
+            clock: Duration::ZERO,
+            scope: Scope::Unit(unit),
+        };
+        match instrument::should_run(instruments, self.module, &run) {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    fn before(&mut self, pass: &str, unit: UnitRef, name: &str) {
+        let instruments = self.ctx.instruments();
+        if self.error.is_some() || instruments.is_empty() {
+            return;
+        }
+        let info = self.info(pass);
+        let depth = instrument::depth();
+        let run = PassRun {
+            info: &info,
+            unit: unit.kind,
+            target: name,
+            depth,
+            inside_llvm: true,
+            may_have_changed: true,
+            clock: Duration::ZERO,
+            scope: Scope::Unit(unit),
+        };
+        match instrument::before(instruments, self.module, &run) {
+            Ok(nesting) => {
+                let function = (unit.kind == IrUnit::Loop)
+                    .then(|| run.scope.functions(false).first().copied())
+                    .flatten();
+                self.open.push(Open {
+                    info: info.clone(),
+                    unit: unit.kind,
+                    target: name.to_string(),
+                    depth,
+                    function,
+                    nesting,
+                });
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn after(&mut self, _pass: &str, unit: UnitRef, invalidated: bool, preserved_all: bool) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(open) = self.open.pop() else {
+            return;
+        };
+        let scope = if invalidated {
+            open.function.map_or(Scope::Gone, Scope::Function)
+        } else {
+            Scope::Unit(unit)
+        };
+        let run = PassRun {
+            info: &open.info,
+            unit: open.unit,
+            target: &open.target,
+            depth: open.depth,
+            inside_llvm: true,
+            may_have_changed: !preserved_all,
+            clock: Duration::ZERO,
+            scope,
+        };
+        if let Err(e) = instrument::after(self.ctx.instruments(), self.module, &run, open.nesting) {
+            self.fail(e);
+        }
     }
 }
 
@@ -121,25 +251,31 @@ impl Pass for LlvmPass {
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let tuning = tuning(ctx)?;
-        let mut skip = SkipDisabled {
-            disabled: ctx.disabled(),
-            own: &self.info.name,
-        };
-        let hooks: Option<&mut dyn Hooks> = if ctx.disabled().is_empty() {
-            None
-        } else {
-            Some(&mut skip)
-        };
-        llvm::run_pipeline(
-            module.raw(),
-            &module.triple(),
-            &tuning,
-            &self.info.name,
-            hooks,
-        )
-        .map_err(|reason| Error::PassFailed {
+        let module: &Module = module;
+        let raw = module.raw();
+        let triple = module.triple();
+        let failed = |reason| Error::PassFailed {
             pass: self.info.name.clone(),
             reason,
-        })
+        };
+        if ctx.disabled().is_empty() && ctx.instruments().is_empty() {
+            return llvm::run_pipeline(raw, &triple, &tuning, &self.info.name, None)
+                .map_err(failed);
+        }
+        let mut bridge = Bridge {
+            module,
+            ctx,
+            own: &self.info.name,
+            infos: HashMap::default(),
+            open: Vec::new(),
+            error: None,
+        };
+        let result = llvm::run_pipeline(raw, &triple, &tuning, &self.info.name, Some(&mut bridge));
+        // Passes left open by an error unwind their nesting here.
+        bridge.open.clear();
+        if let Some(e) = bridge.error {
+            return Err(e);
+        }
+        result.map_err(failed)
     }
 }

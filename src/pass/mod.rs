@@ -23,9 +23,12 @@ pub use sequential::VERIFY_EACH;
 
 use crate::config::ConfigOption;
 use crate::context::PassContext;
+use crate::instrument::{self, PassRun, Scope};
+use crate::llvm::IrUnit;
 use crate::module::Module;
 use crate::{Error, Result};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What the infrastructure knows about a pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +93,7 @@ pub trait Pass: Send + Sync {
 /// A shared handle to a pass.
 pub type PassRef = Arc<dyn Pass>;
 
-impl dyn Pass {
+impl dyn Pass + '_ {
     /// Runs this pass on `module` under the current context, ignoring gating
     /// (as calling a pass directly does in TVM). On failure the module is
     /// left exactly as it was and the error names the failing pass.
@@ -122,25 +125,30 @@ impl dyn Pass {
 pub(crate) fn call(pass: &dyn Pass, module: &mut Module, ctx: &PassContext) -> Result<()> {
     let info = pass.info();
     let instruments = ctx.instruments();
-    if !instruments.is_empty() {
-        if !ctx.required().contains(&info.name) {
-            let mut run = true;
-            for instrument in instruments {
-                run &= instrument.should_run(module, info)?;
-            }
-            if !run {
-                return Ok(());
-            }
-        }
-        for instrument in instruments {
-            instrument.run_before_pass(module, info)?;
-        }
+    if instruments.is_empty() {
+        return pass.run(module, ctx);
     }
+    let target = module.name();
+    let run = PassRun {
+        info,
+        unit: IrUnit::Module,
+        target: &target,
+        depth: instrument::depth(),
+        inside_llvm: false,
+        may_have_changed: true,
+        clock: Duration::ZERO,
+        scope: Scope::module(module),
+    };
+    if !ctx.required().contains(&info.name) && !instrument::should_run(instruments, module, &run)? {
+        return Ok(());
+    }
+    let nesting = instrument::before(instruments, module, &run)?;
     pass.run(module, ctx)?;
-    for instrument in instruments {
-        instrument.run_after_pass(module, info)?;
-    }
-    Ok(())
+    let run = PassRun {
+        scope: Scope::module(module),
+        ..run
+    };
+    instrument::after(instruments, module, &run, nesting)
 }
 
 /// Ok when `module` verifies; else an error naming `pass`, keeping the

@@ -1,0 +1,273 @@
+//! Unified diffs of IR text, fast on long functions. A pass usually changes
+//! a few places in a function of thousands of lines, so the common head and
+//! tail are skipped with a byte comparison, and only the middle is split
+//! into lines, numbered (equal lines, equal numbers) and diffed with
+//! `similar`'s Myers implementation, which then compares integers, not
+//! strings. Hunks are grouped by `similar` and rendered in `diff -u` form.
+
+use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+/// A unified diff of `old` and `new` with `context` lines around changes,
+/// headed `--- old_name` / `+++ new_name`; empty when the texts are equal.
+pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: usize) -> String {
+    if old == new {
+        return String::new();
+    }
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    // The common head, cut back to the start of the line where they differ.
+    let same = ob.iter().zip(nb).take_while(|(x, y)| x == y).count();
+    let pre = ob[..same]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    // The common tail, not overlapping the head, cut to whole lines.
+    let mut suf = ob[pre..]
+        .iter()
+        .rev()
+        .zip(nb[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let line_start = |t: &[u8], at: usize| at == 0 || t[at - 1] == b'\n';
+    while suf > 0 && !(line_start(ob, ob.len() - suf) && line_start(nb, nb.len() - suf)) {
+        suf -= 1;
+    }
+    let middle_a: Vec<&str> = old[pre..ob.len() - suf].lines().collect();
+    let middle_b: Vec<&str> = new[pre..nb.len() - suf].lines().collect();
+    // Context lines come from the head and the tail.
+    let mut head: Vec<&str> = old[..pre].lines().rev().take(context).collect();
+    head.reverse();
+    let tail: Vec<&str> = old[ob.len() - suf..].lines().take(context).collect();
+    let offset = old[..pre].lines().count() - head.len();
+
+    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(middle_a.len() + middle_b.len());
+    let ia = intern(&middle_a, &mut ids);
+    let ib = intern(&middle_b, &mut ids);
+    // Past the deadline (a huge function rewritten throughout) Myers settles
+    // for a correct but less minimal diff.
+    let deadline = Instant::now() + Duration::from_millis(50);
+    let mut ops = vec![DiffOp::Equal {
+        old_index: 0,
+        new_index: 0,
+        len: head.len(),
+    }];
+    for op in capture_diff_slices_deadline(Algorithm::Myers, &ia, &ib, Some(deadline)) {
+        ops.push(shift(op, head.len()));
+    }
+    ops.push(DiffOp::Equal {
+        old_index: head.len() + middle_a.len(),
+        new_index: head.len() + middle_b.len(),
+        len: tail.len(),
+    });
+    ops.retain(|op| !matches!(op, DiffOp::Equal { len: 0, .. }));
+    let a: Vec<&str> = head.iter().chain(&middle_a).chain(&tail).copied().collect();
+    let b: Vec<&str> = head.iter().chain(&middle_b).chain(&tail).copied().collect();
+
+    let mut out = format!("--- {old_name}\n+++ {new_name}\n");
+    for group in group_diff_ops(ops, context) {
+        let (first, last) = match (group.first(), group.last()) {
+            (Some(f), Some(l)) => (f, l),
+            _ => continue,
+        };
+        let (old_start, new_start) = (first.old_range().start, first.new_range().start);
+        let (old_len, new_len) = (
+            last.old_range().end - old_start,
+            last.new_range().end - new_start,
+        );
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
+            range(offset + old_start, old_len),
+            range(offset + new_start, new_len)
+        );
+        for op in &group {
+            match *op {
+                DiffOp::Equal { old_index, len, .. } => {
+                    for l in &a[old_index..old_index + len] {
+                        let _ = writeln!(out, " {l}");
+                    }
+                }
+                DiffOp::Delete {
+                    old_index, old_len, ..
+                } => {
+                    for l in &a[old_index..old_index + old_len] {
+                        let _ = writeln!(out, "-{l}");
+                    }
+                }
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                } => {
+                    for l in &b[new_index..new_index + new_len] {
+                        let _ = writeln!(out, "+{l}");
+                    }
+                }
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => {
+                    for l in &a[old_index..old_index + old_len] {
+                        let _ = writeln!(out, "-{l}");
+                    }
+                    for l in &b[new_index..new_index + new_len] {
+                        let _ = writeln!(out, "+{l}");
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `op` with its indices moved by `by` lines.
+fn shift(op: DiffOp, by: usize) -> DiffOp {
+    match op {
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } => DiffOp::Equal {
+            old_index: old_index + by,
+            new_index: new_index + by,
+            len,
+        },
+        DiffOp::Delete {
+            old_index,
+            old_len,
+            new_index,
+        } => DiffOp::Delete {
+            old_index: old_index + by,
+            old_len,
+            new_index: new_index + by,
+        },
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => DiffOp::Insert {
+            old_index: old_index + by,
+            new_index: new_index + by,
+            new_len,
+        },
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => DiffOp::Replace {
+            old_index: old_index + by,
+            old_len,
+            new_index: new_index + by,
+            new_len,
+        },
+    }
+}
+
+/// Each line's number: equal lines, equal numbers.
+fn intern<'a>(lines: &[&'a str], ids: &mut HashMap<&'a str, u32>) -> Vec<u32> {
+    lines
+        .iter()
+        .map(|l| {
+            let next = ids.len() as u32;
+            *ids.entry(l).or_insert(next)
+        })
+        .collect()
+}
+
+/// `start,len` as `diff -u` writes it (1-based; `start-1,0` when empty).
+fn range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unified;
+
+    #[test]
+    fn equal_texts_give_no_diff() {
+        assert_eq!(unified("a\nb\n", "a\nb\n", "x", "y", 3), "");
+    }
+
+    #[test]
+    fn matches_diff_u_format() {
+        let old = "1\n2\n3\n4\n5\n6\n7\n8\n";
+        let new = "1\n2\n3\n4\nfive\n6\n7\n8\n9\n";
+        let d = unified(old, new, "a", "b", 1);
+        assert_eq!(
+            d,
+            "--- a\n+++ b\n@@ -4,3 +4,3 @@\n 4\n-5\n+five\n 6\n@@ -8 +8,2 @@\n 8\n+9\n"
+        );
+    }
+
+    #[test]
+    fn agrees_with_a_plain_line_diff_on_many_edits() {
+        // Against similar's own unified diff (no trimming) on edits at the
+        // start, middle, end, and lines that are prefixes of others.
+        let base: Vec<String> = (0..60)
+            .map(|i| format!("  %v{i} = add i32 %a, {i}"))
+            .collect();
+        let cases: Vec<Vec<String>> = vec![
+            {
+                let mut v = base.clone();
+                v[0] = "changed".into();
+                v
+            },
+            {
+                let mut v = base.clone();
+                v[59] = "changed".into();
+                v
+            },
+            {
+                let mut v = base.clone();
+                v.remove(30);
+                v.insert(10, "new".into());
+                v
+            },
+            {
+                let mut v = base.clone();
+                v[20].push('0');
+                v
+            },
+            {
+                let mut v = base.clone();
+                v.truncate(40);
+                v
+            },
+            {
+                let mut v = base.clone();
+                v.push("tail".into());
+                v
+            },
+        ];
+        let old = base.join("\n") + "\n";
+        for case in cases {
+            let new = case.join("\n") + "\n";
+            let ours = unified(&old, &new, "a", "b", 3);
+            let theirs = similar::TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .context_radius(3)
+                .header("a", "b")
+                .to_string();
+            assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn empty_sides() {
+        assert_eq!(
+            unified("", "x\n", "a", "b", 3),
+            "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n"
+        );
+        assert_eq!(
+            unified("x\n", "", "a", "b", 3),
+            "--- a\n+++ b\n@@ -1 +0,0 @@\n-x\n"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! [`Bisect`]: `-opt-bisect-limit` for every optional pass — passlab's and
+//! LLVM's — plus a skip list by name; and [`search`], which halves the
+//! limit until it finds the pass that first makes a result go bad.
+
+use super::{Instrument, PassRun};
+use crate::context::PassContext;
+use crate::llvm::IrUnit;
+use crate::module::Module;
+use crate::pass::Pass;
+use crate::table::Table;
+use crate::{Error, Result};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+/// One optional pass Bisect was asked about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BisectEntry {
+    /// 1-based, in the order passes were asked about (LLVM's numbering).
+    pub index: usize,
+    pub pass: String,
+    pub unit: IrUnit,
+    pub target: String,
+    pub ran: bool,
+}
+
+impl std::fmt::Display for BisectEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "BISECT: {} pass ({}) {} on {} {}",
+            if self.ran { "running" } else { "NOT running" },
+            self.index,
+            self.pass,
+            self.unit,
+            self.target
+        )
+    }
+}
+
+/// Runs only the first `limit` optional passes (all when `None`) and never
+/// the skipped names; records every decision. Required passes (the
+/// context's, and LLVM's pass managers and required passes) are not asked
+/// and always run.
+pub struct Bisect {
+    limit: Option<usize>,
+    skip: BTreeSet<String>,
+    entries: RefCell<Vec<BisectEntry>>,
+    /// Keep entries (a search only needs the count).
+    keep: bool,
+    count: RefCell<usize>,
+}
+
+impl Bisect {
+    /// Runs the first `limit` optional passes.
+    pub fn new(limit: Option<usize>) -> Bisect {
+        Bisect {
+            limit,
+            skip: BTreeSet::new(),
+            entries: RefCell::new(Vec::new()),
+            keep: true,
+            count: RefCell::new(0),
+        }
+    }
+
+    /// Never runs passes of these names (full text or base name).
+    pub fn skipping<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Bisect {
+        self.skip.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Every decision so far.
+    pub fn entries(&self) -> Vec<BisectEntry> {
+        self.entries.borrow().clone()
+    }
+
+    /// How many optional passes were asked about.
+    pub fn asked(&self) -> usize {
+        *self.count.borrow()
+    }
+
+    /// Forgets the decisions and restarts the count.
+    pub fn clear(&self) {
+        self.entries.borrow_mut().clear();
+        *self.count.borrow_mut() = 0;
+    }
+
+    /// The decisions as LLVM prints them, one line each.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for e in self.entries.borrow().iter() {
+            out.push_str(&e.to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The passes that did not run, as a table.
+    pub fn table(&self) -> Table {
+        let entries = self.entries.borrow();
+        let mut t = Table::new("bisect: passes not run", &["#>", "pass", "unit", "target"]);
+        for e in entries.iter().filter(|e| !e.ran) {
+            t.push([
+                e.index.to_string(),
+                e.pass.clone(),
+                e.unit.to_string(),
+                e.target.clone(),
+            ]);
+        }
+        let ran = entries.iter().filter(|e| e.ran).count();
+        t.notes.push(format!(
+            "{} optional passes asked, {} ran{}",
+            entries.len(),
+            ran,
+            self.limit
+                .map(|l| format!(" (limit {l})"))
+                .unwrap_or_default()
+        ));
+        t
+    }
+
+    fn skipped(&self, name: &str) -> bool {
+        self.skip.contains(name) || self.skip.contains(crate::registry::base_name(name))
+    }
+}
+
+impl Instrument for Bisect {
+    fn name(&self) -> &str {
+        "bisect"
+    }
+
+    fn should_run(&self, _module: &Module, pass: &PassRun) -> Result<bool> {
+        let mut count = self.count.borrow_mut();
+        *count += 1;
+        let ran = self.limit.is_none_or(|l| *count <= l) && !self.skipped(pass.name());
+        if self.keep {
+            self.entries.borrow_mut().push(BisectEntry {
+                index: *count,
+                pass: pass.name().to_string(),
+                unit: pass.unit,
+                target: pass.target.to_string(),
+                ran,
+            });
+        }
+        Ok(ran)
+    }
+}
+
+/// What [`search`] found: the optional pass after which the result first
+/// goes bad.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BisectFound {
+    /// The culprit: the `index`-th optional pass.
+    pub entry: BisectEntry,
+    /// How many optional passes the whole pipeline asks about.
+    pub total: usize,
+    /// How many times the pipeline ran during the search.
+    pub runs: usize,
+}
+
+/// Finds the first optional pass of `pass` after which `bad` holds for a
+/// copy of `module`, by halving the bisect limit (the module itself is not
+/// touched). `bad` must be false with no optional pass run and true after
+/// the whole pipeline; each run uses the current context plus a
+/// [`Bisect`].
+pub fn search(
+    module: &Module,
+    pass: &dyn Pass,
+    mut bad: impl FnMut(&Module) -> Result<bool>,
+) -> Result<BisectFound> {
+    let mut runs = 0;
+    let mut attempt = |limit: Option<usize>, keep: bool| -> Result<(bool, Rc<Bisect>)> {
+        let mut copy = module.copy();
+        let mut b = Bisect::new(limit);
+        b.keep = keep;
+        let b = Rc::new(b);
+        let scope = PassContext::inherit().with_instrument(b.clone()).enter()?;
+        let result = pass.apply(&mut copy);
+        drop(scope);
+        result?;
+        runs += 1;
+        Ok((bad(&copy)?, b))
+    };
+    let (all_bad, full) = attempt(None, false)?;
+    let total = full.asked();
+    if !all_bad {
+        return Err(Error::Invalid(format!(
+            "bisect: the condition does not hold after the whole pipeline ({} optional passes), so no pass makes it go bad",
+            total
+        )));
+    }
+    let (none_bad, _) = attempt(Some(0), false)?;
+    if none_bad {
+        return Err(Error::Invalid(
+            "bisect: the condition already holds with no optional pass run (required passes or the input cause it)".into(),
+        ));
+    }
+    // Invariant: limit `lo` is good, limit `hi` is bad.
+    let (mut lo, mut hi) = (0, total);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if attempt(Some(mid), false)?.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let (_, last) = attempt(Some(hi), true)?;
+    let entry = last
+        .entries()
+        .into_iter()
+        .find(|e| e.index == hi)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
+            ))
+        })?;
+    Ok(BisectFound { entry, total, runs })
+}

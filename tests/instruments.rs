@@ -1,0 +1,912 @@
+//! Instruments: TVM's hook order and failure semantics, LLVM-internal
+//! granularity, and each built-in instrument on real C.
+
+mod common;
+
+use passlab::instrument::{
+    bisect_search, Bisect, Counts, FnInstrument, IrSize, PassFilter, PassRun, PrintChanged,
+    PrintPasses, Timing, Trace, VerifyEach,
+};
+use passlab::llvm::IrUnit;
+use passlab::{
+    pipeline, Error, ErrorKind, Instrument, Module, ModulePass, Pass, PassContext, PassInfo,
+    PassRef, Sequential,
+};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// Logs every hook; fails at the hook named by `fail`.
+struct Events {
+    name: &'static str,
+    log: Log,
+    fail: &'static str,
+    /// Log only the passes passlab runs (not LLVM's).
+    outer_only: bool,
+}
+
+impl Events {
+    fn new(name: &'static str, log: &Log, fail: &'static str) -> Rc<Events> {
+        Rc::new(Events {
+            name,
+            log: log.clone(),
+            fail,
+            outer_only: true,
+        })
+    }
+
+    fn event(&self, hook: &str, pass: Option<&PassRun>) -> passlab::Result<()> {
+        if let Some(p) = pass {
+            if self.outer_only && p.inside_llvm {
+                return Ok(());
+            }
+        }
+        let what = match pass {
+            Some(p) => format!("{} {hook} {}", self.name, p.name()),
+            None => format!("{} {hook}", self.name),
+        };
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(what);
+        if self.fail == hook {
+            return Err(Error::Invalid(format!("{} failed in {hook}", self.name)));
+        }
+        Ok(())
+    }
+}
+
+impl Instrument for Events {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn enter_pass_ctx(&self) -> passlab::Result<()> {
+        self.event("enter", None)
+    }
+    fn exit_pass_ctx(&self) -> passlab::Result<()> {
+        self.event("exit", None)
+    }
+    fn should_run(&self, _m: &Module, p: &PassRun) -> passlab::Result<bool> {
+        self.event("should_run", Some(p)).map(|()| true)
+    }
+    fn run_before_pass(&self, _m: &Module, p: &PassRun) -> passlab::Result<()> {
+        self.event("before", Some(p))
+    }
+    fn run_after_pass(&self, _m: &Module, p: &PassRun) -> passlab::Result<()> {
+        self.event("after", Some(p))
+    }
+}
+
+fn log() -> Log {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+fn sum_module() -> Module {
+    Module::from_c(common::SUM_C, "sum.c").unwrap()
+}
+
+/// A module pass that records that it ran.
+fn noting(name: &'static str, log: &Log) -> PassRef {
+    let log = log.clone();
+    Arc::new(ModulePass::new(PassInfo::new(name, 0), move |_m, _c| {
+        log.lock().unwrap().push(format!("run {name}"));
+        Ok(())
+    }))
+}
+
+fn failing(name: &'static str, log: &Log) -> PassRef {
+    let log = log.clone();
+    Arc::new(ModulePass::new(PassInfo::new(name, 0), move |_m, _c| {
+        log.lock().unwrap().push(format!("run {name}"));
+        Err(Error::Invalid("gave up".into()))
+    }))
+}
+
+/// Runs `pass` on a module in a fresh context with `instruments`; returns
+/// the log and whether the run (entering, running, exiting) succeeded.
+fn events(pass: PassRef, instruments: &[Rc<Events>], log: &Log) -> Vec<String> {
+    let mut ctx = PassContext::new();
+    for i in instruments {
+        ctx = ctx.with_instrument(i.clone());
+    }
+    let mut m = sum_module();
+    match ctx.enter() {
+        Ok(guard) => {
+            let r = pass.apply(&mut m);
+            let exit = guard.exit();
+            log.lock().unwrap().push(format!(
+                "result {}",
+                if r.is_ok() && exit.is_ok() {
+                    "ok"
+                } else {
+                    "err"
+                }
+            ));
+        }
+        Err(_) => log.lock().unwrap().push("enter failed".into()),
+    }
+    log.lock().unwrap().clone()
+}
+
+/// TVM's tested hook orders (../shared/notes/pass-semantics.md): each case
+/// is (what fails, the instruments, the events expected).
+#[test]
+fn hooks_and_failures_follow_tvm() {
+    type Case = (
+        &'static str,
+        &'static [(&'static str, &'static str)],
+        &'static [&'static str],
+    );
+    let cases: &[Case] = &[
+        (
+            "nothing",
+            &[("A", ""), ("B", "")],
+            &[
+                "A enter",
+                "B enter",
+                "A should_run p",
+                "B should_run p",
+                "A before p",
+                "B before p",
+                "run p",
+                "A after p",
+                "B after p",
+                "A exit",
+                "B exit",
+                "result ok",
+            ],
+        ),
+        (
+            // The ones already entered are exited; the context is not pushed.
+            "enter at B",
+            &[("A", ""), ("B", "enter"), ("C", "")],
+            &["A enter", "B enter", "A exit", "enter failed"],
+        ),
+        (
+            // The instruments after the failing one get no exit.
+            "exit at B",
+            &[("A", ""), ("B", "exit"), ("C", "")],
+            &[
+                "A enter",
+                "B enter",
+                "C enter",
+                "A should_run p",
+                "B should_run p",
+                "C should_run p",
+                "A before p",
+                "B before p",
+                "C before p",
+                "run p",
+                "A after p",
+                "B after p",
+                "C after p",
+                "A exit",
+                "B exit",
+                "result err",
+            ],
+        ),
+        (
+            // The first error propagates; everyone still exits.
+            "should_run at A",
+            &[("A", "should_run"), ("B", "")],
+            &[
+                "A enter",
+                "B enter",
+                "A should_run p",
+                "A exit",
+                "B exit",
+                "result err",
+            ],
+        ),
+        (
+            // The pass does not run.
+            "before at B",
+            &[("A", ""), ("B", "before")],
+            &[
+                "A enter",
+                "B enter",
+                "A should_run p",
+                "B should_run p",
+                "A before p",
+                "B before p",
+                "A exit",
+                "B exit",
+                "result err",
+            ],
+        ),
+        (
+            // The pass has run.
+            "after at A",
+            &[("A", "after"), ("B", "")],
+            &[
+                "A enter",
+                "B enter",
+                "A should_run p",
+                "B should_run p",
+                "A before p",
+                "B before p",
+                "run p",
+                "A after p",
+                "A exit",
+                "B exit",
+                "result err",
+            ],
+        ),
+    ];
+    for (what, instruments, expected) in cases {
+        let l = log();
+        let list: Vec<Rc<Events>> = instruments
+            .iter()
+            .map(|(name, fail)| {
+                let name: &'static str = name;
+                Events::new(name, &l, fail)
+            })
+            .collect();
+        let got = events(noting("p", &l), &list, &l);
+        assert_eq!(got, *expected, "{what} fails");
+        assert!(
+            PassContext::stack().is_empty(),
+            "{what}: the context is gone"
+        );
+    }
+}
+
+#[test]
+fn a_failing_pass_gets_no_after_hooks() {
+    let l = log();
+    let got = events(failing("p", &l), &[Events::new("A", &l, "")], &l);
+    assert_eq!(
+        got,
+        [
+            "A enter",
+            "A should_run p",
+            "A before p",
+            "run p",
+            "A exit",
+            "result err"
+        ]
+    );
+}
+
+#[test]
+fn should_run_is_not_asked_for_required_passes_and_answers_are_anded() {
+    let l = log();
+    let veto = Rc::new(FnInstrument::new("veto").on_should_run(|_m, p| Ok(p.name() != "q")));
+    let ctx = PassContext::new()
+        .with_instrument(Events::new("A", &l, ""))
+        .with_instrument(veto)
+        .with_required(["r"]);
+    let mut m = sum_module();
+    let _g = ctx.enter().unwrap();
+    let seq = Sequential::new("s", vec![noting("q", &l), noting("r", &l)]);
+    (Arc::new(seq) as PassRef).apply(&mut m).unwrap();
+    assert_eq!(
+        *l.lock().unwrap(),
+        [
+            "A enter",
+            "A should_run s",
+            "A before s",
+            "A should_run q", // asked; the veto says no: q does not run
+            "A before r",
+            "run r",
+            "A after r", // required: not asked
+            "A after s"
+        ]
+    );
+}
+
+#[test]
+fn override_instruments_exits_old_and_enters_new() {
+    let l = log();
+    let g = PassContext::new()
+        .with_instrument(Events::new("A", &l, ""))
+        .enter()
+        .unwrap();
+    PassContext::override_instruments(vec![Events::new("B", &l, ""), Events::new("C", &l, "")])
+        .unwrap();
+    assert_eq!(PassContext::current().instruments().len(), 2);
+    // A failing enter: B is exited again and the list is cleared.
+    PassContext::override_instruments(vec![
+        Events::new("D", &l, ""),
+        Events::new("E", &l, "enter"),
+    ])
+    .unwrap_err();
+    assert!(PassContext::current().instruments().is_empty());
+    g.exit().unwrap();
+    assert_eq!(
+        *l.lock().unwrap(),
+        [
+            "A enter", "A exit", "B enter", "C enter", "B exit", "C exit", "D enter", "E enter",
+            "D exit"
+        ]
+    );
+    assert!(
+        PassContext::override_instruments(vec![]).is_err(),
+        "needs an entered context"
+    );
+}
+
+#[test]
+fn a_panicking_instrument_is_an_error_and_the_module_is_kept() {
+    let mut m = sum_module();
+    let text = m.print();
+    let boom = Rc::new(FnInstrument::new("boom").on_after(|_m, p| {
+        if p.name() == "instcombine" && p.inside_llvm {
+            panic!("instrument bug");
+        }
+        Ok(())
+    }));
+    let _g = PassContext::new().with_instrument(boom).enter().unwrap();
+    let e = pipeline::parse("mem2reg,instcombine")
+        .unwrap()
+        .apply(&mut m)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Instrument, "{e}");
+    assert!(
+        e.to_string().contains("boom") && e.to_string().contains("instrument bug"),
+        "{e}"
+    );
+    assert_eq!(m.print(), text);
+}
+
+#[test]
+fn an_instrument_error_inside_llvm_stops_optional_passes_and_rolls_back() {
+    let mut m = sum_module();
+    let text = m.print();
+    let l = log();
+    let seen = l.clone();
+    let stop = Rc::new(FnInstrument::new("stop").on_before(move |_m, p| {
+        seen.lock().unwrap().push(p.name().to_string());
+        if p.name() == "sroa" {
+            return Err(Error::Invalid("no sroa today".into()));
+        }
+        Ok(())
+    }));
+    let _g = PassContext::new().with_instrument(stop).enter().unwrap();
+    let e = pipeline::parse("default<O2>")
+        .unwrap()
+        .apply(&mut m)
+        .unwrap_err();
+    assert!(e.to_string().contains("no sroa today"), "{e}");
+    assert_eq!(m.print(), text);
+    // Nothing was shown to instruments after the error.
+    assert_eq!(l.lock().unwrap().last().map(String::as_str), Some("sroa"));
+}
+
+// ------------------------------------------------------------ granularity
+
+#[test]
+fn instruments_see_llvm_passes_nested_with_their_ir_unit() {
+    let (trace, lines) = Trace::lines();
+    let mut m = sum_module();
+    {
+        let _g = PassContext::new()
+            .with_instrument(Rc::new(trace))
+            .enter()
+            .unwrap();
+        pipeline::parse("mem2reg,function(loop-mssa(licm))")
+            .unwrap()
+            .apply(&mut m)
+            .unwrap();
+    }
+    let text = lines.borrow().clone();
+    let expect = [
+        "before mem2reg,function(loop-mssa(licm)) on module sum.c",
+        "  before mem2reg on module sum.c",
+        "    before mem2reg on function sum",
+        "    after mem2reg on function sum",
+        "  before function(loop-mssa(licm)) on module sum.c",
+        "    before licm on loop sum:for.cond",
+    ];
+    let mut at = 0;
+    for want in expect {
+        let found = text[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} not in order in\n{text}"));
+        at += found + want.len();
+    }
+}
+
+#[test]
+fn should_run_can_skip_llvm_optional_passes_but_not_required_ones() {
+    let l = log();
+    let seen = l.clone();
+    let no_instcombine = Rc::new(
+        FnInstrument::new("veto")
+            .on_should_run(|_m, p| Ok(!(p.inside_llvm && p.name() == "instcombine")))
+            .on_before(move |_m, p| {
+                seen.lock().unwrap().push(p.name().to_string());
+                Ok(())
+            }),
+    );
+    let mut m = sum_module();
+    let _g = PassContext::new()
+        .with_instrument(no_instcombine)
+        .enter()
+        .unwrap();
+    pipeline::parse("default<O2>")
+        .unwrap()
+        .apply(&mut m)
+        .unwrap();
+    let ran = l.lock().unwrap();
+    assert!(!ran.iter().any(|p| p == "instcombine"), "instcombine ran");
+    assert!(ran.iter().any(|p| p == "sroa"), "other passes still run");
+
+    // With every optional pass vetoed, LLVM's required passes still run.
+    drop(ran);
+    l.lock().unwrap().clear();
+    let veto_all = Rc::new(FnInstrument::new("veto-all").on_should_run(|_m, p| Ok(!p.inside_llvm)));
+    let seen = l.clone();
+    let after = Rc::new(FnInstrument::new("log").on_before(move |_m, p| {
+        if p.inside_llvm {
+            seen.lock().unwrap().push(p.name().to_string());
+        }
+        Ok(())
+    }));
+    let _g2 = PassContext::inherit()
+        .with_instrument(veto_all)
+        .with_instrument(after)
+        .enter()
+        .unwrap();
+    let mut m = sum_module();
+    pipeline::parse("default<O2>")
+        .unwrap()
+        .apply(&mut m)
+        .unwrap();
+    let ran = l.lock().unwrap();
+    assert!(
+        !ran.is_empty(),
+        "LLVM's required passes run without being asked"
+    );
+    assert!(
+        ran.iter()
+            .any(|p| p == "always-inline" || p.starts_with("require<")),
+        "{ran:?}"
+    );
+}
+
+// ------------------------------------------------------------ built-ins on real C
+
+fn zlib(file: &str) -> Module {
+    Module::load(&[common::inputs::zlib_source(file)]).unwrap()
+}
+
+fn o2() -> PassRef {
+    pipeline::parse("default<O2>").unwrap()
+}
+
+#[test]
+fn timing_and_ir_size_see_llvm_internal_passes_on_real_c() {
+    let mut m = zlib("deflate.c");
+    let timing = Rc::new(Timing::new());
+    let size = Rc::new(IrSize::new());
+    {
+        let _g = PassContext::new()
+            .with_instrument(timing.clone())
+            .with_instrument(size.clone())
+            .enter()
+            .unwrap();
+        o2().apply(&mut m).unwrap();
+    }
+    // Readable after the context exited.
+    let report = timing.report();
+    assert_eq!(report.roots.len(), 1);
+    let root = &report.roots[0];
+    assert_eq!(root.name, "default<O2>");
+    let inside: std::collections::BTreeSet<&str> = report
+        .nodes()
+        .into_iter()
+        .filter(|(d, _)| *d > 0)
+        .map(|(_, n)| n.name.as_str())
+        .collect();
+    assert!(
+        inside.len() > 50,
+        "{} LLVM-internal passes: {inside:?}",
+        inside.len()
+    );
+    for unit in [
+        IrUnit::Module,
+        IrUnit::Cgscc,
+        IrUnit::Function,
+        IrUnit::Loop,
+    ] {
+        assert!(
+            report.nodes().iter().any(|(_, n)| n.unit == unit),
+            "no {unit} pass"
+        );
+    }
+    // Self times add up to the total.
+    let self_sum: std::time::Duration = report.nodes().iter().map(|(_, n)| n.self_time).sum();
+    let diff = self_sum.as_secs_f64() - report.total().as_secs_f64();
+    assert!(
+        diff.abs() < 1e-6,
+        "self {self_sum:?} vs total {:?}",
+        report.total()
+    );
+    // TVM's format: `name: total [self] (% of total; % of parent)`.
+    let first = report.tree_text().lines().next().unwrap().to_string();
+    assert!(
+        first.starts_with("default<O2>: ") && first.ends_with("(100.0%; 100.0%)"),
+        "{first}"
+    );
+    let flat = report.flat();
+    assert!(flat.windows(2).all(|w| w[0].self_time >= w[1].self_time));
+    assert!(report
+        .flat_table(Some(10))
+        .to_text()
+        .contains("more passes"));
+
+    // The series ends at the module's instruction count; deltas add up.
+    let series = size.series();
+    let last = series.last().unwrap();
+    assert_eq!(last.pass.as_ref(), "default<O2>");
+    assert_eq!(last.instructions, m.instruction_count());
+    assert_eq!(last.functions as usize, m.defined_functions().len());
+    assert_eq!(last.blocks, m.stats().blocks);
+    assert!(series.len() > 300, "{} points", series.len());
+    assert!(size
+        .changes()
+        .iter()
+        .any(|p| p.pass.as_ref() == "sroa" && p.delta < 0));
+    let start = last.instructions as i64 - last.delta;
+    assert!(start > last.instructions as i64, "O2 shrinks deflate.c");
+
+    timing.clear();
+    size.clear();
+    assert!(timing.report().roots.is_empty());
+    assert!(size.series().is_empty());
+}
+
+/// Texts of every defined function, from the whole module's text, with
+/// attribute group references (`#3`) replaced by the groups' contents: a
+/// pass that adds attributes to one function renumbers the groups of others
+/// without changing them.
+fn texts(m: &Module) -> std::collections::BTreeMap<String, String> {
+    let text = m.print();
+    let groups: std::collections::HashMap<String, String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("attributes "))
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let resolve = |line: &str| {
+        line.split(' ')
+            .map(|w| {
+                groups
+                    .get(w.trim_end_matches(','))
+                    .map_or(w.to_string(), |g| g.clone())
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = std::collections::BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        if line.starts_with("define ") {
+            let name = line
+                .split('@')
+                .nth(1)
+                .unwrap()
+                .split('(')
+                .next()
+                .unwrap()
+                .to_string();
+            current = Some((name, String::new()));
+        }
+        if let Some((_, body)) = &mut current {
+            body.push_str(&resolve(line));
+            body.push('\n');
+            if line == "}" {
+                let (name, body) = current.take().unwrap();
+                out.insert(name, body);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn print_changed_shows_exactly_the_leaf_passes_that_changed_a_function() {
+    let mut m = zlib("adler32.c");
+    // An oracle: every function's text before and after every pass.
+    struct Seen {
+        before: Vec<std::collections::BTreeMap<String, String>>,
+        leaf: Vec<bool>,
+        changes: Vec<(usize, String, String)>, // (after-index, pass, function)
+        ended: usize,
+    }
+    let seen = Rc::new(RefCell::new(Seen {
+        before: vec![],
+        leaf: vec![],
+        changes: vec![],
+        ended: 0,
+    }));
+    let s = seen.clone();
+    let oracle = Trace::new(move |m, p, is_before| {
+        let mut s = s.borrow_mut();
+        if is_before {
+            if let Some(l) = s.leaf.last_mut() {
+                *l = false;
+            }
+            let t = texts(m);
+            s.before.push(t);
+            s.leaf.push(true);
+        } else {
+            let before = s.before.pop().unwrap();
+            let leaf = s.leaf.pop().unwrap();
+            let index = s.ended;
+            s.ended += 1;
+            if leaf {
+                let after = texts(m);
+                let names: std::collections::BTreeSet<&String> =
+                    before.keys().chain(after.keys()).collect();
+                for f in names {
+                    if before.get(f) != after.get(f) {
+                        s.changes.push((index, p.name().to_string(), f.clone()));
+                    }
+                }
+            }
+        }
+    });
+    let changed = Rc::new(PrintChanged::default());
+    {
+        let _g = PassContext::new()
+            .with_instrument(Rc::new(oracle))
+            .with_instrument(changed.clone())
+            .enter()
+            .unwrap();
+        o2().apply(&mut m).unwrap();
+    }
+    let mut got: Vec<(usize, String, String)> = changed
+        .changes()
+        .into_iter()
+        .map(|c| (c.index, c.pass, c.function))
+        .collect();
+    got.sort();
+    let want = seen.borrow().changes.clone();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    let (changed_passes, unchanged) = changed.counts();
+    assert!(
+        unchanged > changed_passes,
+        "{changed_passes} changed, {unchanged} not"
+    );
+    for c in changed.changes() {
+        assert!(
+            c.diff.contains("\n-") || c.diff.contains("\n+"),
+            "{}",
+            c.diff
+        );
+    }
+    let out = changed.output();
+    assert!(
+        out.contains("*** IR Dump After sroa on function adler32_z ***"),
+        "{out}"
+    );
+    assert!(out.ends_with(&format!(
+        "; {changed_passes} passes changed the IR, {unchanged} did not\n"
+    )));
+}
+
+#[test]
+fn print_before_and_after_filter_by_pass_and_function() {
+    let mut m = sum_module();
+    let before = Rc::new(PrintPasses::before(
+        PassFilter::passes(["instcombine"]).in_functions(["sum"]),
+    ));
+    let after = Rc::new(PrintPasses::after(PassFilter::passes(["mem2reg"])));
+    {
+        let _g = PassContext::new()
+            .with_instrument(before.clone())
+            .with_instrument(after.clone())
+            .enter()
+            .unwrap();
+        pipeline::parse("mem2reg,instcombine")
+            .unwrap()
+            .apply(&mut m)
+            .unwrap();
+    }
+    let b = before.output();
+    // The outer `instcombine` (module) and LLVM's on `sum`; never `twice`.
+    assert_eq!(
+        b.matches("; *** IR Dump Before instcombine on function sum ***")
+            .count(),
+        2,
+        "{b}"
+    );
+    assert!(!b.contains("twice") && !b.contains("mem2reg"), "{b}");
+    assert!(
+        !b.contains(" alloca "),
+        "after mem2reg there are no allocas:\n{b}"
+    );
+    let a = after.output();
+    assert!(
+        a.contains("; *** IR Dump After mem2reg on module sum.c ***"),
+        "{a}"
+    );
+    assert!(
+        a.contains("; *** IR Dump After mem2reg on function twice ***"),
+        "{a}"
+    );
+    assert!(a.contains("define dso_local i32 @twice"), "{a}");
+    assert!(!a.contains("instcombine"), "{a}");
+}
+
+#[test]
+fn bisect_limits_optional_passes_and_search_finds_the_first_changing_pass() {
+    let m = zlib("adler32.c");
+    // The limit: only the first N optional passes run, numbered as LLVM does.
+    let b = Rc::new(Bisect::new(Some(5)));
+    {
+        let _g = PassContext::new()
+            .with_instrument(b.clone())
+            .enter()
+            .unwrap();
+        let mut copy = m.copy();
+        o2().apply(&mut copy).unwrap();
+    }
+    let entries = b.entries();
+    assert!(entries.len() > 100);
+    assert!(entries
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e.index == i + 1 && e.ran == (i < 5)));
+    let first = entries[0].to_string();
+    assert!(
+        first.starts_with("BISECT: running pass (1) default<O2> on module ")
+            && first.ends_with("adler32.c"),
+        "{first}"
+    );
+    assert!(entries[5]
+        .to_string()
+        .starts_with("BISECT: NOT running pass (6) "));
+
+    // A known pass: the first after which adler32_z has no alloca is SROA.
+    let found = bisect_search(&m, o2().as_ref(), |m| {
+        Ok(!m.print_function("adler32_z")?.contains(" alloca "))
+    })
+    .unwrap();
+    assert_eq!(
+        (found.entry.pass.as_str(), found.entry.target.as_str()),
+        ("sroa", "adler32_z")
+    );
+    assert!(found.runs < 2 * (usize::BITS - found.total.leading_zeros()) as usize + 4);
+
+    // Textually: the first pass after which adler32_z differs from -O0 is
+    // the first change print-changed reports on it.
+    let o0 = m.print_function("adler32_z").unwrap();
+    let found = bisect_search(&m, o2().as_ref(), |m| {
+        Ok(m.print_function("adler32_z")? != o0)
+    })
+    .unwrap();
+    let changed = Rc::new(PrintChanged::new(
+        PassFilter::all().in_functions(["adler32_z"]),
+    ));
+    {
+        let _g = PassContext::new()
+            .with_instrument(changed.clone())
+            .enter()
+            .unwrap();
+        let mut copy = m.copy();
+        o2().apply(&mut copy).unwrap();
+    }
+    let first = changed.changes().into_iter().next().unwrap();
+    assert_eq!(found.entry.pass, first.pass);
+    assert_eq!(found.entry.target, first.target);
+
+    // A skip list never runs the named passes.
+    let skip = Rc::new(Bisect::new(None).skipping(["sroa"]));
+    let _g = PassContext::new()
+        .with_instrument(skip.clone())
+        .enter()
+        .unwrap();
+    let mut copy = m.copy();
+    o2().apply(&mut copy).unwrap();
+    let sroa: Vec<_> = skip
+        .entries()
+        .into_iter()
+        .filter(|e| e.pass == "sroa")
+        .collect();
+    assert!(!sroa.is_empty() && sroa.iter().all(|e| !e.ran));
+    assert!(skip
+        .entries()
+        .iter()
+        .filter(|e| e.pass != "sroa")
+        .all(|e| e.ran));
+    let mut plain = m.copy();
+    drop(_g);
+    o2().apply(&mut plain).unwrap();
+    assert_ne!(
+        copy.print(),
+        plain.print(),
+        "skipping SROA changes the result"
+    );
+}
+
+/// A pass that breaks the IR and does not check (a custom `Pass`).
+struct Breaker(PassInfo);
+
+impl Pass for Breaker {
+    fn info(&self) -> &PassInfo {
+        &self.0
+    }
+    fn run(&self, m: &mut Module, _ctx: &PassContext) -> passlab::Result<()> {
+        m.with_ir(|ir| {
+            let f = ir.get_function("twice").unwrap();
+            let entry = f.get_first_basic_block().unwrap();
+            entry.get_terminator().unwrap().erase_from_basic_block();
+        });
+        Ok(())
+    }
+}
+
+#[test]
+fn verify_each_names_the_first_pass_that_broke_the_ir_and_the_function() {
+    let mut m = sum_module();
+    let text = m.print();
+    let verify = Rc::new(VerifyEach::new());
+    let seq = Sequential::new(
+        "s",
+        vec![
+            pipeline::parse("mem2reg").unwrap(),
+            Arc::new(Breaker(PassInfo::new("breaker", 0))),
+            pipeline::parse("instcombine").unwrap(),
+        ],
+    );
+    let _g = PassContext::new()
+        .with_instrument(verify.clone())
+        .enter()
+        .unwrap();
+    let e = (Arc::new(seq) as PassRef).apply(&mut m).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Verify);
+    assert!(
+        e.to_string()
+            .starts_with("IR does not verify after pass breaker on function twice"),
+        "{e}"
+    );
+    let f = verify.failure().unwrap();
+    assert_eq!(
+        (f.pass.as_str(), f.function.as_deref()),
+        ("breaker", Some("twice"))
+    );
+    assert_eq!(m.print(), text, "rolled back");
+    assert!(
+        verify.checked() >= 3,
+        "mem2reg (outer and inner) and breaker were checked"
+    );
+}
+
+#[test]
+fn counts_add_up_with_bisect_and_trace() {
+    let m = zlib("adler32.c");
+    let counts = Rc::new(Counts::new());
+    let bisect = Rc::new(Bisect::new(Some(40)));
+    let befores = Rc::new(RefCell::new(0u64));
+    let b = befores.clone();
+    let trace = Trace::new(move |_m, _p, is_before| {
+        if is_before {
+            *b.borrow_mut() += 1;
+        }
+    });
+    {
+        let _g = PassContext::new()
+            .with_instrument(counts.clone())
+            .with_instrument(bisect.clone())
+            .with_instrument(Rc::new(trace))
+            .enter()
+            .unwrap();
+        let mut copy = m.copy();
+        o2().apply(&mut copy).unwrap();
+    }
+    let t = counts.totals();
+    assert_eq!(t.ran, *befores.borrow());
+    assert_eq!(
+        t.skipped as usize,
+        bisect.entries().iter().filter(|e| !e.ran).count()
+    );
+    assert!(t.changed > 0 && t.changed < t.ran, "{t:?}");
+    let table = counts.table().to_text();
+    assert!(table.contains("sroa"), "{table}");
+}
