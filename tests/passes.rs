@@ -672,6 +672,26 @@ fn failing_after_change(kind: &'static str) -> PassRef {
 }
 
 #[test]
+fn a_snapshot_reused_for_an_unchanged_module_still_restores_exactly() {
+    let mut m = sum_module();
+    let instcombine = pipeline::parse("mem2reg,instcombine").unwrap();
+    instcombine.apply(&mut m).unwrap();
+    // Nothing left to do: the module is unchanged, its snapshot reused.
+    let (text, fp) = (m.print(), m.fingerprint());
+    instcombine.apply(&mut m).unwrap();
+    assert_eq!(m.fingerprint(), fp);
+    let err = failing_after_change("fails").apply(&mut m).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PassFailed);
+    assert_eq!(m.print(), text);
+    // A module changed outside any pass gets a fresh snapshot.
+    m.mark_skip("twice").unwrap();
+    let text = m.print();
+    assert!(text.contains("passlab-skip"));
+    failing_after_change("panics").apply(&mut m).unwrap_err();
+    assert_eq!(m.print(), text);
+}
+
+#[test]
 fn a_failing_pass_leaves_the_module_as_it_was() {
     for kind in ["fails", "panics"] {
         let mut m = sum_module();

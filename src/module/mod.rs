@@ -18,6 +18,7 @@ use crate::{Error, Result};
 use inkwell::values::FunctionValue;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
+use std::cell::RefCell;
 use std::ffi::{c_void, CStr, CString};
 use std::mem::ManuallyDrop;
 use std::path::Path;
@@ -40,6 +41,9 @@ pub struct Module {
     raw: LLVMModuleRef,
     // Dropped after `raw` is disposed (see `Drop`).
     ctx: Rc<LlvmContext>,
+    /// The last snapshot taken and the fingerprint the module had then: a
+    /// module that has not changed since is not written out again.
+    last_snapshot: RefCell<Option<(u64, Snapshot)>>,
 }
 
 impl Drop for Module {
@@ -58,8 +62,9 @@ impl std::fmt::Debug for Module {
 
 /// An exact copy of a module's state, taken before a pipeline runs so that a
 /// failure can put the module back as it was.
+#[derive(Clone)]
 pub struct Snapshot {
-    bitcode: Vec<u8>,
+    bitcode: Rc<[u8]>,
 }
 
 impl Snapshot {
@@ -149,7 +154,11 @@ impl Module {
                 line_text: sinks.second_text(),
             });
         }
-        Ok(Module { raw, ctx })
+        Ok(Module {
+            raw,
+            ctx,
+            last_snapshot: RefCell::new(None),
+        })
     }
 
     /// Links `other` (same context) into `self`; `other` is consumed.
@@ -269,6 +278,7 @@ impl Module {
         Module {
             raw,
             ctx: self.ctx.clone(),
+            last_snapshot: RefCell::new(None),
         }
     }
 
@@ -318,11 +328,27 @@ impl Module {
     /// printed IR does not show, is not kept: keeping it makes snapshots
     /// about five times slower.)
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_at(self.fingerprint())
+    }
+
+    /// [`snapshot`](Module::snapshot) for a module whose fingerprint is
+    /// `fingerprint`: when it is the fingerprint of the last snapshot, the
+    /// module has not changed since and that snapshot is reused (a search
+    /// that applies pass after pass to one module writes it out only when a
+    /// pass changed it).
+    pub(crate) fn snapshot_at(&self, fingerprint: u64) -> Snapshot {
+        if let Some((fp, s)) = &*self.last_snapshot.borrow() {
+            if *fp == fingerprint {
+                return s.clone();
+            }
+        }
         let mut sinks = ffi::Sinks::default();
         unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::SINK_FIRST, sinks.user()) };
-        Snapshot {
-            bitcode: sinks.first,
-        }
+        let snapshot = Snapshot {
+            bitcode: sinks.first.into(),
+        };
+        *self.last_snapshot.borrow_mut() = Some((fingerprint, snapshot.clone()));
+        snapshot
     }
 
     /// A copy holding only the named functions' bodies (the others become

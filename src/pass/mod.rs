@@ -103,9 +103,11 @@ impl dyn Pass + '_ {
 
     /// [`apply`](trait.Pass.html#method.apply) under an explicit context.
     pub fn apply_in(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
-        let snapshot = module.snapshot();
+        let before = module.fingerprint();
+        let snapshot = module.snapshot_at(before);
         let result = call(self, module, ctx).and_then(|()| {
-            if self.verifies_itself() {
+            // A pass that changed nothing cannot have broken the IR.
+            if self.verifies_itself() || module.fingerprint() == before {
                 Ok(())
             } else {
                 verified(module, &self.info().name)
