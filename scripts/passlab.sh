@@ -47,12 +47,12 @@ bench)
         cargo bench --locked --bench pipeline
         cargo bench --locked --bench instruments
         ;;
-    instruments) cargo bench --locked --bench instruments ;;
+    instruments) shift; cargo bench --locked --bench instruments -- "$@" ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments]" >&2
+    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments [timing|print-changed]]" >&2
     exit 2
     ;;
 esac
