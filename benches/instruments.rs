@@ -90,7 +90,7 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
     for round in 0..rounds() {
         let ours_plain = || {
             let t = Instant::now();
-            let mut m = Module::from_file(&input).unwrap();
+            let mut m = Module::from_file(input).unwrap();
             o2.apply(&mut m).unwrap();
             m.save(dir.join("plain.bc")).unwrap();
             t.elapsed()
@@ -99,7 +99,7 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
             let timing = Rc::new(Timing::new());
             let size = Rc::new(IrSize::new());
             let t = Instant::now();
-            let mut m = Module::from_file(&input).unwrap();
+            let mut m = Module::from_file(input).unwrap();
             {
                 let _g = PassContext::inherit()
                     .with_instrument(timing.clone())
@@ -126,7 +126,7 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
         let (mut a, mut b, mut c) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         for k in 0..3 {
             match (round + k) % 3 {
-                0 => c = run_opt(&input, &dir.join("opt.bc")),
+                0 => c = run_opt(input, &dir.join("opt.bc")),
                 1 => b = ours_instrumented(&mut summary),
                 _ => a = ours_plain(),
             }
@@ -179,7 +179,7 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
         let changed =
             Rc::new(PrintChanged::default().writing_to(Box::new(std::io::BufWriter::new(out))));
         let t = Instant::now();
-        let mut m = Module::from_file(&input).unwrap();
+        let mut m = Module::from_file(input).unwrap();
         {
             let _g = PassContext::inherit()
                 .with_instrument(changed.clone())
@@ -205,7 +205,7 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
             .unwrap_or(300),
     );
     let (theirs, finished) = run_opt_print_changed(
-        &input,
+        input,
         &dir.join("opt-changed.bc"),
         &dir.join("opt-changed.diff"),
         limit,
