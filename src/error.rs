@@ -35,6 +35,8 @@ pub enum ErrorKind {
     NotFound,
     /// An instrument's hook failed or panicked.
     Instrument,
+    /// A command of the command language was misused.
+    Command,
     /// Anything else a caller got wrong (an invalid argument).
     Invalid,
 }
@@ -126,6 +128,13 @@ pub enum Error {
         message: String,
     },
 
+    #[error(":{command}: {message}{}", suggest(suggestions))]
+    Command {
+        command: String,
+        message: String,
+        suggestions: Vec<String>,
+    },
+
     #[error("{0}")]
     Invalid(String),
 }
@@ -147,6 +156,7 @@ impl Error {
             Error::FunctionSetChanged { .. } => ErrorKind::FunctionSetChanged,
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Instrument { .. } => ErrorKind::Instrument,
+            Error::Command { .. } => ErrorKind::Command,
             Error::Invalid(_) => ErrorKind::Invalid,
         }
     }

@@ -33,6 +33,7 @@ pub mod pass;
 pub mod passes;
 pub mod pipeline;
 pub mod registry;
+pub mod session;
 pub mod table;
 
 pub use config::{ConfigOption, ConfigType, ConfigValue};

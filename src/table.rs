@@ -79,6 +79,56 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The table as an HTML `<table>` with a caption and the notes below.
+    pub fn to_html(&self) -> String {
+        let mut out = String::from("<table>");
+        if !self.title.is_empty() {
+            out.push_str(&format!("<caption>{}</caption>", escape(&self.title)));
+        }
+        out.push_str("<thead><tr>");
+        for (c, align) in &self.columns {
+            out.push_str(&format!(
+                "<th style=\"text-align:{}\">{}</th>",
+                css(*align),
+                escape(c)
+            ));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (cell, (_, align)) in row.iter().zip(&self.columns) {
+                out.push_str(&format!(
+                    "<td style=\"text-align:{}\">{}</td>",
+                    css(*align),
+                    escape(cell)
+                ));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table>");
+        for n in &self.notes {
+            out.push_str(&format!("<p>{}</p>", escape(n)));
+        }
+        out
+    }
+}
+
+fn css(a: Align) -> &'static str {
+    match a {
+        Align::Left => "left",
+        Align::Right => "right",
+    }
+}
+
+/// Escapes text for HTML.
+pub(crate) fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 impl std::fmt::Display for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.to_text())

@@ -1,0 +1,187 @@
+//! `passlab`: the REPL and script runner of the passlab command language.
+//!
+//! `passlab` starts the REPL; `passlab run FILE.plab` (or `-` for standard
+//! input) runs a script, stopping at the first error with its file:line
+//! unless `--keep-going`. Everything a command does is the core library's
+//! `Session`; this binary only reads lines and prints output.
+
+mod script;
+
+use clap::{Parser, Subcommand};
+use passlab::session::{Session, COMMANDS};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "passlab",
+    about = "A workbench for compiler experiments on LLVM 19"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// Run a script of commands (`-`: standard input).
+    Run {
+        file: PathBuf,
+        /// Go on after an error (the exit status is still non-zero).
+        #[arg(long)]
+        keep_going: bool,
+        /// Print each command before its output.
+        #[arg(long)]
+        echo: bool,
+    },
+    /// Print the command reference (Markdown, from the command table).
+    Commands,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Sub::Run {
+            file,
+            keep_going,
+            echo,
+        }) => {
+            let ok = script::run(&file, keep_going, echo)?;
+            std::process::exit(if ok { 0 } else { 1 });
+        }
+        Some(Sub::Commands) => {
+            print!("{}", passlab::session::reference_markdown());
+            Ok(())
+        }
+        None => repl(),
+    }
+}
+
+/// Completes command names after `:`, and otherwise module, function,
+/// pass and config names from the session.
+struct Completion {
+    names: Vec<String>,
+}
+
+impl Completer for Completion {
+    type Candidate = Pair;
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let start = line[..pos].rfind([' ', ',', '=', '(']).map_or(0, |i| i + 1);
+        let word = &line[start..pos];
+        let pairs = |it: &mut dyn Iterator<Item = String>| -> Vec<Pair> {
+            it.map(|n| Pair {
+                display: n.clone(),
+                replacement: n,
+            })
+            .collect()
+        };
+        if start == 0 && word.starts_with(':') {
+            let mut it = COMMANDS
+                .iter()
+                .map(|c| format!(":{}", c.name))
+                .filter(|c| c.starts_with(word));
+            return Ok((0, pairs(&mut it)));
+        }
+        let mut it = self.names.iter().filter(|n| n.starts_with(word)).cloned();
+        Ok((start, pairs(&mut it)))
+    }
+}
+
+impl Hinter for Completion {
+    type Hint = String;
+    fn hint(&self, line: &str, pos: usize, _: &Context<'_>) -> Option<String> {
+        // The usage of a command once its name is typed.
+        let name = line.strip_prefix(':')?.strip_suffix(' ')?;
+        if pos != line.len() {
+            return None;
+        }
+        COMMANDS
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.usage.to_string())
+    }
+}
+
+impl Highlighter for Completion {}
+impl Validator for Completion {}
+impl Helper for Completion {}
+
+fn history_path() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".passlab_history"))
+}
+
+fn repl() -> anyhow::Result<()> {
+    let mut session = Session::new();
+    let mut editor: Editor<Completion, rustyline::history::FileHistory> = Editor::new()?;
+    editor.set_helper(Some(Completion {
+        names: session.completions(),
+    }));
+    if let Some(h) = history_path() {
+        let _ = editor.load_history(&h);
+    }
+    println!("passlab: a workbench for compiler experiments on LLVM 19. :help lists the commands.");
+    loop {
+        let ctx = session.prompt_context();
+        let prompt = if ctx.is_empty() {
+            "passlab> ".to_string()
+        } else {
+            format!("passlab[{ctx}]> ")
+        };
+        let line = match editor.readline(&prompt) {
+            Ok(line) => line,
+            // Ctrl-C clears the line; Ctrl-D quits.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line.as_str());
+        let body = if script::is_module(&line) {
+            let mut lines = Vec::new();
+            loop {
+                match editor.readline("...> ") {
+                    Ok(l) if l.trim() == script::TERMINATOR => break,
+                    Ok(l) => lines.push(l),
+                    Err(ReadlineError::Interrupted) => {
+                        lines.clear();
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            if lines.is_empty() {
+                eprintln!("(:module cancelled: no source)");
+                continue;
+            }
+            Some(lines.join("\n"))
+        } else {
+            None
+        };
+        match session.execute_line(&line, body.as_deref()) {
+            Ok(out) => print!("{}", out.text()),
+            Err(e) => eprintln!("error: {e}"),
+        }
+        if session.quit_requested() {
+            break;
+        }
+        if let Some(h) = editor.helper_mut() {
+            h.names = session.completions();
+        }
+    }
+    if let Some(h) = history_path() {
+        let _ = editor.save_history(&h);
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! [`Session`]: the one command language (`:load`, `:with opt_level=3`,
+//! `:instrument timing`, `:run default<O2>` …), implemented once for every
+//! front end.
+//!
+//! A session holds named modules, a stack of pass contexts entered with
+//! `:with`, the active instruments and their results. [`Session::execute`]
+//! takes a command (or a cell of commands) and returns an [`Output`]: a
+//! list of items, each text a pass printed or a MIME-style [`Bundle`]
+//! (`text/plain` always; `text/html` for tables). Front ends only read input
+//! and render output; they know nothing of modules or LLVM.
+//!
+//! One table of commands ([`COMMANDS`]) drives dispatch, `:help`,
+//! completion and the README's command reference.
+//!
+//! ```
+//! use passlab::session::Session;
+//! let mut s = Session::new();
+//! s.execute(":module sq --lang c\nint sq(int x) { return x * x; }").unwrap();
+//! s.execute(":run mem2reg,instcombine").unwrap();
+//! let out = s.execute(":stats").unwrap();
+//! assert!(out.text().contains("instructions"));
+//! ```
+
+mod args;
+mod commands;
+
+pub use args::Args;
+pub use commands::{reference_markdown, Command, COMMANDS};
+
+use crate::context::ContextGuard;
+use crate::module::{Module, Snapshot};
+use crate::table::Table;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// One piece of output in several formats, keyed by MIME type;
+/// `text/plain` is always there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bundle {
+    pub data: Vec<(String, String)>,
+}
+
+impl Bundle {
+    /// Plain text only.
+    pub fn text(text: impl Into<String>) -> Bundle {
+        Bundle {
+            data: vec![("text/plain".into(), text.into())],
+        }
+    }
+
+    /// A table: text and HTML from the same rows.
+    pub fn table(t: &Table) -> Bundle {
+        Bundle {
+            data: vec![
+                ("text/plain".into(), t.to_text()),
+                ("text/html".into(), t.to_html()),
+            ],
+        }
+    }
+
+    /// The data for one MIME type.
+    pub fn get(&self, mime: &str) -> Option<&str> {
+        self.data
+            .iter()
+            .find(|(m, _)| m == mime)
+            .map(|(_, d)| d.as_str())
+    }
+
+    /// The `text/plain` form.
+    pub fn plain(&self) -> &str {
+        self.get("text/plain").unwrap_or("")
+    }
+}
+
+/// What a command produced, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    pub items: Vec<Item>,
+}
+
+/// One output item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// Text printed while the command ran (passes such as PrintIR).
+    Stream(String),
+    /// A result to display.
+    Display(Bundle),
+}
+
+impl Output {
+    fn push_text(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if !text.is_empty() {
+            self.items.push(Item::Display(Bundle::text(text)));
+        }
+    }
+
+    fn push_table(&mut self, t: &Table) {
+        self.items.push(Item::Display(Bundle::table(t)));
+    }
+
+    fn extend(&mut self, other: Output) {
+        self.items.extend(other.items);
+    }
+
+    /// Everything as plain text, in order, each item ending in a newline.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for item in &self.items {
+            let t = match item {
+                Item::Stream(s) => s.as_str(),
+                Item::Display(b) => b.plain(),
+            };
+            out.push_str(t);
+            if !t.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// An instrument the session manages, with its name as `:instrument` takes it.
+struct Active {
+    spec: String,
+    handle: commands::Handle,
+}
+
+/// A context entered with `:with`.
+struct Scope {
+    spec: String,
+    guard: ContextGuard,
+}
+
+/// The state one front end works on (see the module documentation).
+pub struct Session {
+    modules: BTreeMap<String, Module>,
+    current: Option<String>,
+    scopes: Vec<Scope>,
+    instruments: Vec<Active>,
+    /// (module, its state before a `:run`), newest last.
+    undo: Vec<(String, Snapshot)>,
+    quit: bool,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            modules: BTreeMap::new(),
+            current: None,
+            scopes: Vec::new(),
+            instruments: Vec::new(),
+            undo: Vec::new(),
+            quit: false,
+        }
+    }
+
+    /// Runs one input: a command line, or a cell of several (a `:module`
+    /// command takes the rest of the cell as its source). Blank lines and
+    /// lines starting with `#` are skipped. The first error stops the cell;
+    /// a failed command changes nothing.
+    pub fn execute(&mut self, input: &str) -> Result<Output> {
+        let mut out = Output::default();
+        let mut lines = input.lines().enumerate().peekable();
+        while let Some((_, line)) = lines.next() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let body = if args::command_name(line) == Some("module") {
+                let rest: Vec<&str> = lines.by_ref().map(|(_, l)| l).collect();
+                Some(rest.join("\n"))
+            } else {
+                None
+            };
+            out.extend(self.execute_line(line, body.as_deref())?);
+        }
+        Ok(out)
+    }
+
+    /// Runs one command line, with the source that follows a `:module`.
+    pub fn execute_line(&mut self, line: &str, body: Option<&str>) -> Result<Output> {
+        let args = Args::parse(line)?;
+        let command = commands::find(&args.command)?;
+        let (result, printed) = crate::output::capture(|| command.call(self, &args, body));
+        let mut out = Output::default();
+        if !printed.is_empty() {
+            out.items.push(Item::Stream(printed));
+        }
+        out.extend(result?);
+        Ok(out)
+    }
+
+    /// Whether `:quit` was given.
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// A short description of the context stack for a prompt, e.g.
+    /// `O3 -licm` (empty with no `:with` scopes).
+    pub fn prompt_context(&self) -> String {
+        let ctx = crate::PassContext::current();
+        if self.scopes.is_empty() {
+            return String::new();
+        }
+        let mut parts = vec![format!("O{}", ctx.opt_level())];
+        parts.extend(ctx.disabled().iter().map(|d| format!("-{d}")));
+        parts.extend(ctx.required().iter().map(|r| format!("+{r}")));
+        parts.join(" ")
+    }
+
+    /// Names for completion: modules, functions of the current module,
+    /// passes, config keys.
+    pub fn completions(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.modules.keys().cloned().collect();
+        if let Ok(m) = self.module() {
+            names.extend(m.function_names());
+        }
+        names.extend(crate::registry::passes().into_iter().map(|p| p.name));
+        names.extend(
+            crate::registry::config_options()
+                .into_iter()
+                .map(|o| format!("config.{}", o.key)),
+        );
+        names
+    }
+
+    fn module(&self) -> Result<&Module> {
+        let name = self.current.as_ref().ok_or_else(|| {
+            Error::Invalid("no module yet: create one with :module NAME or :load PATH".into())
+        })?;
+        self.modules
+            .get(name)
+            .ok_or_else(|| Error::Invalid(format!("module '{name}' is gone")))
+    }
+
+    fn module_named(&self, command: &str, name: &str) -> Result<&Module> {
+        self.modules.get(name).ok_or_else(|| Error::Command {
+            command: command.into(),
+            message: format!("no module named '{name}'"),
+            suggestions: crate::nearest_names(name, self.modules.keys().map(String::as_str)),
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Leave the contexts innermost first.
+        while let Some(scope) = self.scopes.pop() {
+            drop(scope.guard);
+        }
+    }
+}
