@@ -41,6 +41,9 @@ struct Registry {
     rust: BTreeMap<String, (Constructor, PassInfo)>,
     llvm: BTreeMap<String, PassEntry>,
     config: BTreeMap<String, ConfigOption>,
+    /// Rust passes defined at run time (`:pass NAME = …`), which a new
+    /// definition may replace.
+    defined: std::collections::BTreeSet<String>,
 }
 
 fn registry() -> &'static RwLock<Registry> {
@@ -50,6 +53,7 @@ fn registry() -> &'static RwLock<Registry> {
             rust: BTreeMap::new(),
             llvm: llvm_passes(),
             config: BTreeMap::new(),
+            defined: Default::default(),
         };
         for option in crate::pass::config_options() {
             r.config.insert(option.key.clone(), option);
@@ -104,6 +108,37 @@ where
             info.name
         )));
     }
+    r.rust
+        .insert(info.name.clone(), (Arc::new(constructor), info));
+    Ok(())
+}
+
+/// Registers (or replaces) a pass defined at run time, such as a named
+/// sequential from `:pass NAME = PIPELINE`. Only passes defined this way can
+/// be replaced; the name of a built-in Rust pass or an LLVM pass is an error.
+pub fn define_pass<F>(constructor: F) -> Result<()>
+where
+    F: Fn() -> PassRef + Send + Sync + 'static,
+{
+    let info = constructor().info().clone();
+    let base = base_name(&info.name);
+    if info.name != base || info.name.contains(',') || info.name.is_empty() {
+        return Err(Error::Invalid(format!(
+            "'{}' cannot name a pass: use letters, digits, '-' and '_'",
+            info.name
+        )));
+    }
+    let mut r = write();
+    let taken = r.llvm.contains_key(&info.name)
+        || SPECIAL_PIPELINES.contains(&info.name.as_str())
+        || (r.rust.contains_key(&info.name) && !r.defined.contains(&info.name));
+    if taken {
+        return Err(Error::Invalid(format!(
+            "'{}' is a built-in pass; choose another name",
+            info.name
+        )));
+    }
+    r.defined.insert(info.name.clone());
     r.rust
         .insert(info.name.clone(), (Arc::new(constructor), info));
     Ok(())

@@ -49,6 +49,8 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "instrument", usage: "timing | ir-size | print-before=P,... | print-after=P,... | print-changed | verify | bisect=N | skip=P,... | trace | counts | clear", help: "add instruments to the passes :run runs", run: instrument },
     Command { name: "instruments", usage: "", help: "list the active instruments", run: instruments },
     Command { name: "passes", usage: "[FILTER]", help: "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", run: passes },
+    Command { name: "pass", usage: "NAME = PIPELINE [opt_level=N] [required=P,...]", help: "define a named sequential pass (usable in pipelines, gated like any pass)", run: define_pass },
+    Command { name: "explain", usage: "[PIPELINE]", help: "what would run under the current context, and why each pass would or would not", run: explain },
     Command { name: "run", usage: "[PIPELINE]", help: "run a pipeline on the current module (none: the default one for the context's opt level)", run: run_pipeline },
     Command { name: "undo", usage: "", help: "put the module back as it was before the last :run", run: undo },
     Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect", help: "show what an instrument recorded", run: report },
@@ -504,15 +506,20 @@ fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
             }
             "timing" => Handle::Timing(Rc::new(Timing::new())),
             "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
-            "print-before" => Handle::PrintBefore(Rc::new(PrintPasses::before(
-                PassFilter::passes(list(&value)),
-            ))),
-            "print-after" => Handle::PrintAfter(Rc::new(PrintPasses::after(PassFilter::passes(
-                list(&value),
-            )))),
-            "print-changed" => {
-                Handle::PrintChanged(Rc::new(PrintChanged::new(PassFilter::passes(list(&value)))))
-            }
+            // The printing instruments share one buffer, so that their
+            // output comes in the order the passes ran.
+            "print-before" => Handle::PrintBefore(Rc::new(
+                PrintPasses::before(PassFilter::passes(list(&value)))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
+            "print-after" => Handle::PrintAfter(Rc::new(
+                PrintPasses::after(PassFilter::passes(list(&value)))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
+            "print-changed" => Handle::PrintChanged(Rc::new(
+                PrintChanged::new(PassFilter::passes(list(&value)))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
             "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
             "bisect" => {
                 let v = value
@@ -607,7 +614,10 @@ fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         ("timing", Handle::Timing(t)) => table(&t.report().flat_table(Some(20))),
         ("timing-tree", Handle::Timing(t)) => table(&t.report().tree_table()),
         ("ir-size", Handle::IrSize(t)) => table(&t.table()),
-        ("changed", Handle::PrintChanged(t)) => text(t.output()),
+        ("changed", Handle::PrintChanged(t)) => {
+            let (changed, unchanged) = t.counts();
+            text(format!("{changed} passes changed the IR, {unchanged} did not (their diffs were printed by :run)"))
+        }
         ("counts", Handle::Counts(t)) => table(&t.table()),
         ("bisect", Handle::Bisect(b)) => {
             let mut o = Output::default();
@@ -687,6 +697,7 @@ fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         .ok_or_else(|| err("run", format!("module '{name}' is gone")))?;
     let before = module.stats().instructions;
     let snapshot = module.snapshot();
+    s.printed.take(); // what a failed run printed
     let start = std::time::Instant::now();
     let scope = ctx.enter()?;
     let result = pass.apply(module);
@@ -697,11 +708,11 @@ fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let ms = start.elapsed().as_secs_f64() * 1e3;
     s.undo.push((name.clone(), snapshot));
     let mut o = Output::default();
+    o.push_text(s.printed.take());
     for i in &s.instruments {
-        match &i.handle {
-            Handle::PrintBefore(p) | Handle::PrintAfter(p) => o.push_text(p.output()),
-            Handle::PrintChanged(p) => o.push_text(p.output()),
-            _ => {}
+        if let Handle::PrintChanged(p) = &i.handle {
+            // The closing count (the diffs went to the shared buffer).
+            o.push_text(p.output());
         }
     }
     o.push_text(format!(
@@ -709,6 +720,132 @@ fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         pass.info().name
     ));
     Ok(o)
+}
+
+fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects NAME = PIPELINE [opt_level=N] [required=P,...]";
+    let [name, eq, pipeline_text] = a.words.as_slice() else {
+        return Err(err("pass", usage));
+    };
+    if eq != "=" {
+        return Err(err("pass", usage));
+    }
+    let mut info = crate::PassInfo::new(name, 0).describe(&format!("= {pipeline_text}"));
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "opt_level" => {
+                info.opt_level = v
+                    .parse()
+                    .map_err(|_| err("pass", format!("opt_level expects a number, got '{v}'")))?
+            }
+            "required" => info = info.requires(v.split(',').filter(|p| !p.is_empty())),
+            other => {
+                return Err(Error::Command {
+                    command: "pass".into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
+                })
+            }
+        }
+    }
+    for r in &info.required {
+        registry::get_pass(r)?;
+    }
+    let inner = pipeline::parse(pipeline_text)?;
+    let children: Vec<crate::PassRef> = if inner.children().is_empty() {
+        vec![inner]
+    } else {
+        inner.children().to_vec()
+    };
+    if children.iter().any(|c| c.info().name == *name) {
+        return Err(err("pass", format!("'{name}' cannot contain itself")));
+    }
+    let summary = format!(
+        "pass {name} = {pipeline_text} (opt_level {}{})",
+        info.opt_level,
+        if info.required.is_empty() {
+            String::new()
+        } else {
+            format!(", requires {}", info.required.join(","))
+        }
+    );
+    let seq: crate::PassRef = std::sync::Arc::new(crate::Sequential::with_info(info, children));
+    registry::define_pass(move || seq.clone()).map_err(|e| err("pass", e.to_string()))?;
+    text(summary)
+}
+
+fn explain(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let ctx = PassContext::current();
+    let pass = if a.rest.is_empty() {
+        pipeline::default_pipeline(ctx.opt_level())?
+    } else {
+        pipeline::parse(&a.rest)?
+    };
+    let mut t = Table::new(
+        &format!("{} under {}", pass.info().name, ctx.summary()),
+        &["pass", "opt_level>", "decision", "why"],
+    );
+    if pass.children().is_empty() {
+        t.push([
+            pass.info().name.clone(),
+            pass.info().opt_level.to_string(),
+            "runs".into(),
+            "a pass run on its own ignores gating (as in TVM)".into(),
+        ]);
+    }
+    for child in pass.children() {
+        let info = child.info();
+        let (runs, why) = if ctx.disabled().contains(&info.name) {
+            (
+                false,
+                "disabled in the context (disabled wins over required)".to_string(),
+            )
+        } else if ctx.required().contains(&info.name) {
+            (true, "required by the context".to_string())
+        } else if info.opt_level <= ctx.opt_level() {
+            (
+                true,
+                format!(
+                    "opt_level {} <= the context's {}",
+                    info.opt_level,
+                    ctx.opt_level()
+                ),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "opt_level {} > the context's {}",
+                    info.opt_level,
+                    ctx.opt_level()
+                ),
+            )
+        };
+        let mut why = why;
+        if runs && !info.required.is_empty() {
+            why.push_str(&format!(
+                "; first runs its required passes {}",
+                info.required.join(", ")
+            ));
+        }
+        t.push([
+            info.name.clone(),
+            info.opt_level.to_string(),
+            if runs { "runs" } else { "skipped" }.into(),
+            why,
+        ]);
+    }
+    if !ctx.disabled().is_empty() {
+        t.notes.push(format!(
+            "inside LLVM pipelines, LLVM's optional passes named {} are skipped",
+            ctx.disabled()
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    table(&t)
 }
 
 fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

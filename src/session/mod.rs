@@ -140,7 +140,30 @@ pub struct Session {
     instruments: Vec<Active>,
     /// (module, its state before a `:run`), newest last.
     undo: Vec<(String, Snapshot)>,
+    /// Where the printing instruments write during a `:run`.
+    printed: SharedText,
     quit: bool,
+}
+
+/// Text that several writers append to, in order.
+#[derive(Clone, Default)]
+pub(crate) struct SharedText(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl SharedText {
+    /// Everything written so far (emptied by the call).
+    pub(crate) fn take(&self) -> String {
+        String::from_utf8_lossy(&std::mem::take(&mut *self.0.borrow_mut())).into_owned()
+    }
+}
+
+impl std::io::Write for SharedText {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Default for Session {
@@ -157,6 +180,7 @@ impl Session {
             scopes: Vec::new(),
             instruments: Vec::new(),
             undo: Vec::new(),
+            printed: SharedText::default(),
             quit: false,
         }
     }
