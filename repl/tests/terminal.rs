@@ -1,0 +1,74 @@
+//! The REPL driven through a pseudo-terminal, as a person would: typing,
+//! tab completion, pasting a multi-line C module, Ctrl-C, Ctrl-D.
+
+use rexpect::session::spawn_command;
+use std::process::Command;
+
+#[test]
+fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
+    let home = std::env::temp_dir().join(format!("passlab-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passlab"));
+    cmd.env("HOME", &home).env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000))?;
+    // The editor switches the terminal to raw mode after printing the
+    // prompt, discarding what was typed before: wait for it, as a person
+    // does.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
+    p.exp_string("passlab> ")?;
+    settle();
+
+    // Tab completes a command, then a pass name (LLVM's included).
+    p.send(":ru\t")?;
+    p.flush()?;
+    p.exp_string(":run")?;
+    p.send(" instcomb\t")?;
+    p.flush()?;
+    p.exp_string("instcombine")?;
+    p.send_line("")?;
+    p.exp_string("no module yet")?;
+    settle();
+
+    // A C module pasted over several lines, ended by a line holding '.'.
+    for line in [
+        ":module m --lang c",
+        "int f(int x) {",
+        "  return x + 0;",
+        "}",
+        ".",
+    ] {
+        p.send_line(line)?;
+        settle();
+    }
+    p.exp_string("module m: 1 functions")?;
+    p.send_line(":run mem2reg,instcombine")?;
+    p.exp_string("ran mem2reg,instcombine on m")?;
+    settle();
+
+    // The prompt shows the context.
+    p.send_line(":with opt_level=3 disabled=licm")?;
+    p.exp_string("passlab[O3 -licm]> ")?;
+    settle();
+
+    // Ctrl-C clears the line being typed; the session is intact.
+    p.send("this is not a command")?;
+    p.flush()?;
+    settle();
+    p.send_control('c')?;
+    settle();
+    p.send_line(":modules")?;
+    p.exp_string("* ")?;
+    p.exp_string(" m ")?;
+    settle();
+
+    // Ctrl-D quits; the history was written.
+    p.send_control('d')?;
+    p.exp_eof()?;
+    let history = std::fs::read_to_string(home.join(".passlab_history")).unwrap_or_default();
+    assert!(
+        history.contains(":run mem2reg,instcombine"),
+        "history: {history}"
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+    Ok(())
+}
