@@ -26,6 +26,7 @@ pub mod diff;
 mod error;
 mod ffi;
 pub mod instrument;
+pub mod jit;
 pub mod llvm;
 pub mod module;
 pub mod output;

@@ -1,0 +1,266 @@
+//! [`Buffer`]: typed arrays that JIT-compiled functions read and write.
+//!
+//! Buffers live in shared anonymous memory, so that what a function writes
+//! from an isolated (forked) process is seen by the session.
+
+use crate::{Error, Result};
+use std::fmt;
+
+/// The element type of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemType {
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl ElemType {
+    /// The names users type: `i8` … `i64`, `f32`, `f64`.
+    pub fn parse(s: &str) -> Result<ElemType> {
+        Ok(match s {
+            "i8" => ElemType::I8,
+            "i16" => ElemType::I16,
+            "i32" => ElemType::I32,
+            "i64" => ElemType::I64,
+            "f32" | "float" => ElemType::F32,
+            "f64" | "double" => ElemType::F64,
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "unknown element type '{s}'; valid types are i8, i16, i32, i64, f32, f64"
+                )))
+            }
+        })
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::I8 => 1,
+            ElemType::I16 => 2,
+            ElemType::I32 | ElemType::F32 => 4,
+            ElemType::I64 | ElemType::F64 => 8,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ElemType::I8 => "i8",
+            ElemType::I16 => "i16",
+            ElemType::I32 => "i32",
+            ElemType::I64 => "i64",
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+        }
+    }
+}
+
+impl fmt::Display for ElemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to fill a new buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fill {
+    Zeros,
+    Ones,
+    /// 0, 1, 2, …
+    Range,
+    /// Values from a seeded generator: integers in 0..100, floats in [0, 1).
+    Random(u64),
+}
+
+/// A typed array in shared memory.
+pub struct Buffer {
+    ty: ElemType,
+    len: usize,
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Buffer {
+    /// A buffer of `len` elements of `ty`, filled as asked.
+    pub fn new(ty: ElemType, len: usize, fill: Fill) -> Result<Buffer> {
+        let bytes = (ty.size() * len).max(1);
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::Invalid(format!(
+                "cannot allocate a buffer of {len} {ty} ({bytes} bytes): {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        let mut b = Buffer {
+            ty,
+            len,
+            ptr: ptr as *mut u8,
+            bytes,
+        };
+        b.fill(fill);
+        Ok(b)
+    }
+
+    /// Refills every element.
+    pub fn fill(&mut self, fill: Fill) {
+        let mut state = match fill {
+            Fill::Random(seed) => seed ^ 0x9e37_79b9_7f4a_7c15,
+            _ => 0,
+        };
+        for i in 0..self.len {
+            let v: f64 = match fill {
+                Fill::Zeros => 0.0,
+                Fill::Ones => 1.0,
+                Fill::Range => i as f64,
+                Fill::Random(_) => {
+                    // splitmix64
+                    state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                    let mut z = state;
+                    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                    z ^= z >> 31;
+                    match self.ty {
+                        ElemType::F32 | ElemType::F64 => (z >> 11) as f64 / (1u64 << 53) as f64,
+                        _ => (z % 100) as f64,
+                    }
+                }
+            };
+            self.set(i, v);
+        }
+    }
+
+    fn set(&mut self, i: usize, v: f64) {
+        unsafe {
+            match self.ty {
+                ElemType::I8 => *(self.ptr as *mut i8).add(i) = v as i8,
+                ElemType::I16 => *(self.ptr as *mut i16).add(i) = v as i16,
+                ElemType::I32 => *(self.ptr as *mut i32).add(i) = v as i32,
+                ElemType::I64 => *(self.ptr as *mut i64).add(i) = v as i64,
+                ElemType::F32 => *(self.ptr as *mut f32).add(i) = v as f32,
+                ElemType::F64 => *(self.ptr as *mut f64).add(i) = v,
+            }
+        }
+    }
+
+    /// Element `i` as a float (for summaries and comparisons).
+    pub fn get(&self, i: usize) -> f64 {
+        assert!(i < self.len, "index {i} out of bounds ({})", self.len);
+        unsafe {
+            match self.ty {
+                ElemType::I8 => *(self.ptr as *const i8).add(i) as f64,
+                ElemType::I16 => *(self.ptr as *const i16).add(i) as f64,
+                ElemType::I32 => *(self.ptr as *const i32).add(i) as f64,
+                ElemType::I64 => *(self.ptr as *const i64).add(i) as f64,
+                ElemType::F32 => *(self.ptr as *const f32).add(i) as f64,
+                ElemType::F64 => *(self.ptr as *const f64).add(i),
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn elem_type(&self) -> ElemType {
+        self.ty
+    }
+
+    /// The raw bytes.
+    pub fn bytes(&self) -> &[u8] {
+        unsafe { std::slice::from_raw_parts(self.ptr, self.ty.size() * self.len) }
+    }
+
+    /// FNV-1a over the bytes: equal contents, equal checksums.
+    pub fn checksum(&self) -> u64 {
+        self.bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        })
+    }
+
+    /// Length, type, first values, min, max, sum and checksum.
+    pub fn summary(&self) -> String {
+        let shown: Vec<String> = (0..self.len.min(6)).map(|i| fmt_num(self.get(i))).collect();
+        let (mut min, mut max, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+        for i in 0..self.len {
+            let v = self.get(i);
+            min = min.min(v);
+            max = max.max(v);
+            sum += v;
+        }
+        format!(
+            "{}[{}] = [{}{}] min {} max {} sum {} checksum {:016x}",
+            self.ty,
+            self.len,
+            shown.join(", "),
+            if self.len > 6 { ", …" } else { "" },
+            fmt_num(min),
+            fmt_num(max),
+            fmt_num(sum),
+            self.checksum()
+        )
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_and_summaries() {
+        let b = Buffer::new(ElemType::I32, 10, Fill::Range).unwrap();
+        assert_eq!(b.get(9), 9.0);
+        assert!(b
+            .summary()
+            .starts_with("i32[10] = [0, 1, 2, 3, 4, 5, …] min 0 max 9 sum 45"));
+        let r1 = Buffer::new(ElemType::F64, 100, Fill::Random(7)).unwrap();
+        let r2 = Buffer::new(ElemType::F64, 100, Fill::Random(7)).unwrap();
+        assert_eq!(r1.checksum(), r2.checksum());
+        assert!((0..100).all(|i| (0.0..1.0).contains(&r1.get(i))));
+        let ones = Buffer::new(ElemType::I8, 3, Fill::Ones).unwrap();
+        assert_ne!(
+            ones.checksum(),
+            Buffer::new(ElemType::I8, 3, Fill::Zeros)
+                .unwrap()
+                .checksum()
+        );
+        assert!(ElemType::parse("i33")
+            .unwrap_err()
+            .to_string()
+            .contains("valid types"));
+    }
+}

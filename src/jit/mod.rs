@@ -1,0 +1,403 @@
+//! The JIT: compile a copy of a module with LLVM's MCJIT and call its
+//! functions by name, isolated in a child process.
+//!
+//! Every call goes through one type-erased ("packed") calling convention,
+//! as the seed's PackedFunc: for each function, a wrapper
+//! `void @__passlab_packed.F(ptr %args, ptr %ret)` is generated in IR that
+//! loads each argument from a 64-bit slot, calls `F`, and stores the result.
+//! Rust calls every wrapper through the same `extern "C" fn(*const u64,
+//! *mut u64)`.
+//!
+//! A call runs in a forked child ([`isolate`]): a crash (SIGSEGV, SIGFPE,
+//! SIGILL, abort, stack overflow) or a hang past the timeout becomes an
+//! error naming the function and the signal, and the session survives.
+//! What the function prints to stdout and stderr is captured, in order, even
+//! when it then crashes. Buffers are shared memory, so writes made in the
+//! child are seen by the caller.
+//!
+//! ```
+//! use passlab::jit::{Arg, Jit};
+//! use passlab::Module;
+//! let m = Module::from_c("int add(int a, int b) { return a + b; }", "add.c").unwrap();
+//! let jit = Jit::new(&m, 2).unwrap();
+//! let r = jit.call("add", &[Arg::Int(2), Arg::Int(40)]).unwrap();
+//! assert_eq!(r.value.unwrap().to_string(), "42");
+//! ```
+
+mod buffer;
+mod isolate;
+
+pub use buffer::{Buffer, ElemType, Fill};
+
+use crate::module::{LlvmContext, Module};
+use crate::{Error, Result};
+use llvm_sys::core::*;
+use llvm_sys::execution_engine::*;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMTypeKind;
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The default time limit of a call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A scalar type the packed convention carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Int(u32),
+    F32,
+    F64,
+    Ptr,
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Int(bits) => write!(f, "i{bits}"),
+            Scalar::F32 => f.write_str("float"),
+            Scalar::F64 => f.write_str("double"),
+            Scalar::Ptr => f.write_str("ptr"),
+        }
+    }
+}
+
+/// A function's signature as the JIT sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    pub params: Vec<Scalar>,
+    /// `None` for `void`.
+    pub ret: Option<Scalar>,
+}
+
+/// An argument of a call.
+pub enum Arg<'a> {
+    Int(i64),
+    Float(f64),
+    Buffer(&'a Buffer),
+}
+
+/// A value a function returned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int { value: i64, bits: u32 },
+    F32(f32),
+    F64(f64),
+    Ptr(u64),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int { value, bits: 1 } => write!(f, "{}", *value != 0),
+            Value::Int { value, .. } => write!(f, "{value}"),
+            Value::F32(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v}"),
+            Value::Ptr(p) => write!(f, "0x{p:x}"),
+        }
+    }
+}
+
+/// What a call gave back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallResult {
+    pub value: Option<Value>,
+    /// stdout and stderr of the function, interleaved as written.
+    pub output: String,
+    /// Wall time of the call itself, in the child.
+    pub elapsed: Duration,
+}
+
+type Packed = unsafe extern "C" fn(*const u64, *mut u64);
+
+/// A compiled copy of a module.
+pub struct Jit {
+    ee: LLVMExecutionEngineRef,
+    functions: BTreeMap<String, (Signature, Packed)>,
+    /// Functions whose signature cannot be called, with the reason.
+    unsupported: BTreeMap<String, String>,
+    timeout: Duration,
+    // Dropped after the engine (declared last).
+    _ctx: Rc<LlvmContext>,
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        unsafe { LLVMDisposeExecutionEngine(self.ee) }
+    }
+}
+
+fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| unsafe {
+        LLVMLinkInMCJIT();
+        llvm_sys::target::LLVM_InitializeNativeTarget();
+        llvm_sys::target::LLVM_InitializeNativeAsmPrinter();
+        llvm_sys::target::LLVM_InitializeNativeAsmParser();
+    });
+}
+
+fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
+    unsafe {
+        match LLVMGetTypeKind(ty) {
+            LLVMTypeKind::LLVMIntegerTypeKind => match LLVMGetIntTypeWidth(ty) {
+                w @ (1 | 8 | 16 | 32 | 64) => Some(Scalar::Int(w)),
+                _ => None,
+            },
+            LLVMTypeKind::LLVMFloatTypeKind => Some(Scalar::F32),
+            LLVMTypeKind::LLVMDoubleTypeKind => Some(Scalar::F64),
+            LLVMTypeKind::LLVMPointerTypeKind => Some(Scalar::Ptr),
+            _ => None,
+        }
+    }
+}
+
+fn type_text(ty: LLVMTypeRef) -> String {
+    unsafe {
+        let p = LLVMPrintTypeToString(ty);
+        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+        LLVMDisposeMessage(p);
+        s
+    }
+}
+
+/// The signature of `f`, or why it cannot be called.
+fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
+    unsafe {
+        let fty = LLVMGlobalGetValueType(f);
+        if LLVMIsFunctionVarArg(fty) != 0 {
+            return Err("it takes variable arguments".into());
+        }
+        let n = LLVMCountParamTypes(fty) as usize;
+        let mut tys = vec![std::ptr::null_mut(); n];
+        LLVMGetParamTypes(fty, tys.as_mut_ptr());
+        let mut params = Vec::new();
+        for (i, t) in tys.iter().enumerate() {
+            params.push(scalar(*t).ok_or_else(|| {
+                format!(
+                    "parameter {} has type {}, which calls cannot pass",
+                    i + 1,
+                    type_text(*t)
+                )
+            })?);
+        }
+        let rt = LLVMGetReturnType(fty);
+        let ret = if LLVMGetTypeKind(rt) == LLVMTypeKind::LLVMVoidTypeKind {
+            None
+        } else {
+            Some(scalar(rt).ok_or_else(|| {
+                format!("it returns {}, which calls cannot return", type_text(rt))
+            })?)
+        };
+        Ok(Signature { params, ret })
+    }
+}
+
+const PACKED_PREFIX: &str = "__passlab_packed.";
+
+/// Adds the packed wrapper of `f` to its module.
+unsafe fn add_wrapper(m: LLVMModuleRef, f: LLVMValueRef, name: &str, sig: &Signature) {
+    let ctx = LLVMGetModuleContext(m);
+    let ptr = LLVMPointerTypeInContext(ctx, 0);
+    let void = LLVMVoidTypeInContext(ctx);
+    let i64t = LLVMInt64TypeInContext(ctx);
+    let mut params = [ptr, ptr];
+    let wty = LLVMFunctionType(void, params.as_mut_ptr(), 2, 0);
+    let wname = CString::new(format!("{PACKED_PREFIX}{name}")).unwrap_or_default();
+    let w = LLVMAddFunction(m, wname.as_ptr(), wty);
+    let bb = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
+    let b = LLVMCreateBuilderInContext(ctx);
+    LLVMPositionBuilderAtEnd(b, bb);
+    let (args, ret) = (LLVMGetParam(w, 0), LLVMGetParam(w, 1));
+    let fty = LLVMGlobalGetValueType(f);
+    let n = sig.params.len();
+    let mut ptys = vec![std::ptr::null_mut(); n];
+    LLVMGetParamTypes(fty, ptys.as_mut_ptr());
+    let mut values = Vec::with_capacity(n);
+    for (i, t) in ptys.iter().enumerate() {
+        let mut idx = [LLVMConstInt(i64t, i as u64, 0)];
+        let slot = LLVMBuildGEP2(b, i64t, args, idx.as_mut_ptr(), 1, c"".as_ptr());
+        values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
+    }
+    let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
+    if sig.ret.is_some() {
+        LLVMBuildStore(b, r, ret);
+    }
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+}
+
+impl Jit {
+    /// Compiles a copy of `module` at codegen level `opt_level` (0-3); the
+    /// module itself stays as it is.
+    pub fn new(module: &Module, opt_level: u32) -> Result<Jit> {
+        init();
+        module.verify().map_err(|m| {
+            Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
+        })?;
+        let copy = module.copy();
+        let (raw, ctx) = copy.into_raw();
+        let mut sigs = BTreeMap::new();
+        let mut unsupported = BTreeMap::new();
+        unsafe {
+            let mut f = LLVMGetFirstFunction(raw);
+            let mut defined = Vec::new();
+            while !f.is_null() {
+                if LLVMIsDeclaration(f) == 0 {
+                    defined.push(f);
+                }
+                f = LLVMGetNextFunction(f);
+            }
+            for f in defined {
+                let mut len = 0;
+                let name = crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
+                match signature(f) {
+                    Ok(sig) => {
+                        add_wrapper(raw, f, &name, &sig);
+                        sigs.insert(name, sig);
+                    }
+                    Err(why) => {
+                        unsupported.insert(name, why);
+                    }
+                }
+            }
+        }
+        let mut ee = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        let failed = unsafe {
+            let mut opts: LLVMMCJITCompilerOptions = std::mem::zeroed();
+            LLVMInitializeMCJITCompilerOptions(
+                &mut opts,
+                std::mem::size_of::<LLVMMCJITCompilerOptions>(),
+            );
+            opts.OptLevel = opt_level.min(3);
+            LLVMCreateMCJITCompilerForModule(
+                &mut ee,
+                raw,
+                &mut opts,
+                std::mem::size_of::<LLVMMCJITCompilerOptions>(),
+                &mut err,
+            )
+        };
+        if failed != 0 {
+            let message = unsafe {
+                let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+                LLVMDisposeMessage(err);
+                LLVMDisposeModule(raw);
+                m
+            };
+            return Err(Error::Invalid(format!("cannot create the JIT: {message}")));
+        }
+        let mut functions = BTreeMap::new();
+        for (name, sig) in sigs {
+            let c = CString::new(format!("{PACKED_PREFIX}{name}")).unwrap_or_default();
+            let addr = unsafe { LLVMGetFunctionAddress(ee, c.as_ptr()) };
+            if addr == 0 {
+                unsupported.insert(name, "LLVM did not compile it".into());
+                continue;
+            }
+            let packed: Packed = unsafe { std::mem::transmute::<usize, Packed>(addr as usize) };
+            functions.insert(name, (sig, packed));
+        }
+        Ok(Jit {
+            ee,
+            functions,
+            unsupported,
+            timeout: DEFAULT_TIMEOUT,
+            _ctx: ctx,
+        })
+    }
+
+    /// Sets the time limit of calls.
+    pub fn with_timeout(mut self, timeout: Duration) -> Jit {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The signature of a callable function.
+    pub fn signature(&self, function: &str) -> Result<&Signature> {
+        self.lookup(function).map(|(s, _)| s)
+    }
+
+    fn lookup(&self, function: &str) -> Result<&(Signature, Packed)> {
+        if let Some(why) = self.unsupported.get(function) {
+            return Err(Error::Invalid(format!("cannot call '{function}': {why}")));
+        }
+        self.functions.get(function).ok_or_else(|| Error::NotFound {
+            what: "function",
+            name: function.to_string(),
+            suggestions: crate::nearest_names(function, self.functions.keys().map(String::as_str)),
+        })
+    }
+
+    /// The argument slots for a call, or an error naming the parameter.
+    fn slots(function: &str, sig: &Signature, args: &[Arg]) -> Result<Vec<u64>> {
+        if args.len() != sig.params.len() {
+            return Err(Error::Invalid(format!(
+                "'{function}' takes {} arguments ({}), got {}",
+                sig.params.len(),
+                sig.params
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                args.len()
+            )));
+        }
+        let mut slots = vec![0u64; args.len().max(1)];
+        for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
+            slots[i] = match (p, a) {
+                (Scalar::Int(_), Arg::Int(v)) => *v as u64,
+                (Scalar::F32, Arg::Float(v)) => (*v as f32).to_bits() as u64,
+                (Scalar::F32, Arg::Int(v)) => (*v as f32).to_bits() as u64,
+                (Scalar::F64, Arg::Float(v)) => v.to_bits(),
+                (Scalar::F64, Arg::Int(v)) => (*v as f64).to_bits(),
+                (Scalar::Ptr, Arg::Buffer(b)) => b.as_ptr() as u64,
+                (p, a) => {
+                    let given = match a {
+                        Arg::Int(_) => "an integer",
+                        Arg::Float(_) => "a float",
+                        Arg::Buffer(_) => "a buffer",
+                    };
+                    return Err(Error::Invalid(format!(
+                        "'{function}' parameter {} is {p}, got {given}",
+                        i + 1
+                    )));
+                }
+            };
+        }
+        Ok(slots)
+    }
+
+    /// Calls `function` in an isolated child process (see the module
+    /// documentation).
+    pub fn call(&self, function: &str, args: &[Arg]) -> Result<CallResult> {
+        let (sig, packed) = self.lookup(function)?;
+        let slots = Self::slots(function, sig, args)?;
+        let run = isolate::run(*packed, &slots, self.timeout)
+            .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
+        let value = sig.ret.map(|r| match r {
+            Scalar::Int(bits) => {
+                let raw = run.ret;
+                let value = if bits == 64 {
+                    raw as i64
+                } else {
+                    ((raw << (64 - bits)) as i64) >> (64 - bits)
+                };
+                Value::Int {
+                    value: if bits == 1 { (raw & 1) as i64 } else { value },
+                    bits,
+                }
+            }
+            Scalar::F32 => Value::F32(f32::from_bits(run.ret as u32)),
+            Scalar::F64 => Value::F64(f64::from_bits(run.ret)),
+            Scalar::Ptr => Value::Ptr(run.ret),
+        });
+        Ok(CallResult {
+            value,
+            output: run.output,
+            elapsed: run.elapsed,
+        })
+    }
+}

@@ -1,0 +1,143 @@
+//! The JIT: results of scalar and buffer functions through the packed
+//! convention, captured output, and isolation from crashes and hangs.
+
+use passlab::jit::{Arg, Buffer, ElemType, Fill, Jit, Value};
+use passlab::{pipeline, Module};
+use std::time::Duration;
+
+const C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int add(int a, int b) { return a + b; }
+long long mul64(long long a, long long b) { return a * b; }
+double hyp2(double x, float y) { return x * x + (double)y * y; }
+_Bool is_odd(int x) { return x & 1; }
+signed char wrap(signed char c) { return c + 1; }
+void scale(float *v, int n, float k) { for (int i = 0; i < n; i++) v[i] *= k; }
+long sum(int *a, int n) { long s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }
+int say(int x) { printf("hello %d\n", x); fprintf(stderr, "to stderr\n"); printf("bye\n"); return x; }
+int crash(int *p) { printf("before the crash\n"); return *p; }
+int divide(int a, int b) { return a / b; }
+int forever(int x) { volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }
+void stop(void) { abort(); }
+int deep(int n) { volatile char pad[4096]; pad[0] = (char)n; return deep(n + 1) + pad[0]; }
+long double half(long double x) { return x / 2; }
+"#;
+
+fn jit_at(opt: &str) -> Jit {
+    let mut m = Module::from_c(C, "jit.c").unwrap();
+    pipeline::parse(opt).unwrap().apply(&mut m).unwrap();
+    Jit::new(&m, 2)
+        .unwrap()
+        .with_timeout(Duration::from_secs(2))
+}
+
+#[test]
+fn scalar_results_through_the_packed_convention() {
+    for opt in ["default<O0>", "default<O2>"] {
+        let j = jit_at(opt);
+        let v = |f: &str, args: &[Arg]| j.call(f, args).unwrap().value.unwrap();
+        assert_eq!(
+            v("add", &[Arg::Int(2), Arg::Int(40)]),
+            Value::Int {
+                value: 42,
+                bits: 32
+            }
+        );
+        assert_eq!(v("add", &[Arg::Int(-5), Arg::Int(2)]).to_string(), "-3");
+        assert_eq!(
+            v("mul64", &[Arg::Int(1 << 40), Arg::Int(3)]).to_string(),
+            (3i64 << 40).to_string()
+        );
+        assert_eq!(
+            v("hyp2", &[Arg::Float(3.0), Arg::Float(4.0)]),
+            Value::F64(25.0)
+        );
+        assert_eq!(v("is_odd", &[Arg::Int(7)]).to_string(), "true");
+        assert_eq!(v("wrap", &[Arg::Int(127)]).to_string(), "-128");
+    }
+}
+
+#[test]
+fn buffers_are_read_and_written() {
+    let j = jit_at("default<O2>");
+    let a = Buffer::new(ElemType::I32, 1000, Fill::Range).unwrap();
+    let r = j.call("sum", &[Arg::Buffer(&a), Arg::Int(1000)]).unwrap();
+    assert_eq!(r.value.unwrap().to_string(), "499500");
+    let v = Buffer::new(ElemType::F32, 8, Fill::Ones).unwrap();
+    let before = v.checksum();
+    j.call("scale", &[Arg::Buffer(&v), Arg::Int(8), Arg::Float(2.5)])
+        .unwrap();
+    assert_eq!(v.get(7), 2.5, "the child's writes are seen");
+    assert_ne!(v.checksum(), before);
+}
+
+#[test]
+fn output_is_captured_in_order() {
+    let j = jit_at("default<O0>");
+    let r = j.call("say", &[Arg::Int(3)]).unwrap();
+    assert_eq!(r.output, "hello 3\nto stderr\nbye\n");
+}
+
+#[test]
+fn crashes_and_hangs_are_errors_and_the_next_call_works() {
+    let j = jit_at("default<O0>");
+    let cases: Vec<(&str, Vec<Arg>, &str)> = vec![
+        ("divide", vec![Arg::Int(1), Arg::Int(0)], "SIGFPE"),
+        ("forever", vec![Arg::Int(1)], "did not finish within 2.0 s"),
+        ("stop", vec![], "aborted (SIGABRT)"),
+        ("deep", vec![Arg::Int(0)], "SIGSEGV"),
+    ];
+    for (f, args, expect) in cases {
+        let e = j.call(f, &args).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("'{f}' ")) && e.contains(expect),
+            "{f}: {e}"
+        );
+        // The JIT and the process are fine.
+        assert_eq!(
+            j.call("add", &[Arg::Int(1), Arg::Int(1)])
+                .unwrap()
+                .value
+                .unwrap()
+                .to_string(),
+            "2"
+        );
+    }
+}
+
+#[test]
+fn a_segfault_keeps_what_was_printed() {
+    let m = Module::from_c(
+        "#include <stdio.h>\nint boom(void) { printf(\"before the crash\\n\"); return *(volatile int *)16; }",
+        "boom.c",
+    )
+    .unwrap();
+    let j = Jit::new(&m, 0).unwrap();
+    let e = j.call("boom", &[]).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "'boom' crashed with SIGSEGV (invalid memory access, or a stack overflow); it printed:\nbefore the crash"
+    );
+    assert!(j.call("boom", &[]).is_err(), "and again: the JIT is intact");
+}
+
+#[test]
+fn unsupported_calls_name_the_parameter() {
+    let m = Module::from_c(C, "jit.c").unwrap();
+    let j = Jit::new(&m, 0).unwrap();
+    let sig = j.signature("crash").unwrap();
+    assert_eq!(sig.params.len(), 1);
+    // Int into a pointer parameter is refused with the parameter named.
+    let e = j.call("crash", &[Arg::Int(0)]).unwrap_err().to_string();
+    assert_eq!(e, "'crash' parameter 1 is ptr, got an integer");
+    let e = j.call("nosuch", &[]).unwrap_err().to_string();
+    assert!(e.starts_with("no function named 'nosuch'"), "{e}");
+    let e = j.call("half", &[Arg::Float(1.0)]).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "cannot call 'half': parameter 1 has type x86_fp80, which calls cannot pass"
+    );
+    let e = j.call("add", &[Arg::Int(1)]).unwrap_err().to_string();
+    assert_eq!(e, "'add' takes 2 arguments (i32, i32), got 1");
+}
