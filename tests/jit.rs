@@ -141,3 +141,73 @@ fn unsupported_calls_name_the_parameter() {
     let e = j.call("add", &[Arg::Int(1)]).unwrap_err().to_string();
     assert_eq!(e, "'add' takes 2 arguments (i32, i32), got 1");
 }
+
+#[test]
+fn the_time_evaluator_follows_tvm() {
+    use passlab::jit::TimeSpec;
+    let j = jit_at("default<O2>");
+    let a = Buffer::new(ElemType::I32, 10_000, Fill::Range).unwrap();
+    let args = [Arg::Buffer(&a), Arg::Int(10_000)];
+    // Fixed number and repeat.
+    let r = j
+        .time(
+            "sum",
+            &args,
+            TimeSpec {
+                number: 7,
+                repeat: 4,
+                min_repeat_ms: 0,
+            },
+        )
+        .unwrap();
+    assert_eq!((r.number, r.per_call.len()), (7, 4));
+    assert_eq!(
+        r.value.unwrap().to_string(),
+        "49995000",
+        "the warm-up call's value"
+    );
+    assert!(r.min() <= r.median() && r.median() <= r.max());
+    assert!(r.min() <= r.mean() && r.mean() <= r.max());
+    assert!(
+        r.summary().contains("(4 repeats of 7 calls)"),
+        "{}",
+        r.summary()
+    );
+    // min_repeat_ms grows `number` until one repeat lasts that long.
+    let r = j
+        .time(
+            "sum",
+            &args,
+            TimeSpec {
+                number: 1,
+                repeat: 3,
+                min_repeat_ms: 20,
+            },
+        )
+        .unwrap();
+    assert!(r.number > 1, "number grew to {}", r.number);
+    for per_call in &r.per_call {
+        let repeat = *per_call * r.number as u32;
+        assert!(
+            repeat >= Duration::from_millis(18),
+            "a repeat took {repeat:?}"
+        );
+    }
+    // Bad specs and crashes are errors.
+    assert!(j
+        .time(
+            "sum",
+            &args,
+            TimeSpec {
+                number: 1,
+                repeat: 0,
+                min_repeat_ms: 0
+            }
+        )
+        .is_err());
+    let e = j
+        .time("divide", &[Arg::Int(1), Arg::Int(0)], TimeSpec::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SIGFPE"), "{e}");
+}

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Times vary from run to run: in lines that mention milliseconds (` ms`)
+/// Times vary from run to run: in lines that mention milli- or microseconds
 /// or percentages (a digit then `%`; IR values are `%name`), numbers with a
 /// decimal point become `#`, and runs of spaces (table padding around them)
 /// one space.
@@ -17,7 +17,8 @@ fn mask(text: &str) -> String {
             .as_bytes()
             .windows(2)
             .any(|w| w[0].is_ascii_digit() && w[1] == b'%');
-        if line.contains(" ms") || percentage {
+        let time = [" ms", " us", "(us "].iter().any(|u| line.contains(u));
+        if time || percentage {
             let mut masked = String::new();
             let mut word = String::new();
             let flush = |w: &mut String, m: &mut String| {

@@ -15,6 +15,90 @@ pub(crate) struct Run {
     pub ret: u64,
     pub output: String,
     pub elapsed: Duration,
+    /// For a timing plan: calls per repeat, and each repeat's total time.
+    pub number: u64,
+    pub repeats: Vec<Duration>,
+}
+
+/// The most repeats one timing run records (the child writes them from a
+/// fixed array: it must not allocate).
+pub(crate) const MAX_REPEAT: usize = 1024;
+
+/// What the child does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plan {
+    /// One call.
+    Call,
+    /// TVM's time evaluator: one warm-up call; `number` calls per repeat,
+    /// grown until a repeat lasts at least `min_repeat_ms`; `repeat` repeats.
+    Time {
+        number: u64,
+        repeat: usize,
+        min_repeat_ms: u64,
+    },
+}
+
+fn now_ns() -> u64 {
+    let mut t = unsafe { std::mem::zeroed::<libc::timespec>() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Runs the plan in the child; fills `msg` with [ret, ns of the first
+/// call or number, repeat count, repeat times…] and returns its length.
+fn child_work(
+    f: unsafe extern "C" fn(*const u64, *mut u64),
+    slots: &[u64],
+    plan: Plan,
+    msg: &mut [u64],
+) -> usize {
+    let mut ret: u64 = 0;
+    let t0 = now_ns();
+    unsafe { f(slots.as_ptr(), &mut ret) };
+    let first = now_ns() - t0;
+    msg[0] = ret;
+    match plan {
+        Plan::Call => {
+            msg[1] = first;
+            msg[2] = 0;
+            3
+        }
+        Plan::Time {
+            number,
+            repeat,
+            min_repeat_ms,
+        } => {
+            // The call above was the warm-up.
+            let mut number = number.max(1);
+            let repeat = repeat.clamp(1, MAX_REPEAT);
+            let min_ns = min_repeat_ms * 1_000_000;
+            let time = |n: u64| {
+                let t0 = now_ns();
+                for _ in 0..n {
+                    let mut r = 0u64;
+                    unsafe { f(slots.as_ptr(), &mut r) };
+                }
+                now_ns() - t0
+            };
+            if min_ns > 0 {
+                loop {
+                    let t = time(number);
+                    if t >= min_ns {
+                        break;
+                    }
+                    // As TVM: aim just past the minimum, at least 1.618x more.
+                    let per_call = (t / number).max(1);
+                    number = (min_ns / per_call + 1).max((number as f64 * 1.618) as u64 + 1);
+                }
+            }
+            msg[1] = number;
+            msg[2] = repeat as u64;
+            for i in 0..repeat {
+                msg[3 + i] = time(number);
+            }
+            3 + repeat
+        }
+    }
 }
 
 extern "C" {
@@ -42,6 +126,7 @@ pub(crate) fn run(
     f: unsafe extern "C" fn(*const u64, *mut u64),
     slots: &[u64],
     timeout: Duration,
+    plan: Plan,
 ) -> Result<Run, String> {
     let mut out = [0i32; 2];
     let mut res = [0i32; 2];
@@ -83,16 +168,9 @@ pub(crate) fn run(
             ] {
                 libc::signal(sig, libc::SIG_DFL);
             }
-            let mut ret: u64 = 0;
-            let mut t0 = std::mem::zeroed::<libc::timespec>();
-            let mut t1 = std::mem::zeroed::<libc::timespec>();
-            libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t0);
-            f(slots.as_ptr(), &mut ret);
-            libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t1);
-            let ns =
-                (t1.tv_sec - t0.tv_sec) as i64 * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec) as i64;
-            let msg: [u64; 2] = [ret, ns as u64];
-            libc::write(res[1], msg.as_ptr() as *const libc::c_void, 16);
+            let mut msg = [0u64; MAX_REPEAT + 3];
+            let n = child_work(f, slots, plan, &mut msg);
+            libc::write(res[1], msg.as_ptr() as *const libc::c_void, n * 8);
             libc::_exit(0);
         }
     }
@@ -167,7 +245,7 @@ pub(crate) fn run(
     if libc::WIFSIGNALED(status) {
         return Err(with_output(signal_name(libc::WTERMSIG(status))));
     }
-    if result.len() < 16 {
+    if result.len() < 24 {
         let code = if libc::WIFEXITED(status) {
             libc::WEXITSTATUS(status)
         } else {
@@ -177,11 +255,23 @@ pub(crate) fn run(
             "exited (status {code}) before returning"
         )));
     }
-    let ret = u64::from_ne_bytes(result[..8].try_into().unwrap_or([0; 8]));
-    let ns = u64::from_ne_bytes(result[8..16].try_into().unwrap_or([0; 8]));
+    let words: Vec<u64> = result
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let repeats = words[3..]
+        .iter()
+        .map(|&ns| Duration::from_nanos(ns))
+        .collect::<Vec<_>>();
+    let (elapsed, number) = match plan {
+        Plan::Call => (Duration::from_nanos(words[1]), 1),
+        Plan::Time { .. } => (Duration::ZERO, words[1]),
+    };
     Ok(Run {
-        ret,
+        ret: words[0],
         output,
-        elapsed: Duration::from_nanos(ns),
+        elapsed,
+        number,
+        repeats,
     })
 }

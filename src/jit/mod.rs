@@ -373,31 +373,155 @@ impl Jit {
     /// Calls `function` in an isolated child process (see the module
     /// documentation).
     pub fn call(&self, function: &str, args: &[Arg]) -> Result<CallResult> {
-        let (sig, packed) = self.lookup(function)?;
-        let slots = Self::slots(function, sig, args)?;
-        let run = isolate::run(*packed, &slots, self.timeout)
-            .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
-        let value = sig.ret.map(|r| match r {
-            Scalar::Int(bits) => {
-                let raw = run.ret;
-                let value = if bits == 64 {
-                    raw as i64
-                } else {
-                    ((raw << (64 - bits)) as i64) >> (64 - bits)
-                };
-                Value::Int {
-                    value: if bits == 1 { (raw & 1) as i64 } else { value },
-                    bits,
-                }
-            }
-            Scalar::F32 => Value::F32(f32::from_bits(run.ret as u32)),
-            Scalar::F64 => Value::F64(f64::from_bits(run.ret)),
-            Scalar::Ptr => Value::Ptr(run.ret),
-        });
+        let (sig, run) = self.run(function, args, isolate::Plan::Call)?;
         Ok(CallResult {
-            value,
+            value: decode(sig, run.ret),
             output: run.output,
             elapsed: run.elapsed,
         })
+    }
+
+    fn run(
+        &self,
+        function: &str,
+        args: &[Arg],
+        plan: isolate::Plan,
+    ) -> Result<(&Signature, isolate::Run)> {
+        let (sig, packed) = self.lookup(function)?;
+        let slots = Self::slots(function, sig, args)?;
+        let run = isolate::run(*packed, &slots, self.timeout, plan)
+            .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
+        Ok((sig, run))
+    }
+
+    /// Times `function` with TVM's time-evaluator semantics (in the isolated
+    /// child): one warm-up call; `number` calls per repeat, grown until one
+    /// repeat lasts at least `min_repeat_ms`; `repeat` repeats.
+    pub fn time(&self, function: &str, args: &[Arg], spec: TimeSpec) -> Result<TimeResult> {
+        if spec.repeat == 0 || spec.repeat > isolate::MAX_REPEAT {
+            return Err(Error::Invalid(format!(
+                "repeat must be 1-{}, got {}",
+                isolate::MAX_REPEAT,
+                spec.repeat
+            )));
+        }
+        if spec.number == 0 {
+            return Err(Error::Invalid("number must be at least 1".into()));
+        }
+        let plan = isolate::Plan::Time {
+            number: spec.number,
+            repeat: spec.repeat,
+            min_repeat_ms: spec.min_repeat_ms,
+        };
+        let (sig, run) = self.run(function, args, plan)?;
+        let per_call: Vec<Duration> = run.repeats.iter().map(|t| *t / run.number as u32).collect();
+        Ok(TimeResult {
+            value: decode(sig, run.ret),
+            number: run.number,
+            per_call,
+            output: run.output,
+        })
+    }
+}
+
+fn decode(sig: &Signature, raw: u64) -> Option<Value> {
+    sig.ret.map(|r| match r {
+        Scalar::Int(bits) => {
+            let value = match bits {
+                1 => (raw & 1) as i64,
+                64 => raw as i64,
+                _ => ((raw << (64 - bits)) as i64) >> (64 - bits),
+            };
+            Value::Int { value, bits }
+        }
+        Scalar::F32 => Value::F32(f32::from_bits(raw as u32)),
+        Scalar::F64 => Value::F64(f64::from_bits(raw)),
+        Scalar::Ptr => Value::Ptr(raw),
+    })
+}
+
+/// How to time a function (TVM's `time_evaluator(number, repeat,
+/// min_repeat_ms)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeSpec {
+    pub number: u64,
+    pub repeat: usize,
+    pub min_repeat_ms: u64,
+}
+
+impl Default for TimeSpec {
+    /// TVM's defaults: number 10, repeat 1… passlab repeats 5 times so that
+    /// a median and a spread mean something.
+    fn default() -> TimeSpec {
+        TimeSpec {
+            number: 10,
+            repeat: 5,
+            min_repeat_ms: 0,
+        }
+    }
+}
+
+/// What the time evaluator measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeResult {
+    /// The value of the warm-up call.
+    pub value: Option<Value>,
+    /// Calls per repeat (after growing for `min_repeat_ms`).
+    pub number: u64,
+    /// Mean time per call in each repeat: the raw samples.
+    pub per_call: Vec<Duration>,
+    pub output: String,
+}
+
+impl TimeResult {
+    fn secs(&self) -> Vec<f64> {
+        self.per_call.iter().map(Duration::as_secs_f64).collect()
+    }
+
+    pub fn mean(&self) -> Duration {
+        let v = self.secs();
+        Duration::from_secs_f64(v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    pub fn median(&self) -> Duration {
+        let mut v = self.per_call.clone();
+        v.sort();
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2
+        }
+    }
+
+    /// Population standard deviation (as TVM's `ProfileResult`).
+    pub fn stdev(&self) -> Duration {
+        let v = self.secs();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
+        Duration::from_secs_f64(var.sqrt())
+    }
+
+    pub fn min(&self) -> Duration {
+        self.per_call.iter().min().copied().unwrap_or_default()
+    }
+
+    pub fn max(&self) -> Duration {
+        self.per_call.iter().max().copied().unwrap_or_default()
+    }
+
+    /// One line: mean, median, stdev, min, max per call, and the spec.
+    pub fn summary(&self) -> String {
+        let us = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e6);
+        format!(
+            "mean {} us, median {} us, stdev {} us, min {} us, max {} us per call ({} repeats of {} calls)",
+            us(self.mean()),
+            us(self.median()),
+            us(self.stdev()),
+            us(self.min()),
+            us(self.max()),
+            self.per_call.len(),
+            self.number
+        )
     }
 }

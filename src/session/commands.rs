@@ -52,6 +52,10 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "pass", usage: "NAME = PIPELINE [opt_level=N] [required=P,...]", help: "define a named sequential pass (usable in pipelines, gated like any pass)", run: define_pass },
     Command { name: "explain", usage: "[PIPELINE]", help: "what would run under the current context, and why each pass would or would not", run: explain },
     Command { name: "run", usage: "[PIPELINE]", help: "run a pipeline on the current module (none: the default one for the context's opt level)", run: run_pipeline },
+    Command { name: "buffer", usage: "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", help: "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", run: buffer },
+    Command { name: "buffers", usage: "", help: "list the buffers with a summary and checksum", run: buffers },
+    Command { name: "call", usage: "FN ARGS...", help: "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", run: call },
+    Command { name: "time", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M]", help: "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", run: time },
     Command { name: "undo", usage: "", help: "put the module back as it was before the last :run", run: undo },
     Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect", help: "show what an instrument recorded", run: report },
     Command { name: "reset", usage: "", help: "forget modules, contexts, instruments and results", run: reset },
@@ -846,6 +850,170 @@ fn explain(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         ));
     }
     table(&t)
+}
+
+fn buffer(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::jit::{Buffer, ElemType, Fill};
+    let usage = "expects NAME TYPE[LEN] = zeros|ones|range|random(SEED), e.g. :buffer a f32[1024] = random(1)";
+    let [name, ty, eq, fill] = a.words.as_slice() else {
+        return Err(err("buffer", usage));
+    };
+    if eq != "=" {
+        return Err(err("buffer", usage));
+    }
+    let (t, len) = ty
+        .strip_suffix(']')
+        .and_then(|t| t.split_once('['))
+        .ok_or_else(|| err("buffer", format!("'{ty}' is not TYPE[LEN] (e.g. i32[100])")))?;
+    let t = ElemType::parse(t).map_err(|e| err("buffer", e.to_string()))?;
+    let len: usize = len
+        .parse()
+        .map_err(|_| err("buffer", format!("length '{len}' is not a number")))?;
+    let fill = match fill.as_str() {
+        "zeros" => Fill::Zeros,
+        "ones" => Fill::Ones,
+        "range" => Fill::Range,
+        f => match f.strip_prefix("random(").and_then(|r| r.strip_suffix(')')) {
+            Some(seed) => Fill::Random(seed.parse().map_err(|_| {
+                err(
+                    "buffer",
+                    format!("random needs a number seed, got '{seed}'"),
+                )
+            })?),
+            None => {
+                return Err(Error::Command {
+                    command: "buffer".into(),
+                    message: format!("unknown fill '{f}'"),
+                    suggestions: crate::nearest_names(
+                        f,
+                        ["zeros", "ones", "range", "random(SEED)"],
+                    ),
+                })
+            }
+        },
+    };
+    let b = Buffer::new(t, len, fill)?;
+    let summary = b.summary();
+    s.buffers.insert(name.clone(), b);
+    text(format!("{name}: {summary}"))
+}
+
+fn buffers(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let mut t = Table::new("buffers", &["name", "contents"]);
+    for (name, b) in &s.buffers {
+        t.push([name.clone(), b.summary()]);
+    }
+    table(&t)
+}
+
+/// The compiled current module (compiled again when it changed).
+fn jit_for(s: &mut Session, command: &str) -> Result<String> {
+    let name = s.current.clone().ok_or_else(|| {
+        err(
+            command,
+            "no module yet: create one with :module NAME or :load PATH",
+        )
+    })?;
+    let m = s.module_named(command, &name)?;
+    let fp = m.fingerprint();
+    let fresh = matches!(s.jits.get(&name), Some((f, _)) if *f == fp);
+    if !fresh {
+        let jit = crate::jit::Jit::new(m, 2)?;
+        s.jits.insert(name.clone(), (fp, jit));
+    }
+    Ok(name)
+}
+
+/// Arguments: integers, floats, or buffer names.
+fn call_args<'b>(
+    s: &'b Session,
+    command: &str,
+    words: &[String],
+) -> Result<Vec<crate::jit::Arg<'b>>> {
+    use crate::jit::Arg;
+    words
+        .iter()
+        .map(|w| {
+            if let Ok(i) = w.parse::<i64>() {
+                Ok(Arg::Int(i))
+            } else if let Ok(f) = w.parse::<f64>() {
+                Ok(Arg::Float(f))
+            } else if let Some(b) = s.buffers.get(w) {
+                Ok(Arg::Buffer(b))
+            } else {
+                Err(Error::Command {
+                    command: command.into(),
+                    message: format!("'{w}' is not a number or a buffer"),
+                    suggestions: crate::nearest_names(w, s.buffers.keys().map(String::as_str)),
+                })
+            }
+        })
+        .collect()
+}
+
+fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let (f, rest) = a
+        .words
+        .split_first()
+        .ok_or_else(|| err("call", "expects FN ARGS..."))?;
+    if let Some((k, _)) = a.settings.first() {
+        return Err(err("call", format!("takes no settings, got '{k}='")));
+    }
+    let name = jit_for(s, "call")?;
+    let args = call_args(s, "call", rest)?;
+    let jit = &s.jits[&name].1;
+    let r = jit.call(f, &args)?;
+    let mut o = Output::default();
+    if !r.output.is_empty() {
+        o.items.push(super::Item::Stream(r.output));
+    }
+    o.push_text(match r.value {
+        Some(v) => format!("{f}({}) = {v}", rest.join(", ")),
+        None => format!("{f}({}) returned", rest.join(", ")),
+    });
+    Ok(o)
+}
+
+fn time(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let (f, rest) = a.words.split_first().ok_or_else(|| {
+        err(
+            "time",
+            "expects FN ARGS... [number=N repeat=R min_repeat_ms=M]",
+        )
+    })?;
+    let mut spec = crate::jit::TimeSpec::default();
+    for (k, v) in &a.settings {
+        let n: u64 = v
+            .parse()
+            .map_err(|_| err("time", format!("{k} expects a number, got '{v}'")))?;
+        match k.as_str() {
+            "number" => spec.number = n,
+            "repeat" => spec.repeat = n as usize,
+            "min_repeat_ms" => spec.min_repeat_ms = n,
+            other => {
+                return Err(Error::Command {
+                    command: "time".into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["number", "repeat", "min_repeat_ms"]),
+                })
+            }
+        }
+    }
+    let name = jit_for(s, "time")?;
+    let args = call_args(s, "time", rest)?;
+    let r = s.jits[&name].1.time(f, &args, spec)?;
+    let samples: Vec<String> = r
+        .per_call
+        .iter()
+        .map(|d| format!("{:.3}", d.as_secs_f64() * 1e6))
+        .collect();
+    text(format!(
+        "{f}: {}
+samples (us per call): {}",
+        r.summary(),
+        samples.join(" ")
+    ))
 }
 
 fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

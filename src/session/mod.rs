@@ -142,6 +142,9 @@ pub struct Session {
     undo: Vec<(String, Snapshot)>,
     /// Where the printing instruments write during a `:run`.
     printed: SharedText,
+    buffers: BTreeMap<String, crate::jit::Buffer>,
+    /// A compiled copy per module, with the fingerprint it was compiled at.
+    jits: BTreeMap<String, (u64, crate::jit::Jit)>,
     quit: bool,
 }
 
@@ -181,6 +184,8 @@ impl Session {
             instruments: Vec::new(),
             undo: Vec::new(),
             printed: SharedText::default(),
+            buffers: BTreeMap::new(),
+            jits: BTreeMap::new(),
             quit: false,
         }
     }
@@ -243,6 +248,7 @@ impl Session {
     /// passes, config keys.
     pub fn completions(&self) -> Vec<String> {
         let mut names: Vec<String> = self.modules.keys().cloned().collect();
+        names.extend(self.buffers.keys().cloned());
         if let Ok(m) = self.module() {
             names.extend(m.function_names());
         }
