@@ -211,3 +211,70 @@ fn the_time_evaluator_follows_tvm() {
         .to_string();
     assert!(e.contains("SIGFPE"), "{e}");
 }
+
+#[test]
+fn comparing_pipelines_checks_results_and_flags_differences() {
+    use passlab::jit::{compare, TimeSpec};
+    let m = Module::from_c(
+        r#"
+        long sum(int *a, int n) { long s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }
+        void bump(int *a, int n) { for (int i = 0; i < n; i++) a[i] += 1; }
+        /* Undefined for x == INT_MAX: -O0 wraps (0), optimizers fold to 1. */
+        int no_overflow(int x) { return x + 1 > x; }
+        "#,
+        "cmp.c",
+    )
+    .unwrap();
+    let spec = TimeSpec {
+        number: 20,
+        repeat: 3,
+        min_repeat_ms: 0,
+    };
+    let a = Buffer::new(ElemType::I32, 4096, Fill::Range).unwrap();
+    let before = a.checksum();
+    let pipelines = ["default<O0>", "default<O2>", "default<O3>"];
+    let c = compare(
+        &m,
+        "sum",
+        &[Arg::Buffer(&a), Arg::Int(4096)],
+        &pipelines,
+        spec,
+    )
+    .unwrap();
+    assert_eq!(c.entries.len(), 3);
+    assert!(c.entries.iter().all(|e| e.same_result));
+    assert!(c.entries[1].passes_run > 50 && c.entries[0].passes_run < c.entries[1].passes_run);
+    let text = c.table().to_text();
+    assert!(
+        text.contains("default<O3>") && text.contains("1.00x"),
+        "{text}"
+    );
+    // A function that writes its buffer: every pipeline starts from the same
+    // contents, and the buffer is put back afterwards.
+    let c = compare(
+        &m,
+        "bump",
+        &[Arg::Buffer(&a), Arg::Int(4096)],
+        &pipelines,
+        spec,
+    )
+    .unwrap();
+    assert!(c.entries.iter().all(|e| e.same_result), "{}", c.table());
+    assert_eq!(a.checksum(), before);
+    // Undefined behaviour: results differ and are flagged.
+    let c = compare(
+        &m,
+        "no_overflow",
+        &[Arg::Int(i32::MAX as i64)],
+        &pipelines,
+        spec,
+    )
+    .unwrap();
+    assert_eq!(c.entries[0].value.unwrap().to_string(), "0");
+    assert_eq!(c.entries[1].value.unwrap().to_string(), "1");
+    assert!(!c.entries[1].same_result);
+    assert!(c
+        .table()
+        .to_text()
+        .contains("DIFFERENT: possible miscompile"));
+}

@@ -6,18 +6,27 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Times vary from run to run: in lines that mention milli- or microseconds
+/// Times vary from run to run: in `:bench` rows and in lines that mention
+/// milli- or microseconds
 /// or percentages (a digit then `%`; IR values are `%name`), numbers with a
 /// decimal point become `#`, and runs of spaces (table padding around them)
-/// one space.
+/// one space; table borders shrink to `+-+` and `+=+`.
 fn mask(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
+        // Table borders are as wide as the (masked) cells: keep their kind only.
+        if !line.is_empty() && line.chars().all(|c| matches!(c, '+' | '-' | '=')) {
+            out.push_str(if line.contains('=') { "+=+" } else { "+-+" });
+            out.push('\n');
+            continue;
+        }
         let percentage = line
             .as_bytes()
             .windows(2)
             .any(|w| w[0].is_ascii_digit() && w[1] == b'%');
-        let time = [" ms", " us", "(us "].iter().any(|u| line.contains(u));
+        let bench_row =
+            line.starts_with('|') && (line.contains(" same ") || line.contains("DIFFERENT"));
+        let time = bench_row || [" ms", " us", "(us "].iter().any(|u| line.contains(u));
         if time || percentage {
             let mut masked = String::new();
             let mut word = String::new();

@@ -215,6 +215,21 @@ impl Buffer {
         )
     }
 
+    /// Puts back contents saved with [`bytes`](Buffer::bytes) (same length).
+    /// Takes `&self`: the memory is written by JIT code through raw
+    /// pointers anyway, never through Rust references into it.
+    pub fn load(&self, bytes: &[u8]) -> Result<()> {
+        let n = self.ty.size() * self.len;
+        if bytes.len() != n {
+            return Err(Error::Invalid(format!(
+                "buffer holds {n} bytes, got {}",
+                bytes.len()
+            )));
+        }
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, n) };
+        Ok(())
+    }
+
     pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }

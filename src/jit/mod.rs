@@ -25,9 +25,11 @@
 //! ```
 
 mod buffer;
+mod compare;
 mod isolate;
 
 pub use buffer::{Buffer, ElemType, Fill};
+pub use compare::{compare, Comparison, Entry};
 
 use crate::module::{LlvmContext, Module};
 use crate::{Error, Result};

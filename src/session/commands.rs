@@ -56,8 +56,9 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "buffers", usage: "", help: "list the buffers with a summary and checksum", run: buffers },
     Command { name: "call", usage: "FN ARGS...", help: "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", run: call },
     Command { name: "time", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M]", help: "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", run: time },
+    Command { name: "bench", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M] | PIPELINE | PIPELINE ...", help: "run each pipeline on a copy of the module, check the function's result against the first, and time it", run: bench },
     Command { name: "undo", usage: "", help: "put the module back as it was before the last :run", run: undo },
-    Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect", help: "show what an instrument recorded", run: report },
+    Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect | bench", help: "show what an instrument recorded", run: report },
     Command { name: "reset", usage: "", help: "forget modules, contexts, instruments and results", run: reset },
     Command { name: "quit", usage: "", help: "leave", run: quit },
 ];
@@ -591,6 +592,12 @@ fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         a,
         "what to report: timing, timing-tree, ir-size, changed, counts or bisect",
     )?;
+    if what == "bench" {
+        return match &s.last_bench {
+            Some(t) => table(t),
+            None => Err(err("report", "no :bench has run yet")),
+        };
+    }
     let needed = match what {
         "timing" | "timing-tree" => "timing",
         "changed" => "print-changed",
@@ -975,6 +982,29 @@ fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     Ok(o)
 }
 
+/// `number=`, `repeat=`, `min_repeat_ms=` settings over TVM's defaults.
+fn time_spec(command: &str, a: &Args) -> Result<crate::jit::TimeSpec> {
+    let mut spec = crate::jit::TimeSpec::default();
+    for (k, v) in &a.settings {
+        let n: u64 = v
+            .parse()
+            .map_err(|_| err(command, format!("{k} expects a number, got '{v}'")))?;
+        match k.as_str() {
+            "number" => spec.number = n,
+            "repeat" => spec.repeat = n as usize,
+            "min_repeat_ms" => spec.min_repeat_ms = n,
+            other => {
+                return Err(Error::Command {
+                    command: command.into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["number", "repeat", "min_repeat_ms"]),
+                })
+            }
+        }
+    }
+    Ok(spec)
+}
+
 fn time(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let (f, rest) = a.words.split_first().ok_or_else(|| {
         err(
@@ -982,24 +1012,7 @@ fn time(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
             "expects FN ARGS... [number=N repeat=R min_repeat_ms=M]",
         )
     })?;
-    let mut spec = crate::jit::TimeSpec::default();
-    for (k, v) in &a.settings {
-        let n: u64 = v
-            .parse()
-            .map_err(|_| err("time", format!("{k} expects a number, got '{v}'")))?;
-        match k.as_str() {
-            "number" => spec.number = n,
-            "repeat" => spec.repeat = n as usize,
-            "min_repeat_ms" => spec.min_repeat_ms = n,
-            other => {
-                return Err(Error::Command {
-                    command: "time".into(),
-                    message: format!("unknown setting '{other}'"),
-                    suggestions: crate::nearest_names(other, ["number", "repeat", "min_repeat_ms"]),
-                })
-            }
-        }
-    }
+    let spec = time_spec("time", a)?;
     let name = jit_for(s, "time")?;
     let args = call_args(s, "time", rest)?;
     let r = s.jits[&name].1.time(f, &args, spec)?;
@@ -1014,6 +1027,34 @@ samples (us per call): {}",
         r.summary(),
         samples.join(" ")
     ))
+}
+
+fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects FN ARGS... [number=N repeat=R min_repeat_ms=M] | PIPELINE | PIPELINE ...";
+    let mut segments = a.rest.split('|').map(str::trim);
+    let head = segments.next().unwrap_or("");
+    let pipelines: Vec<&str> = segments.collect();
+    if pipelines.is_empty() || pipelines.iter().any(|p| p.is_empty()) {
+        return Err(err("bench", usage));
+    }
+    let head = Args::parse(&format!(":bench {head}"))?;
+    let (f, rest) = head
+        .words
+        .split_first()
+        .ok_or_else(|| err("bench", usage))?;
+    let spec = time_spec("bench", &head)?;
+    let name = s.current.clone().ok_or_else(|| {
+        err(
+            "bench",
+            "no module yet: create one with :module NAME or :load PATH",
+        )
+    })?;
+    let args = call_args(s, "bench", rest)?;
+    let m = s.module_named("bench", &name)?;
+    let c = crate::jit::compare(m, f, &args, &pipelines, spec)?;
+    let t = c.table();
+    s.last_bench = Some(t.clone());
+    table(&t)
 }
 
 fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

@@ -145,6 +145,8 @@ pub struct Session {
     buffers: BTreeMap<String, crate::jit::Buffer>,
     /// A compiled copy per module, with the fingerprint it was compiled at.
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
+    /// The table of the last `:bench`.
+    last_bench: Option<Table>,
     quit: bool,
 }
 
@@ -186,6 +188,7 @@ impl Session {
             printed: SharedText::default(),
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
+            last_bench: None,
             quit: false,
         }
     }
