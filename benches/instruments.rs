@@ -18,7 +18,7 @@ mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
-use common::{median, median_f, opt, rounds, run_opt};
+use common::{median, median_f, opt, rounds, run_opt, wanted};
 use passlab::instrument::{IrSize, PrintChanged, Timing};
 use passlab::{registry, Module, Pass, PassContext};
 use std::path::Path;
@@ -67,12 +67,6 @@ fn main() {
     m.save(&input).unwrap();
     drop(m);
     let o2 = registry::get_pass("default<O2>").unwrap();
-    // `cargo bench` passes --bench; a name selects one part.
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     if wanted("timing") {
         timing_and_ir_size(&input, &dir, o2.as_ref());
     }

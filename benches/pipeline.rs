@@ -14,7 +14,7 @@ mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
-use common::{median, median_f, rounds, run_opt};
+use common::{median, median_f, rounds, run_opt, wanted};
 use passlab::{registry, Module};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -168,12 +168,6 @@ fn small_module(file: &str, function: Option<&str>) {
 }
 
 fn main() {
-    // `cargo bench` passes --bench; anything else selects benchmarks by name.
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     if wanted("small") {
         small_module("adler32.c", Some("adler32_combine_"));
         small_module("adler32.c", None);

@@ -46,13 +46,15 @@ bench)
     all)
         cargo bench --locked --bench pipeline
         cargo bench --locked --bench instruments
+        cargo bench --locked --bench jit
         ;;
     instruments) shift; cargo bench --locked --bench instruments -- "$@" ;;
+    jit) shift; cargo bench --locked --bench jit -- "$@" ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments [timing|print-changed]]" >&2
+    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]]" >&2
     exit 2
     ;;
 esac

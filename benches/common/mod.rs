@@ -41,3 +41,25 @@ pub fn median_f(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
+
+/// Whether the benchmark `name` was asked for: `cargo bench` passes
+/// `--bench`; other arguments select benchmarks whose names contain them.
+pub fn wanted(name: &str) -> bool {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()))
+}
+
+/// `clang-19 -O2 src -o exe`.
+pub fn clang_o2(src: &Path, exe: &Path) {
+    let s = Command::new(Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang"))
+        .arg("-O2")
+        .arg(src)
+        .arg("-o")
+        .arg(exe)
+        .status()
+        .expect("run clang-19");
+    assert!(s.success(), "clang-19 failed on {}", src.display());
+}

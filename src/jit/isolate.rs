@@ -46,15 +46,9 @@ fn now_ns() -> u64 {
 
 /// Runs the plan in the child; fills `msg` with [ret, ns of the first
 /// call or number, repeat count, repeat times…] and returns its length.
-fn child_work(
-    f: unsafe extern "C" fn(*const u64, *mut u64),
-    slots: &[u64],
-    plan: Plan,
-    msg: &mut [u64],
-) -> usize {
-    let mut ret: u64 = 0;
+fn child_work(f: super::Packed, slots: &[u64], plan: Plan, msg: &mut [u64]) -> usize {
     let t0 = now_ns();
-    unsafe { f(slots.as_ptr(), &mut ret) };
+    let ret = unsafe { f(slots.as_ptr()) };
     let first = now_ns() - t0;
     msg[0] = ret;
     match plan {
@@ -75,8 +69,7 @@ fn child_work(
             let time = |n: u64| {
                 let t0 = now_ns();
                 for _ in 0..n {
-                    let mut r = 0u64;
-                    unsafe { f(slots.as_ptr(), &mut r) };
+                    std::hint::black_box(unsafe { f(slots.as_ptr()) });
                 }
                 now_ns() - t0
             };
@@ -123,7 +116,7 @@ fn signal_name(sig: i32) -> String {
 /// Calls `f(slots, &mut ret)` in a child; the error says what went wrong,
 /// with whatever the function printed.
 pub(crate) fn run(
-    f: unsafe extern "C" fn(*const u64, *mut u64),
+    f: super::Packed,
     slots: &[u64],
     timeout: Duration,
     plan: Plan,

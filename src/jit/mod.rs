@@ -3,10 +3,10 @@
 //!
 //! Every call goes through one type-erased ("packed") calling convention,
 //! as the seed's PackedFunc: for each function, a wrapper
-//! `void @__passlab_packed.F(ptr %args, ptr %ret)` is generated in IR that
-//! loads each argument from a 64-bit slot, calls `F`, and stores the result.
-//! Rust calls every wrapper through the same `extern "C" fn(*const u64,
-//! *mut u64)`.
+//! `i64 @__passlab_packed.F(ptr %args)` is generated in IR that loads each
+//! argument from a 64-bit slot, calls `F` (inlined into the wrapper) and
+//! returns the result in 64 bits. Rust calls every wrapper through the same
+//! `extern "C" fn(*const u64) -> u64`.
 //!
 //! A call runs in a forked child ([`isolate`]): a crash (SIGSEGV, SIGFPE,
 //! SIGILL, abort, stack overflow) or a hang past the timeout becomes an
@@ -111,7 +111,7 @@ pub struct CallResult {
     pub elapsed: Duration,
 }
 
-type Packed = unsafe extern "C" fn(*const u64, *mut u64);
+pub(crate) type Packed = unsafe extern "C" fn(*const u64) -> u64;
 
 /// A compiled copy of a module.
 pub struct Jit {
@@ -198,20 +198,22 @@ fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
 
 const PACKED_PREFIX: &str = "__passlab_packed.";
 
-/// Adds the packed wrapper of `f` to its module.
+/// Adds the packed wrapper of `f` to its module: `i64 (ptr args)`, the
+/// result in the returned 64 bits (integers sign-extended, floats as their
+/// bits, pointers as integers, 0 for void).
 unsafe fn add_wrapper(m: LLVMModuleRef, f: LLVMValueRef, name: &str, sig: &Signature) {
     let ctx = LLVMGetModuleContext(m);
     let ptr = LLVMPointerTypeInContext(ctx, 0);
-    let void = LLVMVoidTypeInContext(ctx);
     let i64t = LLVMInt64TypeInContext(ctx);
-    let mut params = [ptr, ptr];
-    let wty = LLVMFunctionType(void, params.as_mut_ptr(), 2, 0);
+    let i32t = LLVMInt32TypeInContext(ctx);
+    let mut params = [ptr];
+    let wty = LLVMFunctionType(i64t, params.as_mut_ptr(), 1, 0);
     let wname = CString::new(format!("{PACKED_PREFIX}{name}")).unwrap_or_default();
     let w = LLVMAddFunction(m, wname.as_ptr(), wty);
     let bb = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
     let b = LLVMCreateBuilderInContext(ctx);
     LLVMPositionBuilderAtEnd(b, bb);
-    let (args, ret) = (LLVMGetParam(w, 0), LLVMGetParam(w, 1));
+    let args = LLVMGetParam(w, 0);
     let fty = LLVMGlobalGetValueType(f);
     let n = sig.params.len();
     let mut ptys = vec![std::ptr::null_mut(); n];
@@ -223,10 +225,25 @@ unsafe fn add_wrapper(m: LLVMModuleRef, f: LLVMValueRef, name: &str, sig: &Signa
         values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
     }
     let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
-    if sig.ret.is_some() {
-        LLVMBuildStore(b, r, ret);
-    }
-    LLVMBuildRetVoid(b);
+    // Inline the function into its wrapper (in this private copy), so that a
+    // packed call costs one call, not two.
+    let kind = LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
+    let attr = LLVMCreateEnumAttribute(ctx, kind, 0);
+    LLVMAddCallSiteAttribute(r, llvm_sys::LLVMAttributeFunctionIndex, attr);
+    let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+    LLVMRemoveEnumAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, noinline);
+    let out = match sig.ret {
+        None => LLVMConstInt(i64t, 0, 0),
+        Some(Scalar::Int(64)) => r,
+        Some(Scalar::Int(_)) => LLVMBuildSExt(b, r, i64t, c"".as_ptr()),
+        Some(Scalar::F32) => {
+            let bits = LLVMBuildBitCast(b, r, i32t, c"".as_ptr());
+            LLVMBuildZExt(b, bits, i64t, c"".as_ptr())
+        }
+        Some(Scalar::F64) => LLVMBuildBitCast(b, r, i64t, c"".as_ptr()),
+        Some(Scalar::Ptr) => LLVMBuildPtrToInt(b, r, i64t, c"".as_ptr()),
+    };
+    LLVMBuildRet(b, out);
     LLVMDisposeBuilder(b);
 }
 
@@ -264,6 +281,24 @@ impl Jit {
                     }
                 }
             }
+        }
+        // The wrappers' calls are always-inline; nothing else changes.
+        let triple = unsafe {
+            CStr::from_ptr(LLVMGetTarget(raw))
+                .to_string_lossy()
+                .into_owned()
+        };
+        if let Err(e) = crate::llvm::run_pipeline(
+            raw,
+            &triple,
+            &crate::llvm::Tuning::default(),
+            "always-inline",
+            None,
+        ) {
+            unsafe { LLVMDisposeModule(raw) };
+            return Err(Error::Invalid(format!(
+                "cannot prepare the JIT module: {e}"
+            )));
         }
         let mut ee = std::ptr::null_mut();
         let mut err = std::ptr::null_mut();
@@ -309,6 +344,17 @@ impl Jit {
             timeout: DEFAULT_TIMEOUT,
             _ctx: ctx,
         })
+    }
+
+    /// The addresses of the compiled function and of its packed wrapper, for
+    /// benchmarks that call them in this process. Calling them is not
+    /// isolated: a crash ends the process.
+    pub fn addresses(&self, function: &str) -> Result<(usize, usize)> {
+        let (_, packed) = self.lookup(function)?;
+        let c = CString::new(function)
+            .map_err(|_| Error::Invalid("function name contains NUL".into()))?;
+        let native = unsafe { LLVMGetFunctionAddress(self.ee, c.as_ptr()) } as usize;
+        Ok((native, *packed as usize))
     }
 
     /// Sets the time limit of calls.
