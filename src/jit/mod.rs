@@ -8,7 +8,7 @@
 //! returns the result in 64 bits. Rust calls every wrapper through the same
 //! `extern "C" fn(*const u64) -> u64`.
 //!
-//! A call runs in a forked child ([`isolate`]): a crash (SIGSEGV, SIGFPE,
+//! A call runs in a forked child (`isolate.rs`): a crash (SIGSEGV, SIGFPE,
 //! SIGILL, abort, stack overflow) or a hang past the timeout becomes an
 //! error naming the function and the signal, and the session survives.
 //! What the function prints to stdout and stderr is captured, in order, even
