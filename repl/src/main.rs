@@ -116,6 +116,21 @@ impl Highlighter for Completion {}
 impl Validator for Completion {}
 impl Helper for Completion {}
 
+/// Ignores SIGINT until dropped.
+struct IgnoreInterrupt(libc::sighandler_t);
+
+impl IgnoreInterrupt {
+    fn new() -> IgnoreInterrupt {
+        IgnoreInterrupt(unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) })
+    }
+}
+
+impl Drop for IgnoreInterrupt {
+    fn drop(&mut self) {
+        unsafe { libc::signal(libc::SIGINT, self.0) };
+    }
+}
+
 fn history_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".passlab_history"))
 }
@@ -169,7 +184,14 @@ fn repl() -> anyhow::Result<()> {
         } else {
             None
         };
-        match session.execute_line(&line, body.as_deref()) {
+        // While a command runs, Ctrl-C reaches only the JIT's child process
+        // (which restores the default action): it ends the call, not the
+        // session.
+        let result = {
+            let _ignore = IgnoreInterrupt::new();
+            session.execute_line(&line, body.as_deref())
+        };
+        match result {
             Ok(out) => print!("{}", out.text()),
             Err(e) => eprintln!("error: {e}"),
         }

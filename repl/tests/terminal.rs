@@ -45,6 +45,25 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("ran mem2reg,instcombine on m")?;
     settle();
 
+    // Ctrl-C during a long JIT call ends the call, not the session.
+    for line in [
+        ":module spin --lang c",
+        "int spin(int x) { volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }",
+        ".",
+    ] {
+        p.send_line(line)?;
+        settle();
+    }
+    p.exp_string("module spin: 1 functions")?;
+    p.send_line(":call spin 1")?;
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    p.send_control('c')?;
+    p.exp_string("'spin' was interrupted (Ctrl-C)")?;
+    settle();
+    p.send_line(":use m")?;
+    p.exp_string("using m")?;
+    settle();
+
     // The prompt shows the context.
     p.send_line(":with opt_level=3 disabled=licm")?;
     p.exp_string("passlab[O3 -licm]> ")?;

@@ -109,6 +109,7 @@ fn signal_name(sig: i32) -> String {
         libc::SIGABRT => "aborted (SIGABRT)".into(),
         libc::SIGBUS => "crashed with SIGBUS (misaligned or unmapped memory)".into(),
         libc::SIGTRAP => "crashed with SIGTRAP (a trap instruction, e.g. llvm.trap)".into(),
+        libc::SIGINT => "was interrupted (Ctrl-C)".into(),
         other => format!("was killed by signal {other}"),
     }
 }
@@ -149,8 +150,12 @@ pub(crate) fn run(
             libc::dup2(out[1], 2);
             libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IONBF, 0);
             libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
-            // Default actions: Rust's own handlers would turn a stack
-            // overflow into an abort with a message of their own.
+            // Default actions, unblocked: Rust's own handlers would turn a
+            // stack overflow into an abort with a message of their own, and
+            // a front end ignores SIGINT while a call runs so that Ctrl-C
+            // ends the call, not the session.
+            let mut unblock = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut unblock);
             for sig in [
                 libc::SIGSEGV,
                 libc::SIGBUS,
@@ -158,9 +163,12 @@ pub(crate) fn run(
                 libc::SIGILL,
                 libc::SIGABRT,
                 libc::SIGTRAP,
+                libc::SIGINT,
             ] {
                 libc::signal(sig, libc::SIG_DFL);
+                libc::sigaddset(&mut unblock, sig);
             }
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut());
             let mut msg = [0u64; MAX_REPEAT + 3];
             let n = child_work(f, slots, plan, &mut msg);
             libc::write(res[1], msg.as_ptr() as *const libc::c_void, n * 8);
