@@ -16,6 +16,7 @@
 // the Rust callbacks catch their own panics.
 
 #include "llvm/ADT/Any.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
@@ -201,14 +202,21 @@ struct Runner {
   // Returns the pipeline name of a pass class, or "" for pass managers,
   // adaptors and other unnamed infrastructure.
   StringRef nameOf(StringRef ClassName) {
+    // Class names are static strings (getTypeName<PassT>()): cache by
+    // address, so a callback does not hash the name every time.
+    auto It = NameCache.find(ClassName.data());
+    if (It != NameCache.end() && It->second.first == ClassName.size())
+      return It->second.second;
     StringRef Name = PIC.getPassNameForClassName(ClassName);
     // Several pipeline names build this class; the map keeps the first
     // registered (alphabetically), an ML-advisor variant. Report the name
     // default<On> pipelines are described with.
     if (Name == "inliner-ml-advisor-release")
-      return "inliner-wrapper";
+      Name = "inliner-wrapper";
+    NameCache[ClassName.data()] = {ClassName.size(), Name};
     return Name;
   }
+  DenseMap<const char *, std::pair<size_t, StringRef>> NameCache;
 
   void registerCallbacks() {
     PIC.registerShouldRunOptionalPassCallback([this](StringRef P, Any IR) {

@@ -116,7 +116,7 @@ struct Bridge<'a> {
     module: &'a Module,
     ctx: &'a PassContext,
     own: &'a str,
-    infos: HashMap<String, Rc<PassInfo>>,
+    infos: HashMap<(usize, usize), Rc<PassInfo>>,
     open: Vec<Open>,
     error: Option<Error>,
 }
@@ -134,13 +134,18 @@ struct Open {
 
 impl Bridge<'_> {
     fn info(&mut self, pass: &str) -> Rc<PassInfo> {
-        if let Some(i) = self.infos.get(pass) {
-            return i.clone();
+        // Keyed by where the name lives: the shim hands out LLVM's own
+        // (stable) copy of each pass name, so no string is hashed per pass.
+        let key = (pass.as_ptr() as usize, pass.len());
+        if let Some(i) = self.infos.get(&key) {
+            if i.name == pass {
+                return i.clone();
+            }
         }
         let (opt_level, description) =
             registry::llvm_pass_defaults(pass, registry::base_name(pass));
         let info = Rc::new(PassInfo::new(pass, opt_level).describe(&description));
-        self.infos.insert(pass.to_string(), info.clone());
+        self.infos.insert(key, info.clone());
         info
     }
 
