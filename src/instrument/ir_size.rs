@@ -9,8 +9,8 @@
 //! the end of every outermost pass: the series ends at the module's exact
 //! count.
 
-use super::tracker::{edits_callers, function_size, module_functions, unit_functions};
-use super::{Instrument, PassRun, Scope};
+use super::tracker::{edits_callers, function_size, module_functions};
+use super::{Instrument, PassRun};
 use crate::llvm::IrUnit;
 use crate::module::Module;
 use crate::table::Table;
@@ -189,12 +189,7 @@ impl Instrument for IrSize {
         if pass.depth == 0 || pass.scope.is_module() && pass.may_have_changed {
             s.recount(module.raw());
         } else if pass.may_have_changed {
-            let functions = match pass.scope {
-                Scope::Unit(u) => unit_functions(u, edits_callers(pass.name())),
-                Scope::Function(f) => vec![f],
-                Scope::Gone => vec![],
-            };
-            for f in functions {
+            for f in pass.scope.functions(edits_callers(pass.name())) {
                 s.update(f);
             }
         }

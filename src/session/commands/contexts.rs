@@ -1,0 +1,79 @@
+//! Pass contexts: :with, :end, :context.
+
+use super::*;
+
+pub(super) fn with(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if let Some(w) = a.words.first() {
+        return Err(err(
+            "with",
+            format!(
+                "expects KEY=VALUE settings, got '{w}' (opt_level, disabled, required, config.KEY)"
+            ),
+        ));
+    }
+    let mut ctx = PassContext::inherit();
+    for (key, value) in &a.settings {
+        ctx = match key.as_str() {
+            "opt_level" => ctx.with_opt_level(
+                value
+                    .parse()
+                    .map_err(|_| err("with", format!("opt_level expects 0-3, got '{value}'")))?,
+            ),
+            "disabled" => ctx.with_disabled(comma_list(value)),
+            "required" => ctx.with_required(comma_list(value)),
+            k => match k.strip_prefix("config.") {
+                Some(option) => ctx.with_config_text(option, value)?,
+                None => {
+                    return Err(Error::Command {
+                        command: "with".into(),
+                        message: format!("unknown setting '{k}'"),
+                        suggestions: crate::nearest_names(
+                            k,
+                            ["opt_level", "disabled", "required", "config."],
+                        ),
+                    })
+                }
+            },
+        };
+    }
+    if ctx.opt_level() > 3 {
+        return Err(err(
+            "with",
+            format!("opt_level expects 0-3, got {}", ctx.opt_level()),
+        ));
+    }
+    let summary = ctx.summary();
+    let guard = ctx.enter()?;
+    s.scopes.push(Scope {
+        spec: a.rest.clone(),
+        guard,
+    });
+    text(format!("context {}: {summary}", s.scopes.len()))
+}
+
+pub(super) fn end(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let scope = s
+        .scopes
+        .pop()
+        .ok_or_else(|| err("end", "no :with context to leave"))?;
+    scope.guard.exit()?;
+    text(format!(
+        "left context {}: {}",
+        s.scopes.len() + 1,
+        scope.spec
+    ))
+}
+
+pub(super) fn context(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let mut t = Table::new(
+        "pass contexts, outermost first",
+        &["#>", ":with", "in effect"],
+    );
+    t.push(["0".into(), "(default)".into(), PassContext::new().summary()]);
+    for (i, (scope, ctx)) in s.scopes.iter().zip(PassContext::stack()).enumerate() {
+        t.push([(i + 1).to_string(), scope.spec.clone(), ctx.summary()]);
+    }
+    table(&t)
+}

@@ -1,0 +1,225 @@
+//! Instruments: :instrument, :instruments, :report, and the typed handles
+//! the session keeps so that reports can read results.
+
+use super::*;
+
+/// The built-in instruments `:instrument` knows, with their results.
+pub(crate) enum Handle {
+    Timing(Rc<Timing>),
+    IrSize(Rc<IrSize>),
+    PrintBefore(Rc<PrintPasses>),
+    PrintAfter(Rc<PrintPasses>),
+    PrintChanged(Rc<PrintChanged>),
+    Verify(Rc<VerifyEach>),
+    Bisect(Rc<Bisect>),
+    Trace(Rc<Trace>),
+    Counts(Rc<Counts>),
+}
+
+impl Handle {
+    pub(crate) fn instrument(&self) -> Rc<dyn crate::Instrument> {
+        match self {
+            Handle::Timing(i) => i.clone(),
+            Handle::IrSize(i) => i.clone(),
+            Handle::PrintBefore(i) | Handle::PrintAfter(i) => i.clone(),
+            Handle::PrintChanged(i) => i.clone(),
+            Handle::Verify(i) => i.clone(),
+            Handle::Bisect(i) => i.clone(),
+            Handle::Trace(i) => i.clone(),
+            Handle::Counts(i) => i.clone(),
+        }
+    }
+
+    /// The name `:instrument` takes (`skip=` lists are a bisect).
+    fn name(&self) -> &'static str {
+        match self {
+            Handle::Timing(_) => "timing",
+            Handle::IrSize(_) => "ir-size",
+            Handle::PrintBefore(_) => "print-before",
+            Handle::PrintAfter(_) => "print-after",
+            Handle::PrintChanged(_) => "print-changed",
+            Handle::Verify(_) => "verify",
+            Handle::Bisect(_) => "bisect",
+            Handle::Trace(_) => "trace",
+            Handle::Counts(_) => "counts",
+        }
+    }
+
+    /// Instruments of the same kind replace each other, except printing
+    /// before and after, which take different pass lists.
+    fn replaces(&self, other: &Handle) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+const INSTRUMENT_NAMES: &[&str] = &[
+    "timing",
+    "ir-size",
+    "print-before",
+    "print-after",
+    "print-changed",
+    "verify",
+    "bisect",
+    "skip",
+    "trace",
+    "counts",
+    "clear",
+];
+
+pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if a.rest.is_empty() {
+        return Err(err(
+            "instrument",
+            format!("expects one of: {}", INSTRUMENT_NAMES.join(", ")),
+        ));
+    }
+    let items: Vec<(String, Option<String>)> = a
+        .words
+        .iter()
+        .map(|w| (w.clone(), None))
+        .chain(a.settings.iter().map(|(k, v)| (k.clone(), Some(v.clone()))))
+        .collect();
+    for (name, value) in items {
+        let spec = match &value {
+            Some(v) => format!("{name}={v}"),
+            None => name.clone(),
+        };
+        let names = comma_list(value.as_deref().unwrap_or(""));
+        let handle = match name.as_str() {
+            "clear" => {
+                s.instruments.clear();
+                continue;
+            }
+            "timing" => Handle::Timing(Rc::new(Timing::new())),
+            "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
+            // The printing instruments share one buffer, so that their
+            // output comes in the order the passes ran.
+            "print-before" => Handle::PrintBefore(Rc::new(
+                PrintPasses::before(PassFilter::passes(names))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
+            "print-after" => Handle::PrintAfter(Rc::new(
+                PrintPasses::after(PassFilter::passes(names))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
+            "print-changed" => Handle::PrintChanged(Rc::new(
+                PrintChanged::new(PassFilter::passes(names))
+                    .writing_to(Box::new(s.printed.clone())),
+            )),
+            "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
+            "bisect" => {
+                let v = value
+                    .as_deref()
+                    .ok_or_else(|| err("instrument", "bisect needs a limit: bisect=N"))?;
+                let n = v.parse::<usize>().map_err(|_| {
+                    err("instrument", format!("bisect expects a number, got '{v}'"))
+                })?;
+                Handle::Bisect(Rc::new(Bisect::new(Some(n))))
+            }
+            "skip" => Handle::Bisect(Rc::new(Bisect::new(None).skipping(names))),
+            "trace" => Handle::Trace(Rc::new(Trace::new(|_m, p, before| {
+                if before {
+                    crate::output::emit(&format!(
+                        "{}{} on {} {}",
+                        "  ".repeat(p.depth),
+                        p.name(),
+                        p.unit,
+                        p.target
+                    ));
+                }
+            }))),
+            "counts" => Handle::Counts(Rc::new(Counts::new())),
+            other => {
+                return Err(Error::Command {
+                    command: "instrument".into(),
+                    message: format!("unknown instrument '{other}'"),
+                    suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
+                })
+            }
+        };
+        s.instruments.retain(|i| !i.handle.replaces(&handle));
+        s.instruments.push(Active { spec, handle });
+    }
+    text(format!("instruments: {}", describe(s)))
+}
+
+pub(super) fn describe(s: &Session) -> String {
+    if s.instruments.is_empty() {
+        "none".into()
+    } else {
+        s.instruments
+            .iter()
+            .map(|i| i.spec.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+pub(super) fn instruments(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    text(format!("instruments: {}", describe(s)))
+}
+
+pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    const REPORTS: &[&str] = &[
+        "timing",
+        "timing-tree",
+        "ir-size",
+        "changed",
+        "counts",
+        "bisect",
+    ];
+    let what = one_word(
+        a,
+        "what to report: timing, timing-tree, ir-size, changed, counts or bisect",
+    )?;
+    if what == "bench" {
+        return match &s.last_bench {
+            Some(t) => table(t),
+            None => Err(err("report", "no :bench has run yet")),
+        };
+    }
+    let needed = match what {
+        "timing" | "timing-tree" => "timing",
+        "changed" => "print-changed",
+        "ir-size" | "counts" | "bisect" => what,
+        other => {
+            return Err(Error::Command {
+                command: "report".into(),
+                message: format!("nothing to report called '{other}'"),
+                suggestions: crate::nearest_names(other, REPORTS.iter().copied()),
+            })
+        }
+    };
+    let active = s
+        .instruments
+        .iter()
+        .rev()
+        .find(|i| i.handle.name() == needed)
+        .ok_or_else(|| {
+            err(
+                "report",
+                format!("no {needed} instrument: add one with :instrument {needed}"),
+            )
+        })?;
+    match (what, &active.handle) {
+        ("timing", Handle::Timing(t)) => table(&t.report().flat_table(Some(20))),
+        ("timing-tree", Handle::Timing(t)) => table(&t.report().tree_table()),
+        ("ir-size", Handle::IrSize(t)) => table(&t.table()),
+        ("changed", Handle::PrintChanged(t)) => {
+            let (changed, unchanged) = t.counts();
+            text(format!("{changed} passes changed the IR, {unchanged} did not (their diffs were printed by :run)"))
+        }
+        ("counts", Handle::Counts(t)) => table(&t.table()),
+        ("bisect", Handle::Bisect(b)) => {
+            let mut o = Output::default();
+            o.push_text(b.text());
+            o.push_table(&b.table());
+            Ok(o)
+        }
+        _ => Err(err(
+            "report",
+            format!("the {needed} instrument has no {what} report"),
+        )),
+    }
+}

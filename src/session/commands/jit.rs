@@ -1,0 +1,191 @@
+//! The JIT: :buffer, :buffers, :call, :time, :bench.
+
+use super::*;
+
+pub(super) fn buffer(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::jit::{Buffer, ElemType, Fill};
+    let usage = "expects NAME TYPE[LEN] = zeros|ones|range|random(SEED), e.g. :buffer a f32[1024] = random(1)";
+    let [name, ty, eq, fill] = a.words.as_slice() else {
+        return Err(err("buffer", usage));
+    };
+    if eq != "=" {
+        return Err(err("buffer", usage));
+    }
+    let (t, len) = ty
+        .strip_suffix(']')
+        .and_then(|t| t.split_once('['))
+        .ok_or_else(|| err("buffer", format!("'{ty}' is not TYPE[LEN] (e.g. i32[100])")))?;
+    let t = ElemType::parse(t).map_err(|e| err("buffer", e.to_string()))?;
+    let len: usize = len
+        .parse()
+        .map_err(|_| err("buffer", format!("length '{len}' is not a number")))?;
+    let fill = match fill.as_str() {
+        "zeros" => Fill::Zeros,
+        "ones" => Fill::Ones,
+        "range" => Fill::Range,
+        f => match f.strip_prefix("random(").and_then(|r| r.strip_suffix(')')) {
+            Some(seed) => Fill::Random(seed.parse().map_err(|_| {
+                err(
+                    "buffer",
+                    format!("random needs a number seed, got '{seed}'"),
+                )
+            })?),
+            None => {
+                return Err(Error::Command {
+                    command: "buffer".into(),
+                    message: format!("unknown fill '{f}'"),
+                    suggestions: crate::nearest_names(
+                        f,
+                        ["zeros", "ones", "range", "random(SEED)"],
+                    ),
+                })
+            }
+        },
+    };
+    let b = Buffer::new(t, len, fill)?;
+    let summary = b.summary();
+    s.buffers.insert(name.clone(), b);
+    text(format!("{name}: {summary}"))
+}
+
+pub(super) fn buffers(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let mut t = Table::new("buffers", &["name", "contents"]);
+    for (name, b) in &s.buffers {
+        t.push([name.clone(), b.summary()]);
+    }
+    table(&t)
+}
+
+/// The compiled current module (compiled again when it changed).
+pub(super) fn jit_for(s: &mut Session, command: &str) -> Result<String> {
+    let name = current(s, command)?;
+    let m = s.module_named(command, &name)?;
+    let fp = m.fingerprint();
+    let fresh = matches!(s.jits.get(&name), Some((f, _)) if *f == fp);
+    if !fresh {
+        let jit = crate::jit::Jit::new(m, 2)?;
+        s.jits.insert(name.clone(), (fp, jit));
+    }
+    Ok(name)
+}
+
+/// Arguments: integers, floats, or buffer names.
+pub(super) fn call_args<'b>(
+    s: &'b Session,
+    command: &str,
+    words: &[String],
+) -> Result<Vec<crate::jit::Arg<'b>>> {
+    use crate::jit::Arg;
+    words
+        .iter()
+        .map(|w| {
+            if let Ok(i) = w.parse::<i64>() {
+                Ok(Arg::Int(i))
+            } else if let Ok(f) = w.parse::<f64>() {
+                Ok(Arg::Float(f))
+            } else if let Some(b) = s.buffers.get(w) {
+                Ok(Arg::Buffer(b))
+            } else {
+                Err(Error::Command {
+                    command: command.into(),
+                    message: format!("'{w}' is not a number or a buffer"),
+                    suggestions: crate::nearest_names(w, s.buffers.keys().map(String::as_str)),
+                })
+            }
+        })
+        .collect()
+}
+
+pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let (f, rest) = a
+        .words
+        .split_first()
+        .ok_or_else(|| err("call", "expects FN ARGS..."))?;
+    if let Some((k, _)) = a.settings.first() {
+        return Err(err("call", format!("takes no settings, got '{k}='")));
+    }
+    let name = jit_for(s, "call")?;
+    let args = call_args(s, "call", rest)?;
+    let jit = &s.jits[&name].1;
+    let r = jit.call(f, &args)?;
+    let mut o = Output::default();
+    if !r.output.is_empty() {
+        o.items.push(Item::Stream(r.output));
+    }
+    o.push_text(match r.value {
+        Some(v) => format!("{f}({}) = {v}", rest.join(", ")),
+        None => format!("{f}({}) returned", rest.join(", ")),
+    });
+    Ok(o)
+}
+
+/// `number=`, `repeat=`, `min_repeat_ms=` settings over TVM's defaults.
+pub(super) fn time_spec(command: &str, a: &Args) -> Result<crate::jit::TimeSpec> {
+    let mut spec = crate::jit::TimeSpec::default();
+    for (k, v) in &a.settings {
+        let n: u64 = v
+            .parse()
+            .map_err(|_| err(command, format!("{k} expects a number, got '{v}'")))?;
+        match k.as_str() {
+            "number" => spec.number = n,
+            "repeat" => spec.repeat = n as usize,
+            "min_repeat_ms" => spec.min_repeat_ms = n,
+            other => {
+                return Err(Error::Command {
+                    command: command.into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["number", "repeat", "min_repeat_ms"]),
+                })
+            }
+        }
+    }
+    Ok(spec)
+}
+
+pub(super) fn time(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let (f, rest) = a.words.split_first().ok_or_else(|| {
+        err(
+            "time",
+            "expects FN ARGS... [number=N repeat=R min_repeat_ms=M]",
+        )
+    })?;
+    let spec = time_spec("time", a)?;
+    let name = jit_for(s, "time")?;
+    let args = call_args(s, "time", rest)?;
+    let r = s.jits[&name].1.time(f, &args, spec)?;
+    let samples: Vec<String> = r
+        .per_call
+        .iter()
+        .map(|d| format!("{:.3}", d.as_secs_f64() * 1e6))
+        .collect();
+    text(format!(
+        "{f}: {}
+samples (us per call): {}",
+        r.summary(),
+        samples.join(" ")
+    ))
+}
+
+pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects FN ARGS... [number=N repeat=R min_repeat_ms=M] | PIPELINE | PIPELINE ...";
+    let mut segments = a.rest.split('|').map(str::trim);
+    let head = segments.next().unwrap_or("");
+    let pipelines: Vec<&str> = segments.collect();
+    if pipelines.is_empty() || pipelines.iter().any(|p| p.is_empty()) {
+        return Err(err("bench", usage));
+    }
+    let head = Args::parse(&format!(":bench {head}"))?;
+    let (f, rest) = head
+        .words
+        .split_first()
+        .ok_or_else(|| err("bench", usage))?;
+    let spec = time_spec("bench", &head)?;
+    let name = current(s, "bench")?;
+    let args = call_args(s, "bench", rest)?;
+    let m = s.module_named("bench", &name)?;
+    let c = crate::jit::compare(m, f, &args, &pipelines, spec)?;
+    let t = c.table();
+    s.last_bench = Some(t.clone());
+    table(&t)
+}

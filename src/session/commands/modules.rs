@@ -1,0 +1,180 @@
+//! Modules: :module, :load, :modules, :use, :show, :stats, :copy, :diff,
+//! :save.
+
+use super::*;
+
+pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Output> {
+    let name = a
+        .words
+        .first()
+        .ok_or_else(|| err("module", "expects a name: :module NAME [--lang llvm|c|cpp]"))?;
+    let lang = match a.words.get(1).map(String::as_str) {
+        None => Lang::Llvm,
+        Some("--lang") => Lang::parse(
+            a.words
+                .get(2)
+                .ok_or_else(|| err("module", "--lang needs llvm, c or cpp"))?,
+        )
+        .map_err(|e| err("module", e.to_string()))?,
+        Some(other) => {
+            return Err(err(
+                "module",
+                format!("unexpected argument '{other}' (expected --lang llvm|c|cpp)"),
+            ))
+        }
+    };
+    let body = body.unwrap_or("");
+    if body.trim().is_empty() {
+        return Err(err(
+            "module",
+            format!("module '{name}' has no source: put it on the lines after the command"),
+        ));
+    }
+    let file = match lang {
+        Lang::Llvm => format!("{name}.ll"),
+        Lang::C => format!("{name}.c"),
+        Lang::Cpp => format!("{name}.cpp"),
+    };
+    let m = Module::load(&[Source::text(lang, body, &file)])?;
+    let summary = summary(&m);
+    s.modules.insert(name.clone(), m);
+    s.current = Some(name.clone());
+    text(format!("module {name}: {summary}"))
+}
+
+pub(super) fn summary(m: &Module) -> String {
+    let st = m.stats();
+    format!(
+        "{} functions, {} blocks, {} instructions",
+        st.functions, st.blocks, st.instructions
+    )
+}
+
+pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let mut paths: Vec<&str> = a.words.iter().map(String::as_str).collect();
+    let mut name = None;
+    if let Some(i) = paths.iter().position(|w| *w == "as") {
+        let rest = paths.split_off(i);
+        name = Some(
+            *rest
+                .get(1)
+                .ok_or_else(|| err("load", "'as' needs a module name"))?,
+        );
+        if rest.len() > 2 {
+            return Err(err(
+                "load",
+                format!("unexpected '{}' after the module name", rest[2]),
+            ));
+        }
+    }
+    if paths.is_empty() {
+        return Err(err(
+            "load",
+            "expects at least one path: :load PATH... [as NAME]",
+        ));
+    }
+    let sources = paths.iter().map(Source::file).collect::<Result<Vec<_>>>()?;
+    let m = Module::load(&sources)?;
+    let name = name.map(str::to_string).unwrap_or_else(|| {
+        std::path::Path::new(paths[0])
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "module".into())
+    });
+    let summary = summary(&m);
+    s.modules.insert(name.clone(), m);
+    s.current = Some(name.clone());
+    text(format!("module {name}: {summary}"))
+}
+
+pub(super) fn modules(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let mut t = Table::new("modules", &["", "name", "functions>", "instructions>"]);
+    for (name, m) in &s.modules {
+        let st = m.stats();
+        let mark = if s.current.as_ref() == Some(name) {
+            "*"
+        } else {
+            ""
+        };
+        t.push([
+            mark.to_string(),
+            name.clone(),
+            st.functions.to_string(),
+            st.instructions.to_string(),
+        ]);
+    }
+    table(&t)
+}
+
+pub(super) fn use_module(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let name = one_word(a, "a module name")?;
+    s.module_named("use", name)?;
+    s.current = Some(name.to_string());
+    text(format!("using {name}"))
+}
+
+pub(super) fn show(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let m = s.module()?;
+    match a.words.as_slice() {
+        [] => text(m.print()),
+        [f] => text(m.print_function(f)?),
+        _ => Err(err("show", "expects at most one function name")),
+    }
+}
+
+pub(super) fn stats(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let st = s.module()?.stats();
+    let mut t = Table::new(
+        &format!(
+            "{} functions, {} blocks, {} instructions",
+            st.functions, st.blocks, st.instructions
+        ),
+        &["function", "blocks>", "instructions>"],
+    );
+    for f in &st.per_function {
+        t.push([
+            f.name.clone(),
+            f.blocks.to_string(),
+            f.instructions.to_string(),
+        ]);
+    }
+    table(&t)
+}
+
+pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let new = one_word(a, "a new module name")?;
+    if s.modules.contains_key(new) {
+        return Err(err(
+            "copy",
+            format!("a module named '{new}' exists already"),
+        ));
+    }
+    let m = s.module()?.copy();
+    s.modules.insert(new.to_string(), m);
+    s.current = Some(new.to_string());
+    text(format!("copied to {new}; using {new}"))
+}
+
+pub(super) fn diff(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let [x, y] = a.words.as_slice() else {
+        return Err(err("diff", "expects two module names: :diff A B"));
+    };
+    let (tx, ty) = (
+        s.module_named("diff", x)?.print(),
+        s.module_named("diff", y)?.print(),
+    );
+    let d = crate::diff::unified(&tx, &ty, x, y, 3);
+    text(if d.is_empty() {
+        format!("{x} and {y} print the same")
+    } else {
+        d
+    })
+}
+
+pub(super) fn save(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let path = one_word(a, "a path")?;
+    s.module()?.save(path)?;
+    text(format!("wrote {path}"))
+}

@@ -1,0 +1,224 @@
+//! Passes: :passes, :pass, :explain, :run, :undo.
+
+use super::*;
+
+pub(super) fn passes(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let filter = a.words.first().map(String::as_str).unwrap_or("");
+    let mut t = Table::new("passes", &["name", "kind", "opt_level>", "description"]);
+    for p in registry::passes()
+        .into_iter()
+        .filter(|p| p.name.contains(filter))
+    {
+        let kind = match &p.kind {
+            registry::PassKind::Rust => "rust".to_string(),
+            registry::PassKind::Llvm { unit, .. } => format!("llvm {unit}"),
+        };
+        t.push([
+            p.name.clone(),
+            kind,
+            p.opt_level.to_string(),
+            p.description.clone(),
+        ]);
+    }
+    let n = t.rows.len();
+    t.notes.push(format!("{n} passes"));
+    table(&t)
+}
+
+pub(super) fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if !a.settings.is_empty() {
+        return Err(err(
+            "run",
+            format!(
+                "takes a pipeline, not settings ('{}'); use :with for those",
+                a.settings[0].0
+            ),
+        ));
+    }
+    if a.words.len() > 1 {
+        return Err(err(
+            "run",
+            format!(
+                "a pipeline is one word, passes separated by commas: got '{}'",
+                a.rest
+            ),
+        ));
+    }
+    let pass = if a.rest.is_empty() {
+        pipeline::default_pipeline(PassContext::current().opt_level())?
+    } else {
+        pipeline::parse(&a.rest)?
+    };
+    let name = current(s, "run")?;
+    let mut ctx = PassContext::inherit();
+    for i in &s.instruments {
+        ctx = ctx.with_instrument(i.handle.instrument());
+    }
+    let module = s
+        .modules
+        .get_mut(&name)
+        .ok_or_else(|| err("run", format!("module '{name}' is gone")))?;
+    let before = module.instruction_count();
+    let snapshot = module.snapshot();
+    s.printed.take(); // what a failed run printed
+    let start = std::time::Instant::now();
+    let scope = ctx.enter()?;
+    let result = pass.apply(module);
+    let exited = scope.exit();
+    result?;
+    exited?;
+    let after = module.instruction_count();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    s.undo.push((name.clone(), snapshot));
+    let mut o = Output::default();
+    o.push_text(s.printed.take());
+    for i in &s.instruments {
+        if let Handle::PrintChanged(p) = &i.handle {
+            // The closing count (the diffs went to the shared buffer).
+            o.push_text(p.output());
+        }
+    }
+    o.push_text(format!(
+        "ran {} on {name}: {before} -> {after} instructions [{ms:.1} ms]",
+        pass.info().name
+    ));
+    Ok(o)
+}
+
+pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects NAME = PIPELINE [opt_level=N] [required=P,...]";
+    let [name, eq, pipeline_text] = a.words.as_slice() else {
+        return Err(err("pass", usage));
+    };
+    if eq != "=" {
+        return Err(err("pass", usage));
+    }
+    let mut info = crate::PassInfo::new(name, 0).describe(&format!("= {pipeline_text}"));
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "opt_level" => {
+                info.opt_level = v
+                    .parse()
+                    .map_err(|_| err("pass", format!("opt_level expects a number, got '{v}'")))?
+            }
+            "required" => info = info.requires(comma_list(v)),
+            other => {
+                return Err(Error::Command {
+                    command: "pass".into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
+                })
+            }
+        }
+    }
+    for r in &info.required {
+        registry::get_pass(r)?;
+    }
+    let inner = pipeline::parse(pipeline_text)?;
+    let children: Vec<crate::PassRef> = if inner.children().is_empty() {
+        vec![inner]
+    } else {
+        inner.children().to_vec()
+    };
+    if children.iter().any(|c| c.info().name == *name) {
+        return Err(err("pass", format!("'{name}' cannot contain itself")));
+    }
+    let summary = format!(
+        "pass {name} = {pipeline_text} (opt_level {}{})",
+        info.opt_level,
+        if info.required.is_empty() {
+            String::new()
+        } else {
+            format!(", requires {}", info.required.join(","))
+        }
+    );
+    let seq: crate::PassRef = std::sync::Arc::new(crate::Sequential::with_info(info, children));
+    registry::define_pass(move || seq.clone()).map_err(|e| err("pass", e.to_string()))?;
+    text(summary)
+}
+
+pub(super) fn explain(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let ctx = PassContext::current();
+    let pass = if a.rest.is_empty() {
+        pipeline::default_pipeline(ctx.opt_level())?
+    } else {
+        pipeline::parse(&a.rest)?
+    };
+    let mut t = Table::new(
+        &format!("{} under {}", pass.info().name, ctx.summary()),
+        &["pass", "opt_level>", "decision", "why"],
+    );
+    if pass.children().is_empty() {
+        t.push([
+            pass.info().name.clone(),
+            pass.info().opt_level.to_string(),
+            "runs".into(),
+            "a pass run on its own ignores gating (as in TVM)".into(),
+        ]);
+    }
+    for child in pass.children() {
+        let info = child.info();
+        let (runs, why) = if ctx.disabled().contains(&info.name) {
+            (
+                false,
+                "disabled in the context (disabled wins over required)".to_string(),
+            )
+        } else if ctx.required().contains(&info.name) {
+            (true, "required by the context".to_string())
+        } else if info.opt_level <= ctx.opt_level() {
+            (
+                true,
+                format!(
+                    "opt_level {} <= the context's {}",
+                    info.opt_level,
+                    ctx.opt_level()
+                ),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "opt_level {} > the context's {}",
+                    info.opt_level,
+                    ctx.opt_level()
+                ),
+            )
+        };
+        let mut why = why;
+        if runs && !info.required.is_empty() {
+            why.push_str(&format!(
+                "; first runs its required passes {}",
+                info.required.join(", ")
+            ));
+        }
+        t.push([
+            info.name.clone(),
+            info.opt_level.to_string(),
+            if runs { "runs" } else { "skipped" }.into(),
+            why,
+        ]);
+    }
+    if !ctx.disabled().is_empty() {
+        t.notes.push(format!(
+            "inside LLVM pipelines, LLVM's optional passes named {} are skipped",
+            ctx.disabled()
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    table(&t)
+}
+
+pub(super) fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let (name, snapshot) = s.undo.pop().ok_or_else(|| err("undo", "nothing to undo"))?;
+    match s.modules.get_mut(&name) {
+        Some(m) => {
+            m.restore(&snapshot)?;
+            text(format!("{name} is back as it was before the last :run"))
+        }
+        None => Err(err("undo", format!("module '{name}' no longer exists"))),
+    }
+}
