@@ -1,5 +1,5 @@
-//! Compiles the C++ shim (`shim/shim.cpp`) against LLVM 19 and tells the
-//! crate where LLVM's tools live.
+//! Compiles the C++ shim (`shim/shim.cpp`, `shim/clang.cpp`) against LLVM 19
+//! and clang 19, and tells the crate where LLVM's tools live.
 use std::process::Command;
 
 fn llvm_config(arg: &str) -> String {
@@ -18,9 +18,14 @@ fn llvm_config(arg: &str) -> String {
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
+    println!("cargo:rerun-if-changed=shim/clang.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
-    build.cpp(true).file("shim/shim.cpp").warnings(false);
+    build
+        .cpp(true)
+        .file("shim/shim.cpp")
+        .file("shim/clang.cpp")
+        .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {
         // cc adds its own optimisation level and debug flags.
         if flag.starts_with("-O") || flag == "-g" {
@@ -31,6 +36,9 @@ fn main() {
     build.flag("-DNDEBUG").flag("-O2");
     build.compile("passlab_shim");
     println!("cargo:rustc-link-search=native={}", llvm_config("--libdir"));
+    // clang's driver and front end, for C and C++ in process
+    // (libclang-cpp19-dev; its headers come with libclang-19-dev).
+    println!("cargo:rustc-link-lib=dylib=clang-cpp");
     println!("cargo:rustc-link-lib=dylib=LLVM-19");
     println!(
         "cargo:rustc-env=PASSLAB_LLVM_BINDIR={}",

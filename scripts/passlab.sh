@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 setup() {
     local missing=()
-    for pkg in llvm-19-dev clang-19; do
+    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -29,11 +29,31 @@ setup() {
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
 }
 
+# The real C sources the examples load, where scripts can name them:
+# target/inputs/zlib (libz-sys) and target/inputs/sqlite3 (libsqlite3-sys).
+link_inputs() {
+    mkdir -p target/inputs
+    local meta
+    meta=$(cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml)
+    local zlib sqlite
+    zlib=$(grep -o '"manifest_path":"[^"]*/libz-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
+    sqlite=$(grep -o '"manifest_path":"[^"]*/libsqlite3-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
+    ln -sfn "$zlib/src/zlib" target/inputs/zlib
+    ln -sfn "$sqlite/sqlite3" target/inputs/sqlite3
+}
+
 case "${1:-}" in
 demo)
     setup
     shift
-    cargo run --release --example tour -- "$@"
+    cargo build --release --locked -p passlab-repl
+    link_inputs
+    if [ $# -gt 0 ]; then scripts=("$@"); else scripts=(examples/tour.plab examples/opt_gemm.plab); fi
+    for script in "${scripts[@]}"; do
+        echo "=== passlab run --echo $script"
+        target/release/passlab run --echo --charts "target/demo-charts/$(basename "$script" .plab)" "$script"
+    done
+    echo "=== charts: target/demo-charts/"
     ;;
 test)
     setup

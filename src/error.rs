@@ -37,6 +37,8 @@ pub enum ErrorKind {
     Instrument,
     /// A command of the command language was misused.
     Command,
+    /// A chart could not be drawn or encoded.
+    Chart,
     /// Anything else a caller got wrong (an invalid argument).
     Invalid,
 }
@@ -135,6 +137,9 @@ pub enum Error {
         suggestions: Vec<String>,
     },
 
+    #[error("cannot draw chart '{title}': {message}")]
+    Chart { title: String, message: String },
+
     #[error("{0}")]
     Invalid(String),
 }
@@ -157,6 +162,7 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Instrument { .. } => ErrorKind::Instrument,
             Error::Command { .. } => ErrorKind::Command,
+            Error::Chart { .. } => ErrorKind::Chart,
             Error::Invalid(_) => ErrorKind::Invalid,
         }
     }

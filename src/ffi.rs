@@ -105,6 +105,16 @@ extern "C" {
         line_sink: Sink,
     ) -> LLVMModuleRef;
     pub fn plab_write_bitcode(m: LLVMModuleRef, uselist: bool, sink: Sink, user: *mut c_void);
+    pub fn plab_compile(
+        ctx: LLVMContextRef,
+        clang_path: *const c_char,
+        args: *const *const c_char,
+        nargs: usize,
+        data: *const c_char,
+        len: usize,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> LLVMModuleRef;
     pub fn plab_verify(m: LLVMModuleRef, sink: Sink, user: *mut c_void) -> bool;
     pub fn plab_fingerprint_module(m: LLVMModuleRef) -> u64;
     pub fn plab_fingerprint_function(f: LLVMValueRef) -> u64;

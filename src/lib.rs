@@ -20,6 +20,7 @@
 //! assert!(m.stats().instructions < before);
 //! ```
 
+pub mod chart;
 pub mod config;
 pub mod context;
 pub mod diff;

@@ -77,7 +77,9 @@ pub fn parse(text: &str) -> Result<PassRef> {
 /// The pipeline run when none is given, for an opt level: at 0, LLVM's
 /// `default<O0>`; above, `strip-dead-internals` (opt level 1) then LLVM's
 /// `default<On>` (opt level n, capped at 3). It is a sequential, so the
-/// context's disabled and required passes apply to its elements.
+/// context's disabled and required passes apply to its elements; they are
+/// gated at level n whatever the context's opt level, so that `O3` named at
+/// opt level 2 still runs LLVM's `default<O3>`.
 pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
     let level = opt_level.min(3);
     let mut passes = Vec::new();
@@ -85,9 +87,23 @@ pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
         passes.push(registry::get_pass("strip-dead-internals")?);
     }
     passes.push(registry::get_pass(&format!("default<O{level}>"))?);
-    let info = PassInfo::new(&format!("O{level}"), 0)
-        .describe(&format!("the default pipeline for opt level {level}"));
-    Ok(Arc::new(Sequential::with_info(info, passes)))
+    Ok(Arc::new(
+        Sequential::with_info(default_pipeline_info(level), passes).at_opt_level(level),
+    ))
+}
+
+/// The info of [`default_pipeline`]: named `O0` … `O3`, registered under
+/// those names.
+pub fn default_pipeline_info(opt_level: u32) -> PassInfo {
+    let level = opt_level.min(3);
+    let what = if level == 0 {
+        "LLVM's default<O0>".to_string()
+    } else {
+        format!("strip-dead-internals, then LLVM's default<O{level}>")
+    };
+    PassInfo::new(&format!("O{level}"), 0).describe(&format!(
+        "the default pipeline for opt level {level}: {what}"
+    ))
 }
 
 #[cfg(test)]

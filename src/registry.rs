@@ -58,11 +58,25 @@ fn registry() -> &'static RwLock<Registry> {
         for option in crate::pass::config_options() {
             r.config.insert(option.key.clone(), option);
         }
+        for option in crate::jit::config_options() {
+            r.config.insert(option.key.clone(), option);
+        }
         for option in crate::passes::config_options() {
             r.config.insert(option.key.clone(), option);
         }
         for ctor in crate::passes::builtin() {
             let info = ctor().info().clone();
+            r.rust.insert(info.name.clone(), (ctor, info));
+        }
+        for level in 0..=3u32 {
+            // The default pipelines by name, so that `O2` works wherever a
+            // pass name does. Their info is written out here: constructing
+            // one needs this registry, which is not built yet.
+            let ctor: Constructor = Arc::new(move || {
+                crate::pipeline::default_pipeline(level)
+                    .expect("the default pipelines consist of registered passes")
+            });
+            let info = crate::pipeline::default_pipeline_info(level);
             r.rust.insert(info.name.clone(), (ctor, info));
         }
         let print_ir: Constructor = Arc::new(|| Arc::new(PrintIr::new("")) as PassRef);

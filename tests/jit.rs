@@ -214,7 +214,7 @@ fn the_time_evaluator_follows_tvm() {
 
 #[test]
 fn comparing_pipelines_checks_results_and_flags_differences() {
-    use passlab::jit::{compare, TimeSpec};
+    use passlab::jit::{compare, Candidate, TimeSpec};
     let m = Module::from_c(
         r#"
         long sum(int *a, int n) { long s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }
@@ -232,18 +232,36 @@ fn comparing_pipelines_checks_results_and_flags_differences() {
     };
     let a = Buffer::new(ElemType::I32, 4096, Fill::Range).unwrap();
     let before = a.checksum();
-    let pipelines = ["default<O0>", "default<O2>", "default<O3>"];
+    let pipelines: Vec<Candidate> = ["default<O0>", "default<O2>", "default<O3>"]
+        .iter()
+        .map(|p| Candidate::new(p))
+        .collect();
+    let mut with_gvn_off = pipelines.clone();
+    with_gvn_off.push(Candidate {
+        label: "O2 without gvn".into(),
+        pipeline: "O2".into(),
+        context: Some(passlab::PassContext::inherit().with_disabled(["gvn"])),
+    });
+    let mut steps = Vec::new();
     let c = compare(
         &m,
         "sum",
         &[Arg::Buffer(&a), Arg::Int(4096)],
-        &pipelines,
+        &with_gvn_off,
         spec,
+        &mut |p| steps.push((p.done, p.total, p.stage.clone())),
     )
     .unwrap();
-    assert_eq!(c.entries.len(), 3);
+    assert_eq!(c.entries.len(), 4);
     assert!(c.entries.iter().all(|e| e.same_result));
     assert!(c.entries[1].passes_run > 50 && c.entries[0].passes_run < c.entries[1].passes_run);
+    // The context given for one candidate applies to it alone.
+    assert_eq!(c.entries[3].pipeline, "O2 without gvn");
+    assert!(c.entries[3].passes_run < c.entries[1].passes_run);
+    assert_eq!(steps.len(), 9, "{steps:?}");
+    assert_eq!(steps[0], (0, 8, "compiling default<O0>".to_string()));
+    assert_eq!(steps[7], (7, 8, "timing O2 without gvn".to_string()));
+    assert_eq!(steps[8], (8, 8, String::new()));
     let text = c.table().to_text();
     assert!(
         text.contains("default<O3>") && text.contains("1.00x"),
@@ -257,6 +275,7 @@ fn comparing_pipelines_checks_results_and_flags_differences() {
         &[Arg::Buffer(&a), Arg::Int(4096)],
         &pipelines,
         spec,
+        &mut |_| {},
     )
     .unwrap();
     assert!(c.entries.iter().all(|e| e.same_result), "{}", c.table());
@@ -268,6 +287,7 @@ fn comparing_pipelines_checks_results_and_flags_differences() {
         &[Arg::Int(i32::MAX as i64)],
         &pipelines,
         spec,
+        &mut |_| {},
     )
     .unwrap();
     assert_eq!(c.entries[0].value.unwrap().to_string(), "0");

@@ -5,10 +5,12 @@
 //! unless `--keep-going`. Everything a command does is the core library's
 //! `Session`; this binary only reads lines and prints output.
 
+mod render;
 mod script;
 
 use clap::{Parser, Subcommand};
 use passlab::session::{Session, COMMANDS};
+use render::Renderer;
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -25,6 +27,9 @@ use std::path::PathBuf;
 struct Cli {
     #[command(subcommand)]
     command: Option<Sub>,
+    /// Where charts (:plot) are written.
+    #[arg(long, global = true, default_value = "passlab-charts")]
+    charts: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -51,14 +56,14 @@ fn main() -> anyhow::Result<()> {
             keep_going,
             echo,
         }) => {
-            let ok = script::run(&file, keep_going, echo)?;
+            let ok = script::run(&file, keep_going, echo, Renderer::new(cli.charts))?;
             std::process::exit(if ok { 0 } else { 1 });
         }
         Some(Sub::Commands) => {
             print!("{}", passlab::session::reference_markdown());
             Ok(())
         }
-        None => repl(),
+        None => repl(Renderer::new(cli.charts)),
     }
 }
 
@@ -135,8 +140,34 @@ fn history_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".passlab_history"))
 }
 
-fn repl() -> anyhow::Result<()> {
+/// Shows how a long command (`:bench`) is getting on, on standard error when
+/// it is a terminal (indicatif draws nothing otherwise).
+pub fn show_progress(session: &mut Session) {
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    session.set_progress(move |p| {
+        if p.stage.is_empty() {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            return;
+        }
+        let b = bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(p.total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        b.set_length(p.total as u64);
+        b.set_position(p.done as u64);
+        b.set_message(p.stage.clone());
+    });
+}
+
+fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
     let mut session = Session::new();
+    show_progress(&mut session);
     let mut editor: Editor<Completion, rustyline::history::FileHistory> = Editor::new()?;
     editor.set_helper(Some(Completion {
         names: session.completions(),
@@ -192,7 +223,7 @@ fn repl() -> anyhow::Result<()> {
             session.execute_line(&line, body.as_deref())
         };
         match result {
-            Ok(out) => print!("{}", out.text()),
+            Ok(out) => renderer.print(&out),
             Err(e) => eprintln!("error: {e}"),
         }
         if session.quit_requested() {

@@ -1,6 +1,7 @@
 //! Script mode: commands from a file, one per line; `:module` takes the
 //! lines up to a line holding only [`TERMINATOR`] as its source.
 
+use crate::render::Renderer;
 use passlab::session::Session;
 use std::io::Read;
 use std::path::Path;
@@ -17,7 +18,12 @@ pub fn is_module(line: &str) -> bool {
 
 /// Runs the script at `path` (`-`: standard input). Returns whether every
 /// command succeeded. Errors are printed as `FILE:LINE: error: …`.
-pub fn run(path: &Path, keep_going: bool, echo: bool) -> anyhow::Result<bool> {
+pub fn run(
+    path: &Path,
+    keep_going: bool,
+    echo: bool,
+    mut renderer: Renderer,
+) -> anyhow::Result<bool> {
     let (name, text) = if path == Path::new("-") {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
@@ -28,6 +34,7 @@ pub fn run(path: &Path, keep_going: bool, echo: bool) -> anyhow::Result<bool> {
         (path.display().to_string(), text)
     };
     let mut session = Session::new();
+    crate::show_progress(&mut session);
     let lines: Vec<&str> = text.lines().collect();
     let mut ok = true;
     let mut i = 0;
@@ -59,7 +66,7 @@ pub fn run(path: &Path, keep_going: bool, echo: bool) -> anyhow::Result<bool> {
             println!("> {}", line.trim());
         }
         match session.execute_line(line, body.as_deref()) {
-            Ok(out) => print!("{}", out.text()),
+            Ok(out) => renderer.print(&out),
             Err(e) => {
                 ok = false;
                 if echo {

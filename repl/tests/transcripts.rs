@@ -82,6 +82,7 @@ fn transcripts_match() {
         let name = script.file_name().unwrap().to_string_lossy().into_owned();
         let out = Command::new(env!("CARGO_BIN_EXE_passlab"))
             .args(["run", "--echo", "--keep-going", &name])
+            .args(["--charts", "../../../target/transcript-charts"])
             .current_dir(&dir)
             .output()
             .unwrap();

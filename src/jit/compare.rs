@@ -32,18 +32,53 @@ pub struct Entry {
 pub struct Comparison {
     pub function: String,
     pub entries: Vec<Entry>,
+    /// Floating-point operations per call, if known: adds a GFLOP/s column.
+    pub flops: Option<f64>,
 }
 
-/// Runs each pipeline on a copy of `module` and times `function` (see the
-/// module documentation). Buffer arguments are put back to their contents
-/// before every call, so each pipeline sees the same input; they hold their
-/// original contents afterwards.
+/// One pipeline to compare: what to run, under which context, and the
+/// label it is reported under.
+#[derive(Clone)]
+pub struct Candidate {
+    pub label: String,
+    pub pipeline: String,
+    /// The context to run it under; `None` inherits the current one.
+    pub context: Option<PassContext>,
+}
+
+impl Candidate {
+    /// A pipeline under the current context, labelled with its text.
+    pub fn new(pipeline: &str) -> Candidate {
+        Candidate {
+            label: pipeline.trim().to_string(),
+            pipeline: pipeline.trim().to_string(),
+            context: None,
+        }
+    }
+}
+
+/// Where a comparison is, for a progress display.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Steps finished, of `total` (two per pipeline: compile, then time).
+    pub done: usize,
+    pub total: usize,
+    /// What runs now: `compiling O2` or `timing O2`; empty when finished.
+    pub stage: String,
+}
+
+/// Runs each candidate on a copy of `module` and times `function` (see the
+/// module documentation), telling `progress` before each step and when
+/// done. Buffer arguments are put back to their contents before every
+/// call, so each pipeline sees the same input; they hold their original
+/// contents afterwards.
 pub fn compare(
     module: &Module,
     function: &str,
     args: &[Arg],
-    pipelines: &[&str],
+    candidates: &[Candidate],
     spec: TimeSpec,
+    progress: &mut dyn FnMut(&Progress),
 ) -> Result<Comparison> {
     let saved: Vec<Option<Vec<u8>>> = args
         .iter()
@@ -62,15 +97,20 @@ pub fn compare(
     };
     let mut entries: Vec<Entry> = Vec::new();
     let result = (|| -> Result<()> {
-        for text in pipelines {
-            let pass = pipeline::parse(text)?;
+        let total = candidates.len() * 2;
+        for (i, c) in candidates.iter().enumerate() {
+            progress(&Progress {
+                done: 2 * i,
+                total,
+                stage: format!("compiling {}", c.label),
+            });
+            let pass = pipeline::parse(&c.pipeline)?;
             let mut copy = module.copy();
             let counts = Rc::new(Counts::new());
             let start = Instant::now();
             {
-                let scope = PassContext::inherit()
-                    .with_instrument(counts.clone())
-                    .enter()?;
+                let context = c.context.clone().unwrap_or_else(PassContext::inherit);
+                let scope = context.with_instrument(counts.clone()).enter()?;
                 let r = pass.apply(&mut copy);
                 scope.exit()?;
                 r?;
@@ -87,12 +127,17 @@ pub fn compare(
                 })
                 .collect();
             restore()?;
+            progress(&Progress {
+                done: 2 * i + 1,
+                total,
+                stage: format!("timing {}", c.label),
+            });
             let time = jit.time(function, args, spec)?;
             let same_result = entries
                 .first()
                 .is_none_or(|first| first.value == once.value && first.buffers == buffers);
             entries.push(Entry {
-                pipeline: text.to_string(),
+                pipeline: c.label.clone(),
                 passes_run: counts.totals().ran,
                 compile,
                 instructions: copy.instruction_count(),
@@ -102,6 +147,11 @@ pub fn compare(
                 time,
             });
         }
+        progress(&Progress {
+            done: total,
+            total,
+            stage: String::new(),
+        });
         Ok(())
     })();
     restore()?;
@@ -109,6 +159,7 @@ pub fn compare(
     Ok(Comparison {
         function: function.to_string(),
         entries,
+        flops: None,
     })
 }
 
@@ -129,10 +180,14 @@ impl Comparison {
                 "result",
             ],
         );
+        if self.flops.is_some() {
+            t.columns
+                .insert(6, ("GFLOP/s".into(), crate::table::Align::Right));
+        }
         let base = self.entries.first().map(|e| e.time.median().as_secs_f64());
         for e in &self.entries {
             let median = e.time.median().as_secs_f64();
-            t.push([
+            let mut row = vec![
                 e.pipeline.clone(),
                 e.passes_run.to_string(),
                 format!("{:.1}", e.compile.as_secs_f64() * 1e3),
@@ -145,7 +200,11 @@ impl Comparison {
                 } else {
                     "DIFFERENT: possible miscompile".into()
                 },
-            ]);
+            ];
+            if let Some(flops) = self.flops {
+                row.insert(6, format!("{:.2}", flops / median / 1e9));
+            }
+            t.push(row);
         }
         t
     }

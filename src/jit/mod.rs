@@ -29,7 +29,7 @@ mod compare;
 mod isolate;
 
 pub use buffer::{Buffer, ElemType, Fill};
-pub use compare::{compare, Comparison, Entry};
+pub use compare::{compare, Candidate, Comparison, Entry, Progress};
 
 use crate::module::{LlvmContext, Module};
 use crate::{Error, Result};
@@ -44,6 +44,18 @@ use std::time::Duration;
 
 /// The default time limit of a call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The config key of the time limit (milliseconds), so that `:with
+/// config.jit.timeout_ms=60000` gives calls in that scope a minute.
+pub const TIMEOUT_KEY: &str = "jit.timeout_ms";
+
+pub(crate) fn config_options() -> Vec<crate::ConfigOption> {
+    vec![crate::ConfigOption::new(
+        TIMEOUT_KEY,
+        DEFAULT_TIMEOUT.as_millis() as i64,
+        "time limit of one JIT call, or of one :time run, in milliseconds",
+    )]
+}
 
 /// A scalar type the packed convention carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +131,7 @@ pub struct Jit {
     functions: BTreeMap<String, (Signature, Packed)>,
     /// Functions whose signature cannot be called, with the reason.
     unsupported: BTreeMap<String, String>,
-    timeout: Duration,
+    timeout: Option<Duration>,
     // Dropped after the engine (declared last).
     _ctx: Rc<LlvmContext>,
 }
@@ -341,7 +353,7 @@ impl Jit {
             ee,
             functions,
             unsupported,
-            timeout: DEFAULT_TIMEOUT,
+            timeout: None,
             _ctx: ctx,
         })
     }
@@ -357,10 +369,22 @@ impl Jit {
         Ok((native, *packed as usize))
     }
 
-    /// Sets the time limit of calls.
+    /// Sets the time limit of calls (otherwise the context's
+    /// `jit.timeout_ms`, 10 s unless set).
     pub fn with_timeout(mut self, timeout: Duration) -> Jit {
-        self.timeout = timeout;
+        self.timeout = Some(timeout);
         self
+    }
+
+    /// The time limit a call made now has.
+    pub fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or_else(|| {
+            crate::PassContext::current()
+                .config_int(TIMEOUT_KEY)
+                .ok()
+                .filter(|ms| *ms > 0)
+                .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms as u64))
+        })
     }
 
     /// The signature of a callable function.
@@ -437,7 +461,7 @@ impl Jit {
     ) -> Result<(&Signature, isolate::Run)> {
         let (sig, packed) = self.lookup(function)?;
         let slots = Self::slots(function, sig, args)?;
-        let run = isolate::run(*packed, &slots, self.timeout, plan)
+        let run = isolate::run(*packed, &slots, self.timeout(), plan)
             .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
         Ok((sig, run))
     }

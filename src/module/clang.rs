@@ -1,22 +1,24 @@
-//! C and C++ to LLVM bitcode through clang-19.
+//! C and C++ to LLVM IR with clang-19, in process: the shim runs clang's
+//! driver and front end (libclang-cpp) on the command line the clang-19
+//! executable would get, into a module in the caller's context.
 
 use super::source::Lang;
+use crate::ffi;
 use crate::{Error, Result};
-use std::io::Write;
+use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 pub(crate) enum Input<'a> {
     File(&'a Path),
-    Stdin(&'a [u8]),
+    /// Source text, under the name given to [`compile`].
+    Text(&'a [u8]),
 }
 
-/// The clang passlab runs: `$PASSLAB_CLANG`, else the clang of the LLVM it
-/// was built against.
+/// Where the clang-19 executable of the LLVM passlab was built against is:
+/// its driver finds the resource directory (stddef.h and friends) from it.
 pub fn clang_path() -> PathBuf {
-    std::env::var_os("PASSLAB_CLANG")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang"))
+    Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang")
 }
 
 /// The flags that make clang's output a starting point for pass experiments:
@@ -32,45 +34,60 @@ pub const CLANG_FLAGS: &[&str] = &[
     "-c",
 ];
 
+/// Compiles `input` into a new module in `ctx`. `name` names a text input
+/// in diagnostics; clang's messages become [`Error::Compile`].
 pub(crate) fn compile(
+    ctx: LLVMContextRef,
     lang: Lang,
     input: Input<'_>,
     extra: &[String],
     name: &str,
-) -> Result<Vec<u8>> {
-    let clang = clang_path();
-    let mut cmd = Command::new(&clang);
-    cmd.args(CLANG_FLAGS).args(["-o", "-"]).args(extra);
-    cmd.arg("-x")
-        .arg(if lang == Lang::Cpp { "c++" } else { "c" });
-    match input {
-        Input::File(p) => cmd.arg(p).stdin(Stdio::null()),
-        Input::Stdin(_) => cmd.arg("-").stdin(Stdio::piped()),
-    };
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| Error::io(clang.display(), e))?;
-    let writer = match input {
-        Input::Stdin(bytes) => {
-            let mut stdin = child.stdin.take().expect("stdin is piped");
-            let bytes = bytes.to_vec();
-            Some(std::thread::spawn(move || {
-                let _ = stdin.write_all(&bytes);
-            }))
-        }
-        Input::File(_) => None,
-    };
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::io(clang.display(), e))?;
-    if let Some(w) = writer {
-        let _ = w.join();
+) -> Result<LLVMModuleRef> {
+    let nul =
+        |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
+    let mut args: Vec<CString> = CLANG_FLAGS
+        .iter()
+        .chain(&["-o", "-", "-x", if lang == Lang::Cpp { "c++" } else { "c" }])
+        .map(|a| nul(a))
+        .collect::<Result<_>>()?;
+    for a in extra {
+        args.push(nul(a)?);
     }
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
+    let (data, file) = match input {
+        Input::File(p) => (None, p.display().to_string()),
+        Input::Text(t) => (Some(t), name.to_string()),
+    };
+    args.push(nul(&file)?);
+    let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    let clang = nul(&clang_path().display().to_string())?;
+    let mut sinks = ffi::Sinks::default();
+    let raw = unsafe {
+        ffi::plab_compile(
+            ctx,
+            clang.as_ptr(),
+            argv.as_ptr(),
+            argv.len(),
+            data.map_or(std::ptr::null(), |d| d.as_ptr() as *const _),
+            data.map_or(0, |d| d.len()),
+            ffi::SINK_FIRST,
+            sinks.user(),
+        )
+    };
+    if raw.is_null() {
+        let text = sinks.first_text();
+        let errors = text.matches("error:").count();
+        let mut stderr = text.trim_end().to_string();
+        if errors > 0 {
+            // As the clang executable ends its report.
+            stderr.push_str(&format!(
+                "\n{errors} error{} generated.",
+                if errors == 1 { "" } else { "s" }
+            ));
+        }
         return Err(Error::Compile {
             source_name: name.to_string(),
-            stderr: stderr.trim_end().to_string(),
+            stderr,
         });
     }
-    Ok(out.stdout)
+    Ok(raw)
 }

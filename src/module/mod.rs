@@ -115,17 +115,29 @@ impl Module {
             .split_first()
             .ok_or_else(|| Error::Invalid("no source to load".into()))?;
         let ctx = LlvmContext::new();
-        let mut module = Self::parse_in(ctx.clone(), &first.to_ir()?, first.name())?;
-        if first.lang() != Lang::Llvm {
-            // clang reading standard input names the source "-".
-            let name = first.name();
-            unsafe { LLVMSetSourceFileName(module.raw, name.as_ptr() as *const _, name.len()) };
-        }
+        let mut module = Self::from_source_in(ctx.clone(), first)?;
         for src in rest {
-            let other = Self::parse_in(ctx.clone(), &src.to_ir()?, src.name())?;
+            let other = Self::from_source_in(ctx.clone(), src)?;
             module.link(other, src.name())?;
         }
         Ok(module)
+    }
+
+    fn from_source_in(ctx: Rc<LlvmContext>, src: &Source) -> Result<Module> {
+        if let Some(ir) = src.ir()? {
+            return Self::parse_in(ctx, &ir, src.name());
+        }
+        let raw = src.compile(ctx.raw())?;
+        let name = src.name();
+        unsafe {
+            LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
+            LLVMSetModuleIdentifier(raw, name.as_ptr() as *const _, name.len());
+        }
+        Ok(Module {
+            raw,
+            ctx,
+            last_snapshot: RefCell::new(None),
+        })
     }
 
     fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {

@@ -3,6 +3,7 @@
 
 use super::clang;
 use crate::{Error, Result};
+use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
 use std::path::{Path, PathBuf};
 
 /// The language of a source.
@@ -112,20 +113,29 @@ impl Source {
         self.lang
     }
 
-    /// LLVM IR (text or bitcode) for this source, compiling C and C++.
-    pub(crate) fn to_ir(&self) -> Result<Vec<u8>> {
+    /// LLVM IR (text or bitcode) of an LLVM source; `None` for C and C++,
+    /// which [`compile`](Source::compile) turns into a module.
+    pub(crate) fn ir(&self) -> Result<Option<Vec<u8>>> {
         match (&self.body, self.lang) {
-            (Body::File(p), Lang::Llvm) => std::fs::read(p).map_err(|e| Error::io(p.display(), e)),
-            (Body::Text(t), Lang::Llvm) => Ok(t.clone()),
-            (Body::File(p), lang) => {
+            (Body::File(p), Lang::Llvm) => std::fs::read(p)
+                .map(Some)
+                .map_err(|e| Error::io(p.display(), e)),
+            (Body::Text(t), Lang::Llvm) => Ok(Some(t.clone())),
+            _ => Ok(None),
+        }
+    }
+
+    /// Compiles a C or C++ source into a new module in `ctx`.
+    pub(crate) fn compile(&self, ctx: LLVMContextRef) -> Result<LLVMModuleRef> {
+        let input = match &self.body {
+            Body::File(p) => {
                 if !p.exists() {
                     return Err(Error::io(p.display(), "no such file"));
                 }
-                clang::compile(lang, clang::Input::File(p), &self.clang_args, &self.name)
+                clang::Input::File(p)
             }
-            (Body::Text(t), lang) => {
-                clang::compile(lang, clang::Input::Stdin(t), &self.clang_args, &self.name)
-            }
-        }
+            Body::Text(t) => clang::Input::Text(t),
+        };
+        clang::compile(ctx, self.lang, input, &self.clang_args, &self.name)
     }
 }

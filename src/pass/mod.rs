@@ -82,6 +82,12 @@ pub trait Pass: Send + Sync {
         &[]
     }
 
+    /// The opt level its children are gated at, when it is not the
+    /// context's (a named default pipeline such as `O3`).
+    fn children_opt_level(&self) -> Option<u32> {
+        None
+    }
+
     /// Whether `run` verifies the IR itself before it returns (the Rust pass
     /// kinds do, so that a sequential names the pass that broke the IR);
     /// the infrastructure then does not verify again.

@@ -26,6 +26,8 @@ pub(crate) fn config_options() -> Vec<ConfigOption> {
 pub struct Sequential {
     info: PassInfo,
     passes: Vec<PassRef>,
+    /// Gate the elements at this opt level instead of the context's.
+    at_level: Option<u32>,
 }
 
 impl Sequential {
@@ -36,7 +38,19 @@ impl Sequential {
 
     /// A sequential with explicit info (opt level, required passes).
     pub fn with_info(info: PassInfo, passes: Vec<PassRef>) -> Sequential {
-        Sequential { info, passes }
+        Sequential {
+            info,
+            passes,
+            at_level: None,
+        }
+    }
+
+    /// Gates the elements at `opt_level` whatever the context's opt level
+    /// (its disabled and required passes still apply): the named default
+    /// pipelines (`O3`) run at their own level.
+    pub fn at_opt_level(mut self, opt_level: u32) -> Sequential {
+        self.at_level = Some(opt_level);
+        self
     }
 }
 
@@ -49,7 +63,19 @@ impl Pass for Sequential {
         &self.passes
     }
 
+    fn children_opt_level(&self) -> Option<u32> {
+        self.at_level
+    }
+
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
+        let at_level;
+        let ctx = match self.at_level {
+            Some(level) if level != ctx.opt_level() => {
+                at_level = ctx.clone().with_opt_level(level);
+                &at_level
+            }
+            _ => ctx,
+        };
         let verify_each = ctx.config_bool(VERIFY_EACH)?;
         for pass in &self.passes {
             let info = pass.info();

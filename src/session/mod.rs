@@ -6,7 +6,8 @@
 //! `:with`, the active instruments and their results. [`Session::execute`]
 //! takes a command (or a cell of commands) and returns an [`Output`]: a
 //! list of items, each text a pass printed or a MIME-style [`Bundle`]
-//! (`text/plain` always; `text/html` for tables). Front ends only read input
+//! (`text/plain` always; `text/html` for tables; `image/svg+xml` and
+//! `image/png` for charts). Front ends only read input
 //! and render output; they know nothing of modules or LLVM.
 //!
 //! One table of commands ([`COMMANDS`]) drives dispatch, `:help`,
@@ -56,6 +57,22 @@ impl Bundle {
                 ("text/html".into(), t.to_html()),
             ],
         }
+    }
+
+    /// A chart: a line of text naming it, SVG, and PNG (base64, as
+    /// Jupyter carries it).
+    pub fn chart(c: &crate::chart::Chart) -> Result<Bundle> {
+        use base64::Engine;
+        Ok(Bundle {
+            data: vec![
+                ("text/plain".into(), format!("chart: {}", c.title)),
+                ("image/svg+xml".into(), c.svg()?),
+                (
+                    "image/png".into(),
+                    base64::engine::general_purpose::STANDARD.encode(c.png()?),
+                ),
+            ],
+        })
     }
 
     /// The data for one MIME type.
@@ -145,10 +162,15 @@ pub struct Session {
     buffers: BTreeMap<String, crate::jit::Buffer>,
     /// A compiled copy per module, with the fingerprint it was compiled at.
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
-    /// The table of the last `:bench`.
-    last_bench: Option<Table>,
+    /// The result of the last `:bench`.
+    last_bench: Option<crate::jit::Comparison>,
+    /// Told how a long command (`:bench`) is getting on.
+    progress: Option<ProgressSink>,
     quit: bool,
 }
+
+/// What a front end is told about a long command's progress.
+type ProgressSink = Box<dyn FnMut(&crate::jit::Progress)>;
 
 /// Text that several writers append to, in order.
 #[derive(Clone, Default)]
@@ -189,6 +211,7 @@ impl Session {
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
             last_bench: None,
+            progress: None,
             quit: false,
         }
     }
@@ -227,6 +250,12 @@ impl Session {
         }
         out.extend(result?);
         Ok(out)
+    }
+
+    /// Sets what is told how long commands (`:bench`) are getting on: a
+    /// front end's progress display. It stays across `:reset`.
+    pub fn set_progress(&mut self, progress: impl FnMut(&crate::jit::Progress) + 'static) {
+        self.progress = Some(Box::new(progress));
     }
 
     /// Whether `:quit` was given.

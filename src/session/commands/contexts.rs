@@ -11,13 +11,26 @@ pub(super) fn with(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             ),
         ));
     }
+    let ctx = context_from("with", &a.settings)?;
+    let summary = ctx.summary();
+    let guard = ctx.enter()?;
+    s.scopes.push(Scope {
+        spec: a.rest.clone(),
+        guard,
+    });
+    text(format!("context {}: {summary}", s.scopes.len()))
+}
+
+/// The current context with `:with`-style settings applied (opt_level,
+/// disabled, required, config.KEY); `command` names the command in errors.
+pub(super) fn context_from(command: &str, settings: &[(String, String)]) -> Result<PassContext> {
     let mut ctx = PassContext::inherit();
-    for (key, value) in &a.settings {
+    for (key, value) in settings {
         ctx = match key.as_str() {
             "opt_level" => ctx.with_opt_level(
                 value
                     .parse()
-                    .map_err(|_| err("with", format!("opt_level expects 0-3, got '{value}'")))?,
+                    .map_err(|_| err(command, format!("opt_level expects 0-3, got '{value}'")))?,
             ),
             "disabled" => ctx.with_disabled(comma_list(value)),
             "required" => ctx.with_required(comma_list(value)),
@@ -25,7 +38,7 @@ pub(super) fn with(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 Some(option) => ctx.with_config_text(option, value)?,
                 None => {
                     return Err(Error::Command {
-                        command: "with".into(),
+                        command: command.into(),
                         message: format!("unknown setting '{k}'"),
                         suggestions: crate::nearest_names(
                             k,
@@ -38,17 +51,11 @@ pub(super) fn with(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     }
     if ctx.opt_level() > 3 {
         return Err(err(
-            "with",
+            command,
             format!("opt_level expects 0-3, got {}", ctx.opt_level()),
         ));
     }
-    let summary = ctx.summary();
-    let guard = ctx.enter()?;
-    s.scopes.push(Scope {
-        spec: a.rest.clone(),
-        guard,
-    });
-    text(format!("context {}: {summary}", s.scopes.len()))
+    Ok(ctx)
 }
 
 pub(super) fn end(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

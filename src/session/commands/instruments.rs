@@ -175,7 +175,7 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     )?;
     if what == "bench" {
         return match &s.last_bench {
-            Some(t) => table(t),
+            Some(c) => table(&c.table()),
             None => Err(err("report", "no :bench has run yet")),
         };
     }
@@ -191,18 +191,7 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             })
         }
     };
-    let active = s
-        .instruments
-        .iter()
-        .rev()
-        .find(|i| i.handle.name() == needed)
-        .ok_or_else(|| {
-            err(
-                "report",
-                format!("no {needed} instrument: add one with :instrument {needed}"),
-            )
-        })?;
-    match (what, &active.handle) {
+    match (what, active(s, "report", needed)?) {
         ("timing", Handle::Timing(t)) => table(&t.report().flat_table(Some(20))),
         ("timing-tree", Handle::Timing(t)) => table(&t.report().tree_table()),
         ("ir-size", Handle::IrSize(t)) => table(&t.table()),
@@ -221,5 +210,84 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             "report",
             format!("the {needed} instrument has no {what} report"),
         )),
+    }
+}
+
+/// The newest active instrument called `needed`, for a report or a chart.
+fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle> {
+    s.instruments
+        .iter()
+        .rev()
+        .find(|i| i.handle.name() == needed)
+        .map(|i| &i.handle)
+        .ok_or_else(|| {
+            err(
+                command,
+                format!("no {needed} instrument: add one with :instrument {needed}"),
+            )
+        })
+}
+
+pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::chart::Chart;
+    const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime"];
+    let usage =
+        "expects timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]";
+    let (what, out) = match a.words.as_slice() {
+        [what] => (what.as_str(), None),
+        [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
+        _ => return Err(err("plot", format!("{usage}, got '{}'", a.rest))),
+    };
+    let mut top = 15;
+    for (k, v) in &a.settings {
+        match (k.as_str(), what) {
+            ("top", "timing") => {
+                top = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                    err("plot", format!("top expects a positive number, got '{v}'"))
+                })?
+            }
+            _ => {
+                return Err(err(
+                    "plot",
+                    format!("unknown setting '{k}' for {what} ({usage})"),
+                ))
+            }
+        }
+    }
+    let bench = || {
+        s.last_bench
+            .as_ref()
+            .ok_or_else(|| err("plot", "no :bench has run yet"))
+    };
+    let chart = match what {
+        "timing" => match active(s, "plot", "timing")? {
+            Handle::Timing(t) => Chart::timing(&t.report(), top),
+            _ => return Err(err("plot", "the timing instrument has no timing report")),
+        },
+        "ir-size" => match active(s, "plot", "ir-size")? {
+            Handle::IrSize(t) => Chart::ir_size(&t.series()),
+            _ => return Err(err("plot", "the ir-size instrument has no size series")),
+        },
+        "bench" => Chart::runtime(bench()?),
+        "compile-vs-runtime" => Chart::compile_vs_runtime(bench()?),
+        other => {
+            return Err(Error::Command {
+                command: "plot".into(),
+                message: format!("no chart called '{other}'"),
+                suggestions: crate::nearest_names(other, CHARTS.iter().copied()),
+            })
+        }
+    };
+    match out {
+        Some(path) => {
+            chart.write(path)?;
+            text(format!("chart: {}\nwritten to {path}", chart.title))
+        }
+        None => {
+            let mut o = Output::default();
+            o.items
+                .push(Item::Display(super::super::Bundle::chart(&chart)?));
+            Ok(o)
+        }
     }
 }

@@ -168,24 +168,82 @@ samples (us per call): {}",
 }
 
 pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let usage = "expects FN ARGS... [number=N repeat=R min_repeat_ms=M] | PIPELINE | PIPELINE ...";
+    let usage = "expects FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...";
     let mut segments = a.rest.split('|').map(str::trim);
     let head = segments.next().unwrap_or("");
-    let pipelines: Vec<&str> = segments.collect();
-    if pipelines.is_empty() || pipelines.iter().any(|p| p.is_empty()) {
+    let segments: Vec<&str> = segments.collect();
+    if segments.is_empty() || segments.iter().any(|p| p.is_empty()) {
         return Err(err("bench", usage));
     }
-    let head = Args::parse(&format!(":bench {head}"))?;
+    let mut head = Args::parse(&format!(":bench {head}"))?;
+    let flops = match head.settings.iter().position(|(k, _)| k == "flops") {
+        Some(i) => Some(flops(&head.settings.remove(i).1)?),
+        None => None,
+    };
     let (f, rest) = head
         .words
         .split_first()
         .ok_or_else(|| err("bench", usage))?;
     let spec = time_spec("bench", &head)?;
+    let candidates = segments
+        .iter()
+        .map(|text| candidate(text))
+        .collect::<Result<Vec<_>>>()?;
     let name = current(s, "bench")?;
-    let args = call_args(s, "bench", rest)?;
-    let m = s.module_named("bench", &name)?;
-    let c = crate::jit::compare(m, f, &args, &pipelines, spec)?;
+    // Out of the session while the arguments borrow it; put back below.
+    let mut sink = s.progress.take();
+    let result = (|| {
+        let args = call_args(s, "bench", rest)?;
+        let m = s.module_named("bench", &name)?;
+        let mut quiet = |_: &crate::jit::Progress| {};
+        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
+            Some(p) => p.as_mut(),
+            None => &mut quiet,
+        };
+        crate::jit::compare(m, f, &args, &candidates, spec, progress)
+    })();
+    s.progress = sink;
+    let mut c = result?;
+    c.flops = flops;
     let t = c.table();
-    s.last_bench = Some(t.clone());
+    s.last_bench = Some(c);
     table(&t)
+}
+
+/// One `|` segment of `:bench`: a pipeline, then optional `:with` settings
+/// for it alone (`O3 disabled=loop-vectorize`).
+fn candidate(text: &str) -> Result<crate::jit::Candidate> {
+    let a = Args::parse(&format!(":bench {text}"))?;
+    let pipeline = a.words.concat();
+    if pipeline.is_empty() {
+        return Err(err(
+            "bench",
+            format!("'{text}' has settings but no pipeline"),
+        ));
+    }
+    let context = if a.settings.is_empty() {
+        None
+    } else {
+        Some(context_from("bench", &a.settings)?)
+    };
+    // Checked now, so that a typo fails before anything is compiled.
+    crate::pipeline::parse(&pipeline)?;
+    Ok(crate::jit::Candidate {
+        label: text.split_whitespace().collect::<Vec<_>>().join(" "),
+        pipeline,
+        context,
+    })
+}
+
+/// `flops=`: a number or a product of numbers (`2*512*512*512`).
+fn flops(text: &str) -> Result<f64> {
+    text.split('*')
+        .map(|n| n.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0))
+        .try_fold(1.0, |acc, n| n.map(|n| acc * n))
+        .ok_or_else(|| {
+            err(
+                "bench",
+                format!("flops expects a positive number or a product such as 2*512*512*512, got '{text}'"),
+            )
+        })
 }

@@ -10,8 +10,8 @@ mod passes;
 
 pub(crate) use instruments::Handle;
 
-use contexts::{context, end, with};
-use instruments::{instrument, instruments, report};
+use contexts::{context, context_from, end, with};
+use instruments::{instrument, instruments, plot, report};
 use jit::{bench, buffer, buffers, call, time};
 use modules::{copy, diff, load, module, modules, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, run_pipeline, undo};
@@ -55,7 +55,7 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "show", usage: "[FUNCTION]", help: "print the current module, or one function", run: show },
     Command { name: "stats", usage: "", help: "functions, blocks and instructions of the current module, per function", run: stats },
     Command { name: "copy", usage: "NEW", help: "copy the current module under a new name and use it", run: copy },
-    Command { name: "diff", usage: "A B", help: "unified diff of two modules' IR", run: diff },
+    Command { name: "diff", usage: "A B [FUNCTION]", help: "unified diff of two modules' IR, or of one function in both", run: diff },
     Command { name: "save", usage: "PATH", help: "write the current module (.bc: bitcode, otherwise IR text)", run: save },
     Command { name: "with", usage: "opt_level=N disabled=P,... required=P,... config.KEY=VALUE ...", help: "enter a pass context nested in the current one", run: with },
     Command { name: "end", usage: "", help: "leave the innermost :with context", run: end },
@@ -70,9 +70,10 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "buffers", usage: "", help: "list the buffers with a summary and checksum", run: buffers },
     Command { name: "call", usage: "FN ARGS...", help: "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", run: call },
     Command { name: "time", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M]", help: "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", run: time },
-    Command { name: "bench", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M] | PIPELINE | PIPELINE ...", help: "run each pipeline on a copy of the module, check the function's result against the first, and time it", run: bench },
+    Command { name: "bench", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...", help: "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", run: bench },
     Command { name: "undo", usage: "", help: "put the module back as it was before the last :run", run: undo },
     Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect | bench", help: "show what an instrument recorded", run: report },
+    Command { name: "plot", usage: "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", help: "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", run: plot },
     Command { name: "reset", usage: "", help: "forget modules, contexts, instruments and results", run: reset },
     Command { name: "quit", usage: "", help: "leave", run: quit },
 ];
@@ -187,7 +188,9 @@ fn reset(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     while let Some(scope) = s.scopes.pop() {
         let _ = scope.guard.exit();
     }
+    let progress = s.progress.take();
     *s = Session::new();
+    s.progress = progress;
     text("session reset")
 }
 

@@ -158,16 +158,32 @@ pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
 }
 
 pub(super) fn diff(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let [x, y] = a.words.as_slice() else {
-        return Err(err("diff", "expects two module names: :diff A B"));
+    let (x, y, function) = match a.words.as_slice() {
+        [x, y] => (x, y, None),
+        [x, y, f] => (x, y, Some(f.as_str())),
+        _ => {
+            return Err(err(
+                "diff",
+                "expects two module names and optionally a function: :diff A B [FUNCTION]",
+            ))
+        }
     };
-    let (tx, ty) = (
-        s.module_named("diff", x)?.print(),
-        s.module_named("diff", y)?.print(),
-    );
-    let d = crate::diff::unified(&tx, &ty, x, y, 3);
+    let (mx, my) = (s.module_named("diff", x)?, s.module_named("diff", y)?);
+    let (tx, ty, what) = match function {
+        None => (mx.print(), my.print(), String::new()),
+        Some(f) => (
+            mx.print_function(f)?,
+            my.print_function(f)?,
+            format!("'s {f}"),
+        ),
+    };
+    let (lx, ly) = match function {
+        None => (x.clone(), y.clone()),
+        Some(f) => (format!("{x}/{f}"), format!("{y}/{f}")),
+    };
+    let d = crate::diff::unified(&tx, &ty, &lx, &ly, 3);
     text(if d.is_empty() {
-        format!("{x} and {y} print the same")
+        format!("{x}{what} and {y}{what} print the same")
     } else {
         d
     })

@@ -138,12 +138,15 @@ pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result
 }
 
 pub(super) fn explain(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let ctx = PassContext::current();
+    let mut ctx = PassContext::current();
     let pass = if a.rest.is_empty() {
         pipeline::default_pipeline(ctx.opt_level())?
     } else {
         pipeline::parse(&a.rest)?
     };
+    if let Some(level) = pass.children_opt_level() {
+        ctx = ctx.with_opt_level(level);
+    }
     let mut t = Table::new(
         &format!("{} under {}", pass.info().name, ctx.summary()),
         &["pass", "opt_level>", "decision", "why"],
