@@ -260,19 +260,7 @@ impl Chart {
             self.draw(&root).map_err(|m| self.error(m))?;
             root.present().map_err(|e| self.error(e.to_string()))?;
         }
-        let mut out = Vec::new();
-        let mut encoder = png::Encoder::new(&mut out, w, h);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Best);
-        let mut writer = encoder
-            .write_header()
-            .map_err(|e| self.error(e.to_string()))?;
-        writer
-            .write_image_data(&pixels)
-            .map_err(|e| self.error(e.to_string()))?;
-        writer.finish().map_err(|e| self.error(e.to_string()))?;
-        Ok(out)
+        encode_png(w, h, &pixels).map_err(|e| self.error(e))
     }
 
     /// Writes the chart to `path`: SVG for `.svg`, PNG for `.png`.
@@ -359,6 +347,45 @@ impl Chart {
             Kind::Scatter { points } => scatter(root, &self.title, points),
         }
     }
+}
+
+/// passlab's logo, `size` pixels square, as PNG (for the Jupyter
+/// kernelspec): "pl" in white on the charts' blue.
+pub fn logo_png(size: u32) -> Result<Vec<u8>> {
+    let chart = Chart::bars("passlab", "", vec![]);
+    let mut pixels = vec![0u8; size as usize * size as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (size, size)).into_drawing_area();
+        register_fonts();
+        let draw = || -> Result<(), String> {
+            root.fill(&RGBColor(49, 104, 178))
+                .map_err(|e| e.to_string())?;
+            let style = ("sans-serif", size as f64 * 0.55)
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&WHITE)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            let c = size as i32 / 2;
+            root.draw(&Text::new("pl", (c, c), style))
+                .map_err(|e| e.to_string())?;
+            root.present().map_err(|e| e.to_string())
+        };
+        draw().map_err(|m| chart.error(m))?;
+    }
+    encode_png(size, size, &pixels).map_err(|e| chart.error(e))
+}
+
+/// RGB pixels as a PNG file.
+fn encode_png(w: u32, h: u32, pixels: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Best);
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(pixels).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 fn register_fonts() {

@@ -67,8 +67,9 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// Completes command names after `:`, and otherwise module, function,
-/// pass and config names from the session.
+/// Completes as the core's `complete_with` says (commands, their keywords,
+/// and the session's module, function, buffer, pass and config names, as
+/// of the last command).
 struct Completion {
     names: Vec<String>,
 }
@@ -81,24 +82,15 @@ impl Completer for Completion {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let start = line[..pos].rfind([' ', ',', '=', '(']).map_or(0, |i| i + 1);
-        let word = &line[start..pos];
-        let pairs = |it: &mut dyn Iterator<Item = String>| -> Vec<Pair> {
-            it.map(|n| Pair {
+        let (start, names) = passlab::session::complete_with(&self.names, line, pos);
+        let pairs = names
+            .into_iter()
+            .map(|n| Pair {
                 display: n.clone(),
                 replacement: n,
             })
-            .collect()
-        };
-        if start == 0 && word.starts_with(':') {
-            let mut it = COMMANDS
-                .iter()
-                .map(|c| format!(":{}", c.name))
-                .filter(|c| c.starts_with(word));
-            return Ok((0, pairs(&mut it)));
-        }
-        let mut it = self.names.iter().filter(|n| n.starts_with(word)).cloned();
-        Ok((start, pairs(&mut it)))
+            .collect();
+        Ok((start, pairs))
     }
 }
 

@@ -21,6 +21,13 @@ impl Renderer {
     pub fn print(&mut self, out: &Output) {
         for item in &out.items {
             let text = match item {
+                Item::Stderr(s) => {
+                    eprint!("{s}");
+                    if !s.ends_with('\n') {
+                        eprintln!();
+                    }
+                    continue;
+                }
                 Item::Stream(s) => s.clone(),
                 Item::Display(b) if is_chart(b) => self.write_chart(b),
                 Item::Display(b) => b.plain().to_string(),

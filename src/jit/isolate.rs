@@ -8,6 +8,7 @@
 //! it waits, kills the child at the time limit, and turns a signal into a
 //! message.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A finished call.
@@ -109,8 +110,29 @@ fn signal_name(sig: i32) -> String {
         libc::SIGABRT => "aborted (SIGABRT)".into(),
         libc::SIGBUS => "crashed with SIGBUS (misaligned or unmapped memory)".into(),
         libc::SIGTRAP => "crashed with SIGTRAP (a trap instruction, e.g. llvm.trap)".into(),
-        libc::SIGINT => "was interrupted (Ctrl-C)".into(),
+        libc::SIGINT => "was interrupted".into(),
         other => format!("was killed by signal {other}"),
+    }
+}
+
+/// The child running JIT-compiled code now, if any (0: none).
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+/// Interrupts the JIT-compiled code running now, as Ctrl-C would (SIGINT to
+/// the child): the call ends with "was interrupted" and the session stays as
+/// it was. Safe to call from any thread, or from a signal handler. Returns
+/// whether something was running.
+pub fn interrupt() -> bool {
+    let pid = RUNNING.load(Ordering::SeqCst);
+    pid > 0 && unsafe { libc::kill(pid, libc::SIGINT) } == 0
+}
+
+/// Clears [`RUNNING`] when the parent stops waiting, however it stops.
+struct Running;
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.store(0, Ordering::SeqCst);
     }
 }
 
@@ -175,6 +197,8 @@ pub(crate) fn run(
             libc::_exit(0);
         }
     }
+    RUNNING.store(pid, Ordering::SeqCst);
+    let running = Running;
     unsafe {
         libc::close(out[1]);
         libc::close(res[1]);
@@ -223,6 +247,7 @@ pub(crate) fn run(
             break;
         }
     }
+    drop(running);
     drain(out[0], &mut output, &mut buf);
     drain(res[0], &mut result, &mut buf);
     unsafe {

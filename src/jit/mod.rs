@@ -28,6 +28,8 @@ mod buffer;
 mod compare;
 mod isolate;
 
+pub use isolate::interrupt;
+
 pub use buffer::{Buffer, ElemType, Fill};
 pub use compare::{compare, Candidate, Comparison, Entry, Progress};
 

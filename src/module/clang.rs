@@ -89,5 +89,9 @@ pub(crate) fn compile(
             stderr,
         });
     }
+    let warnings = sinks.first_text();
+    if !warnings.is_empty() {
+        crate::output::warn(&warnings);
+    }
     Ok(raw)
 }

@@ -24,9 +24,11 @@
 
 mod args;
 mod commands;
+mod language;
 
 pub use args::Args;
 pub use commands::{reference_markdown, Command, COMMANDS};
+pub use language::{complete_with, Completeness};
 
 use crate::context::ContextGuard;
 use crate::module::{Module, Snapshot};
@@ -100,6 +102,9 @@ pub struct Output {
 pub enum Item {
     /// Text printed while the command ran (passes such as PrintIR).
     Stream(String),
+    /// Diagnostics that are not errors (compiler warnings), for standard
+    /// error.
+    Stderr(String),
     /// A result to display.
     Display(Bundle),
 }
@@ -125,7 +130,7 @@ impl Output {
         let mut out = String::new();
         for item in &self.items {
             let t = match item {
-                Item::Stream(s) => s.as_str(),
+                Item::Stream(s) | Item::Stderr(s) => s.as_str(),
                 Item::Display(b) => b.plain(),
             };
             out.push_str(t);
@@ -217,34 +222,59 @@ impl Session {
     }
 
     /// Runs one input: a command line, or a cell of several (a `:module`
-    /// command takes the rest of the cell as its source). Blank lines and
+    /// command takes the lines up to one holding only `.`, or the rest of
+    /// the cell, as its source). Blank lines and
     /// lines starting with `#` are skipped. The first error stops the cell;
     /// a failed command changes nothing.
     pub fn execute(&mut self, input: &str) -> Result<Output> {
         let mut out = Output::default();
-        let mut lines = input.lines().enumerate().peekable();
-        while let Some((_, line)) = lines.next() {
+        self.execute_each(input, |o| out.extend(o))?;
+        Ok(out)
+    }
+
+    /// [`execute`](Session::execute), handing each command's output to
+    /// `each` as soon as the command finishes (a notebook shows it while
+    /// the rest of the cell runs). A module's source is the rest of the
+    /// input, or the lines up to one holding only `.` (as in scripts), after
+    /// which more commands may follow.
+    pub fn execute_each(&mut self, input: &str, mut each: impl FnMut(Output)) -> Result<()> {
+        let mut lines = input.lines();
+        while let Some(line) = lines.next() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let body = if args::command_name(line) == Some("module") {
-                let rest: Vec<&str> = lines.by_ref().map(|(_, l)| l).collect();
-                Some(rest.join("\n"))
+                let mut source = Vec::new();
+                for l in lines.by_ref() {
+                    if l.trim() == "." {
+                        break;
+                    }
+                    source.push(l);
+                }
+                while source.last().is_some_and(|l| l.trim().is_empty()) {
+                    source.pop();
+                }
+                Some(source.join("\n"))
             } else {
                 None
             };
-            out.extend(self.execute_line(line, body.as_deref())?);
+            each(self.execute_line(line, body.as_deref())?);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Runs one command line, with the source that follows a `:module`.
     pub fn execute_line(&mut self, line: &str, body: Option<&str>) -> Result<Output> {
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
-        let (result, printed) = crate::output::capture(|| command.call(self, &args, body));
+        let ((result, warnings), printed) = crate::output::capture(|| {
+            crate::output::capture_warnings(|| command.call(self, &args, body))
+        });
         let mut out = Output::default();
+        if !warnings.is_empty() {
+            out.items.push(Item::Stderr(warnings));
+        }
         if !printed.is_empty() {
             out.items.push(Item::Stream(printed));
         }

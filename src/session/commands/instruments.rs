@@ -52,7 +52,7 @@ impl Handle {
     }
 }
 
-const INSTRUMENT_NAMES: &[&str] = &[
+pub(super) const INSTRUMENT_NAMES: &[&str] = &[
     "timing",
     "ir-size",
     "print-before",
@@ -143,6 +143,20 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
     text(format!("instruments: {}", describe(s)))
 }
 
+/// What `:report` reports.
+pub(super) const REPORTS: &[&str] = &[
+    "timing",
+    "timing-tree",
+    "ir-size",
+    "changed",
+    "counts",
+    "bisect",
+    "bench",
+];
+
+/// What `:plot` draws.
+pub(super) const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime"];
+
 pub(super) fn describe(s: &Session) -> String {
     if s.instruments.is_empty() {
         "none".into()
@@ -161,14 +175,6 @@ pub(super) fn instruments(s: &mut Session, a: &Args, _: Option<&str>) -> Result<
 }
 
 pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    const REPORTS: &[&str] = &[
-        "timing",
-        "timing-tree",
-        "ir-size",
-        "changed",
-        "counts",
-        "bisect",
-    ];
     let what = one_word(
         a,
         "what to report: timing, timing-tree, ir-size, changed, counts or bisect",
@@ -230,7 +236,7 @@ fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle>
 
 pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     use crate::chart::Chart;
-    const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime"];
+
     let usage =
         "expects timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]";
     let (what, out) = match a.words.as_slice() {

@@ -48,7 +48,7 @@ impl Command {
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
     Command { name: "help", usage: "[COMMAND]", help: "list the commands, or explain one", run: help },
-    Command { name: "module", usage: "NAME [--lang llvm|c|cpp]", help: "create a module from the source that follows (in scripts and the REPL: the lines up to a line holding only '.')", run: module },
+    Command { name: "module", usage: "NAME [--lang llvm|c|cpp]", help: "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", run: module },
     Command { name: "load", usage: "PATH... [as NAME]", help: "load .ll .bc .c .cpp files (several are linked into one module)", run: load },
     Command { name: "modules", usage: "", help: "list the modules", run: modules },
     Command { name: "use", usage: "NAME", help: "make a module the current one", run: use_module },
@@ -77,6 +77,17 @@ pub static COMMANDS: &[Command] = &[
     Command { name: "reset", usage: "", help: "forget modules, contexts, instruments and results", run: reset },
     Command { name: "quit", usage: "", help: "leave", run: quit },
 ];
+
+/// The words the first argument of `command` can be, for completion
+/// (empty for commands whose arguments are names).
+pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
+    match command {
+        "instrument" => instruments::INSTRUMENT_NAMES,
+        "report" => instruments::REPORTS,
+        "plot" => instruments::CHARTS,
+        _ => &[],
+    }
+}
 
 /// The command named `name`; an unknown one suggests the nearest.
 pub(crate) fn find(name: &str) -> Result<&'static Command> {
@@ -151,7 +162,12 @@ fn one_word<'a>(a: &'a Args, what: &str) -> Result<&'a str> {
 fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     if let Some(name) = a.words.first() {
         let c = find(name.trim_start_matches(':'))?;
-        return text(format!(":{} {}\n  {}", c.name, c.usage, c.help));
+        let usage = if c.usage.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", c.usage)
+        };
+        return text(format!(":{}{usage}\n  {}", c.name, c.help));
     }
     let mut t = Table::new("commands", &["command", "arguments", "what it does"]);
     for c in COMMANDS {

@@ -1,0 +1,247 @@
+//! The five sockets. Shell requests run one at a time, in order: those that
+//! need the session go to the executor thread. Control (interrupt,
+//! shutdown, kernel_info) is answered at once, also while a cell runs.
+//! Iopub is an XPUB socket that greets each new subscriber with
+//! `iopub_welcome`; every message for it goes through one channel, so
+//! output always precedes the `idle` that ends its request. A message whose
+//! signature does not verify is logged to standard error and dropped.
+
+use crate::executor::{self, Done, Job};
+use crate::reply::{self, message, status};
+use anyhow::Context;
+use jupyter_protocol::{
+    ConnectionInfo, Header, JupyterMessage, JupyterMessageContent, UnknownMessage,
+};
+use jupyter_zmq_client::connection::RawMessage;
+use jupyter_zmq_client::{
+    create_kernel_control_connection, create_kernel_heartbeat_connection,
+    create_kernel_iopub_xpub_connection, create_kernel_shell_connection,
+    create_kernel_stdin_connection, SubscriptionEvent,
+};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::mpsc;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::oneshot;
+
+/// Serves the kernel described by the connection file until shutdown.
+pub fn run(connection_file: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(connection_file)
+        .with_context(|| format!("cannot read {}", connection_file.display()))?;
+    let info: ConnectionInfo = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a connection file", connection_file.display()))?;
+    anyhow::ensure!(
+        info.key.is_empty() || info.signature_scheme == "hmac-sha256",
+        "signature scheme '{}' is not supported (hmac-sha256 is)",
+        info.signature_scheme
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(info))
+}
+
+/// What ends the kernel: a shutdown request (on shell or control) or `:quit`.
+struct Exit;
+
+async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
+    let session_id = format!("passlab-kernel-{}", std::process::id());
+    let mut shell = create_kernel_shell_connection(&info, &session_id).await?;
+    let mut control = create_kernel_control_connection(&info, &session_id).await?;
+    let _stdin = create_kernel_stdin_connection(&info, &session_id).await?;
+    let mut iopub = create_kernel_iopub_xpub_connection(&info, &session_id).await?;
+    let mut heartbeat = create_kernel_heartbeat_connection(&info).await?;
+
+    let (out, mut outgoing) = unbounded_channel::<JupyterMessage>();
+    let (jobs, executor) = executor::spawn(out.clone());
+    let (exit_tx, mut exit_rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();
+
+    let iopub_task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                event = iopub.recv_subscription() => match event {
+                    Ok(SubscriptionEvent::Subscribe(topic)) => {
+                        let welcome = reply::unprompted("iopub_welcome", json!({"subscription": topic}));
+                        if let Err(e) = iopub.send(welcome).await {
+                            log(&format!("iopub: cannot send welcome: {e}"));
+                        }
+                    }
+                    Ok(SubscriptionEvent::Unsubscribe(_)) => {}
+                    Err(e) => log(&format!("iopub: {e}")),
+                },
+                msg = outgoing.recv() => match msg {
+                    Some(msg) => {
+                        if let Err(e) = iopub.send(msg).await {
+                            log(&format!("iopub: cannot send: {e}"));
+                        }
+                    }
+                    None => break,
+                },
+            }
+        }
+    });
+
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = heartbeat.single_heartbeat().await {
+                log(&format!("heartbeat: {e}"));
+            }
+        }
+    });
+
+    let control_out = out.clone();
+    let control_exit = exit_tx.clone();
+    tokio::spawn(async move {
+        loop {
+            let req = match receive(&mut control).await {
+                Ok(req) => req,
+                Err(e) => {
+                    log(&format!("control: dropped a message: {e}"));
+                    continue;
+                }
+            };
+            let _ = control_out.send(status("busy", &req));
+            let (content, exit) = match req.message_type() {
+                "kernel_info_request" => (reply::kernel_info(), false),
+                "interrupt_request" => {
+                    passlab::jit::interrupt();
+                    (json!({"status": "ok"}), false)
+                }
+                "shutdown_request" => (shutdown_reply(&req), true),
+                other => {
+                    log(&format!("control: no handler for {other}"));
+                    let _ = control_out.send(status("idle", &req));
+                    continue;
+                }
+            };
+            let reply_type = req.message_type().replace("_request", "_reply");
+            if let Err(e) = control.send(message(&reply_type, content, &req)).await {
+                log(&format!("control: cannot reply: {e}"));
+            }
+            let _ = control_out.send(status("idle", &req));
+            if exit {
+                let _ = control_exit.send(Exit);
+            }
+        }
+    });
+
+    let shell_exit = exit_tx.clone();
+    let shell_task = tokio::spawn(async move {
+        let mut jobs = Some(jobs);
+        loop {
+            let req = match receive(&mut shell).await {
+                Ok(req) => req,
+                Err(e) => {
+                    log(&format!("shell: dropped a message: {e}"));
+                    continue;
+                }
+            };
+            let _ = out.send(status("busy", &req));
+            let mut exit = false;
+            let content = match req.message_type() {
+                "kernel_info_request" => Some(reply::kernel_info()),
+                "comm_info_request" => Some(json!({"status": "ok", "comms": {}})),
+                "shutdown_request" => {
+                    exit = true;
+                    Some(shutdown_reply(&req))
+                }
+                "execute_request"
+                | "complete_request"
+                | "inspect_request"
+                | "is_complete_request"
+                | "history_request" => match &jobs {
+                    Some(j) => match ask(j, &req).await {
+                        Some(done) => {
+                            exit = done.exit;
+                            Some(done.content)
+                        }
+                        None => {
+                            jobs = None;
+                            Some(json!({"status": "error", "ename": "KernelError",
+                                "evalue": "the session thread has stopped", "traceback": []}))
+                        }
+                    },
+                    None => Some(json!({"status": "error", "ename": "KernelError",
+                        "evalue": "the session thread has stopped", "traceback": []})),
+                },
+                other => {
+                    log(&format!("shell: no handler for {other}"));
+                    None
+                }
+            };
+            if let Some(content) = content {
+                let reply_type = req.message_type().replace("_request", "_reply");
+                if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
+                    log(&format!("shell: cannot reply: {e}"));
+                }
+            }
+            let _ = out.send(status("idle", &req));
+            if exit {
+                let _ = shell_exit.send(Exit);
+            }
+        }
+    });
+
+    exit_rx.recv().await;
+    // Stop a call that may be running, let iopub send what is queued, and
+    // leave: the session's thread ends with the process.
+    passlab::jit::interrupt();
+    shell_task.abort();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    iopub_task.abort();
+    drop(executor);
+    Ok(())
+}
+
+fn shutdown_reply(req: &JupyterMessage) -> Value {
+    let restart = serde_json::to_value(&req.content)
+        .ok()
+        .and_then(|c| c.get("restart").and_then(Value::as_bool))
+        .unwrap_or(false);
+    json!({"status": "ok", "restart": restart})
+}
+
+/// Receives one message, its signature verified. The content is kept as
+/// the client sent it (the kernel reads the fields it needs), so a request
+/// that leaves out optional fields is still answered.
+async fn receive<S: zeromq::SocketRecv>(
+    conn: &mut jupyter_zmq_client::Connection<S>,
+) -> Result<JupyterMessage, String> {
+    let multipart = conn.socket.recv().await.map_err(|e| e.to_string())?;
+    let raw = RawMessage::from_multipart(multipart, &conn.mac).map_err(|e| e.to_string())?;
+    let json = |i: usize| -> Result<Value, String> {
+        serde_json::from_slice(&raw.jparts[i]).map_err(|e| format!("malformed JSON: {e}"))
+    };
+    let header: Header =
+        serde_json::from_value(json(0)?).map_err(|e| format!("bad header: {e}"))?;
+    let parent_header = serde_json::from_value(json(1)?).ok();
+    let content = json(3)?;
+    Ok(JupyterMessage {
+        zmq_identities: raw.zmq_identities.clone(),
+        parent_header,
+        metadata: json(2)?,
+        content: JupyterMessageContent::UnknownMessage(UnknownMessage {
+            msg_type: header.msg_type.clone(),
+            content,
+        }),
+        header,
+        buffers: raw.jparts[4..].to_vec(),
+        channel: None,
+    })
+}
+
+/// Sends a request to the session thread and waits for its reply; `None`
+/// when the thread is gone.
+async fn ask(jobs: &mpsc::Sender<Job>, req: &JupyterMessage) -> Option<Done> {
+    let (done, wait) = oneshot::channel();
+    jobs.send(Job {
+        request: req.clone(),
+        done,
+    })
+    .ok()?;
+    wait.await.ok()
+}
+
+fn log(text: &str) {
+    eprintln!("passlab-kernel: {text}");
+}

@@ -1,0 +1,76 @@
+"""Jupyter's own kernel test suite (jupyter_kernel_test) against the
+installed `passlab` kernelspec, with every test that applies to the passlab
+command language enabled.
+
+Not applicable, so left unset: `code_page_something` (passlab has no pager
+payloads) and `code_clear_output` (no command clears output).
+"""
+
+import unittest
+
+import jupyter_kernel_test
+
+# A module ends with a line holding only "." when commands follow it.
+HELLO = """:module hello --lang c
+#include <stdio.h>
+void hello(void) { printf("hello, world\\n"); }
+.
+:call hello"""
+
+# clang warns about this on standard error (-Wreturn-type), and the module
+# still loads.
+WARNING = """:module warn --lang c
+int no_return(int x) { if (x) return 1; }"""
+
+CHART = """:module chart --lang c
+int sq(int x) { return x * x; }
+.
+:instrument timing
+:run O2
+:plot timing"""
+
+
+class PasslabKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = "passlab"
+    language_name = "passlab"
+    file_extension = ".plab"
+
+    code_hello_world = HELLO
+    code_stderr = WARNING
+
+    completion_samples = [
+        {"text": ":ru", "matches": {":run"}},
+        {"text": ":run mem2reg,instcombin", "matches": {"instcombine"}},
+        {"text": ":plot ti", "matches": {"timing"}},
+        {"text": ":with config.jit.time", "matches": {"config.jit.timeout_ms"}},
+    ]
+
+    complete_code_samples = [":stats", ":run O2", ":help", "# a comment", CHART]
+    incomplete_code_samples = [":module m --lang c", ":module m --lang c\nint f(void) {"]
+    invalid_code_samples = ["int x;", ":nosuchcommand", ":rnu O2"]
+
+    code_generate_error = ":run nosuchpass"
+
+    code_execute_result = [
+        {"code": ":help run", "result": ":run [PIPELINE]\n  run a pipeline on the current module (none: the default one for the context's opt level)"},
+        {"code": ":help end", "result": ":end\n  leave the innermost :with context"},
+    ]
+
+    code_display_data = [
+        {"code": CHART, "mime": "image/svg+xml"},
+        {"code": CHART, "mime": "image/png"},
+    ]
+
+    code_history_pattern = ":help r*"
+    supported_history_operations = ("tail", "range", "search")
+
+    code_inspect_sample = ":run licm"
+
+
+class PasslabIopubWelcomeTests(jupyter_kernel_test.IopubWelcomeTests):
+    kernel_name = "passlab"
+    support_iopub_welcome = True
+
+
+if __name__ == "__main__":
+    unittest.main()
