@@ -5,14 +5,15 @@
 #   bash scripts/passlab.sh test    # install what is missing, run every test
 #
 # Set-up is idempotent and non-interactive: on a fresh Debian bookworm
-# machine (root, Rust toolchain only) it installs LLVM 19 and clang 19 from
-# Debian's packages; when they are there it does nothing.
+# machine (root, Rust toolchain only) it installs LLVM 19, clang 19 and
+# python3-venv from Debian's packages, and the Jupyter packages the kernel's
+# tests use into a virtualenv (target/venv); what is there already is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 setup() {
     local missing=()
-    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev; do
+    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -27,6 +28,34 @@ setup() {
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
+}
+
+# A virtualenv with kernel/requirements.txt, made again when that changes.
+# Jupyter's data directory is target/jupyter, so the kernelspec the tests
+# install is the one they run, whatever the user has installed.
+setup_python() {
+    local venv=target/venv
+    if ! cmp -s kernel/requirements.txt "$venv/requirements.txt"; then
+        echo "passlab: installing kernel/requirements.txt into $venv" >&2
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check -r kernel/requirements.txt
+        cp kernel/requirements.txt "$venv/requirements.txt"
+    fi
+    export JUPYTER_DATA_DIR="$PWD/target/jupyter"
+    export JUPYTER_RUNTIME_DIR="$PWD/target/jupyter/runtime"
+    export PATH="$PWD/$venv/bin:$PATH"
+}
+
+# Builds passlab-kernel (debug or release) and installs its kernelspec.
+install_kernel() {
+    local profile=$1
+    if [ "$profile" = release ]; then
+        cargo build --locked --release -p passlab-kernel
+    else
+        cargo build --locked -p passlab-kernel
+    fi
+    "target/$profile/passlab-kernel" install --user >/dev/null
 }
 
 # The real C sources the examples load, where scripts can name them:
@@ -57,7 +86,14 @@ demo)
     ;;
 test)
     setup
+    setup_python
+    link_inputs
     cargo test --workspace --locked
+    install_kernel debug
+    # Jupyter's kernel test suite, our protocol tests and the soak.
+    python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
+    # The notebooks, executed through the kernel, against their stored outputs.
+    python notebooks/check.py notebooks/*.ipynb
     ;;
 bench)
     setup
@@ -67,14 +103,22 @@ bench)
         cargo bench --locked --bench pipeline
         cargo bench --locked --bench instruments
         cargo bench --locked --bench jit
+        setup_python
+        install_kernel release
+        python kernel/bench/vs_ipykernel.py
         ;;
     instruments) shift; cargo bench --locked --bench instruments -- "$@" ;;
     jit) shift; cargo bench --locked --bench jit -- "$@" ;;
+    kernel)
+        setup_python
+        install_kernel release
+        python kernel/bench/vs_ipykernel.py
+        ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh demo [FILE...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]]" >&2
+    echo "usage: bash scripts/passlab.sh demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]|kernel]" >&2
     exit 2
     ;;
 esac

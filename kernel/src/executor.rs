@@ -2,12 +2,11 @@
 //! requests that need the session's state (completion, inspection,
 //! is_complete, history), publishing output on iopub as it comes.
 
-use crate::reply::{self, broadcast};
+use crate::outbox::Outbox;
+use crate::reply;
 use jupyter_protocol::JupyterMessage;
 use passlab::session::{Bundle, Completeness, Item, Session};
 use serde_json::{json, Value};
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::mpsc;
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
@@ -48,9 +47,7 @@ struct Executor {
     history: Vec<(u32, String)>,
     /// The text of each stored cell's result, by execution count.
     outputs: std::collections::HashMap<u32, String>,
-    iopub: UnboundedSender<JupyterMessage>,
-    /// The request being executed, for the progress display.
-    current: Rc<RefCell<Option<JupyterMessage>>>,
+    outbox: Outbox,
 }
 
 fn is_image(b: &Bundle) -> bool {
@@ -60,14 +57,12 @@ fn is_image(b: &Bundle) -> bool {
 impl Executor {
     fn new(iopub: UnboundedSender<JupyterMessage>) -> Executor {
         let mut session = Session::new();
-        let current: Rc<RefCell<Option<JupyterMessage>>> = Rc::default();
-        let (sink, parent) = (iopub.clone(), current.clone());
+        let outbox = Outbox::new(iopub);
+        let progress = outbox.clone();
+        // One display per long command, updated in place.
         let mut shown: Option<String> = None;
         let mut displays = 0u32;
         session.set_progress(move |p| {
-            let Some(parent) = parent.borrow().clone() else {
-                return;
-            };
             let (text, html) = if p.stage.is_empty() {
                 (
                     format!("done: {} steps", p.total),
@@ -85,24 +80,21 @@ impl Executor {
                 )
             };
             let data = json!({"text/plain": text, "text/html": html});
-            let msg = match &shown {
+            match &shown {
                 None => {
                     displays += 1;
                     let id = format!("passlab-progress-{}-{displays}", std::process::id());
-                    shown = Some(id.clone());
-                    broadcast(
+                    progress.send(
                         "display_data",
                         json!({"data": data, "metadata": {}, "transient": {"display_id": id}}),
-                        &parent,
-                    )
+                    );
+                    shown = Some(id);
                 }
-                Some(id) => broadcast(
+                Some(id) => progress.send(
                     "update_display_data",
                     json!({"data": data, "metadata": {}, "transient": {"display_id": id}}),
-                    &parent,
                 ),
-            };
-            let _ = sink.send(msg);
+            }
             if p.stage.is_empty() {
                 shown = None;
             }
@@ -112,8 +104,7 @@ impl Executor {
             count: 0,
             history: Vec::new(),
             outputs: Default::default(),
-            iopub,
-            current,
+            outbox,
         }
     }
 
@@ -243,70 +234,52 @@ impl Executor {
             self.history.push((self.count, code.to_string()));
         }
         let count = self.count;
-        let iopub = self.iopub.clone();
-        let send = |msg_type: &str, c: Value| {
-            if !silent {
-                let _ = iopub.send(broadcast(msg_type, c, req));
-            }
-        };
-        send(
+        let out = self.outbox.clone();
+        out.begin((!silent).then(|| req.clone()));
+        out.send(
             "execute_input",
             json!({"code": code, "execution_count": count}),
         );
-        *self.current.borrow_mut() = (!silent).then(|| req.clone());
-        // The latest text or table waits: if nothing follows it, it is the
-        // cell's result (execute_result); otherwise it is shown in place,
-        // a line of text as printed output, a table as display_data.
+        // The last command's last text or table is the cell's result
+        // (execute_result); every other one is shown as it comes, a line of
+        // text as printed output, a table as display_data.
         let mut held: Option<Bundle> = None;
         let display = |b: &Bundle| {
             if b.data.len() == 1 {
-                let mut text = b.plain().to_string();
-                if !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                send("stream", json!({"name": "stdout", "text": text}));
+                out.print(b.plain());
             } else {
-                send(
+                out.send(
                     "display_data",
                     json!({"data": reply::data(b), "metadata": {}, "transient": {}}),
                 );
             }
         };
-        let result = self.session.execute_each(code, |out| {
-            for item in out.items {
-                // A line of text just before printed output joins it in one
-                // stream message.
-                let mut prefix = String::new();
+        let result = self.session.execute_each(code, |output, last| {
+            for item in output.items {
                 if let Some(b) = held.take() {
-                    match item {
-                        Item::Stream(_) if b.data.len() == 1 => {
-                            prefix = b.plain().to_string();
-                            if !prefix.ends_with('\n') {
-                                prefix.push('\n');
-                            }
-                        }
-                        _ => display(&b),
-                    }
+                    display(&b);
                 }
                 match item {
-                    Item::Stream(text) => {
-                        send("stream", json!({"name": "stdout", "text": prefix + &text}))
+                    Item::Stream(text) => out.print(&text),
+                    Item::Stderr(text) => {
+                        out.send("stream", json!({"name": "stderr", "text": text}))
                     }
-                    Item::Stderr(text) => send("stream", json!({"name": "stderr", "text": text})),
                     Item::Display(b) if is_image(&b) => display(&b),
                     Item::Display(b) => held = Some(b),
                 }
             }
-        });
-        *self.current.borrow_mut() = None;
-        let exit = self.session.quit_requested();
-        match result {
-            Ok(()) => {
-                if let Some(b) = &held {
-                    self.outputs.insert(count, b.plain().to_string());
+            if !last {
+                if let Some(b) = held.take() {
+                    display(&b);
                 }
+            }
+        });
+        let exit = self.session.quit_requested();
+        let done = match result {
+            Ok(()) => {
                 if let Some(b) = held {
-                    send(
+                    self.outputs.insert(count, b.plain().to_string());
+                    out.send(
                         "execute_result",
                         json!({"execution_count": count, "data": reply::data(&b), "metadata": {}}),
                     );
@@ -327,7 +300,7 @@ impl Executor {
                     display(&b);
                 }
                 let fields = reply::error_fields(&e);
-                send("error", fields.clone());
+                out.send("error", fields.clone());
                 let mut content = fields;
                 content["status"] = json!("error");
                 content["execution_count"] = json!(count);
@@ -338,7 +311,9 @@ impl Executor {
                     exit: false,
                 }
             }
-        }
+        };
+        out.end();
+        done
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod executor;
 mod install;
+mod outbox;
 mod reply;
 mod server;
 

@@ -228,17 +228,18 @@ impl Session {
     /// a failed command changes nothing.
     pub fn execute(&mut self, input: &str) -> Result<Output> {
         let mut out = Output::default();
-        self.execute_each(input, |o| out.extend(o))?;
+        self.execute_each(input, |o, _| out.extend(o))?;
         Ok(out)
     }
 
     /// [`execute`](Session::execute), handing each command's output to
     /// `each` as soon as the command finishes (a notebook shows it while
-    /// the rest of the cell runs). A module's source is the rest of the
-    /// input, or the lines up to one holding only `.` (as in scripts), after
-    /// which more commands may follow.
-    pub fn execute_each(&mut self, input: &str, mut each: impl FnMut(Output)) -> Result<()> {
-        let mut lines = input.lines();
+    /// the rest of the cell runs), with whether it was the input's last
+    /// command. A module's source is the rest of the input, or the lines up
+    /// to one holding only `.` (as in scripts), after which more commands
+    /// may follow.
+    pub fn execute_each(&mut self, input: &str, mut each: impl FnMut(Output, bool)) -> Result<()> {
+        let mut lines = input.lines().peekable();
         while let Some(line) = lines.next() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -259,7 +260,12 @@ impl Session {
             } else {
                 None
             };
-            each(self.execute_line(line, body.as_deref())?);
+            let out = self.execute_line(line, body.as_deref())?;
+            let rest_is_blank = {
+                let mut rest = lines.clone();
+                rest.all(|l| l.trim().is_empty() || l.trim().starts_with('#'))
+            };
+            each(out, rest_is_blank);
         }
         Ok(())
     }

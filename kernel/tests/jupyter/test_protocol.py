@@ -1,0 +1,153 @@
+"""Protocol tests of our own, through jupyter_client (the reference client):
+a message with a wrong signature is dropped and the next valid request is
+answered; an interrupt during a long JIT call gives an error and keeps the
+session's modules; shutdown is clean; and a soak of many executes loses no
+reply and does not grow the kernel's memory.
+"""
+
+import os
+import time
+import unittest
+
+from jupyter_client.manager import KernelManager
+from jupyter_client.session import Session
+
+TIMEOUT = 30
+SOAK = int(os.environ.get("PASSLAB_SOAK", "5000"))
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+class KernelCase(unittest.TestCase):
+    def setUp(self):
+        self.km = KernelManager(kernel_name="passlab")
+        self.km.start_kernel()
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def run_cell(self, code, timeout=TIMEOUT):
+        """Executes code; returns the reply and the iopub messages up to idle."""
+        msg_id = self.kc.execute(code)
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        outputs = []
+        while True:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return reply, outputs
+            outputs.append(msg)
+
+    def text_of(self, outputs):
+        parts = []
+        for m in outputs:
+            c = m["content"]
+            if m["msg_type"] == "stream":
+                parts.append(c["text"])
+            elif m["msg_type"] in ("execute_result", "display_data"):
+                parts.append(c["data"].get("text/plain", ""))
+            elif m["msg_type"] == "error":
+                parts.append(c["evalue"])
+        return "\n".join(parts)
+
+
+class ProtocolTests(KernelCase):
+    def test_a_bad_signature_is_dropped_and_the_kernel_keeps_serving(self):
+        forged = Session(key=b"not-the-key", username="mallory")
+        msg = forged.msg(
+            "execute_request",
+            {"code": ":module forged --lang llvm\ndefine void @f() {\n  ret void\n}",
+             "silent": False, "store_history": True, "user_expressions": {},
+             "allow_stdin": False, "stop_on_error": True},
+        )
+        forged.send(self.kc.shell_channel.socket, msg)
+        unsigned = Session(key=b"", username="mallory")
+        unsigned.send(self.kc.shell_channel.socket, unsigned.msg("kernel_info_request", {}))
+        # Neither was answered: the next reply is for the valid request.
+        reply, outputs = self.run_cell(":modules")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertNotIn("forged", self.text_of(outputs))
+        reply, _ = self.run_cell(":help run")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertEqual(reply["content"]["execution_count"], 2)
+
+    def test_an_interrupt_stops_a_jit_call_and_keeps_the_session(self):
+        reply, _ = self.run_cell(
+            ":module spin --lang c\n"
+            "int forever(int x) { volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }\n"
+            "int add(int a, int b) { return a + b; }\n"
+            ".\n"
+            ":with config.jit.timeout_ms=60000"
+        )
+        self.assertEqual(reply["content"]["status"], "ok")
+        msg_id = self.kc.execute(":call forever 1")
+        time.sleep(1.0)
+        start = time.monotonic()
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertLess(time.monotonic() - start, 5)
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("was interrupted", reply["content"]["evalue"])
+        # Modules, contexts and the JIT are as they were.
+        reply, outputs = self.run_cell(":modules\n:context\n:call add 2 40")
+        self.assertEqual(reply["content"]["status"], "ok")
+        text = self.text_of(outputs)
+        self.assertIn("spin", text)
+        self.assertIn("jit.timeout_ms=60000", text)
+        self.assertIn("add(2, 40) = 42", text)
+
+    def test_shutdown_is_clean(self):
+        self.run_cell(":module m --lang c\nint f(void) { return 1; }")
+        proc = self.km.provisioner.process
+        msg_id = self.kc.shutdown()
+        reply = self.kc.get_control_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["msg_type"], "shutdown_reply")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertEqual(proc.wait(timeout=10), 0)
+
+    def test_soak(self):
+        """SOAK executes in a row: every reply arrives, in order, and the
+        resident memory after them is within 10% of that after a warm-up."""
+        self.run_cell(":module s --lang c\nint sq(int x) { return x * x; }")
+        pid = self.km.provisioner.process.pid
+
+        def cell(i):
+            # Text, a table, and a JIT call every tenth cell (a fork each).
+            return ":call sq 7" if i % 10 == 0 else ":stats" if i % 2 else ":instruments"
+
+        # The warm-up runs the same cells: the first JIT call initialises
+        # LLVM's code generator once (about 12 MB), which is not growth.
+        warmup = 200
+        for i in range(warmup):
+            self.run_cell(cell(i))
+        before = rss_kib(pid)
+        start = time.monotonic()
+        for i in range(SOAK):
+            reply, outputs = self.run_cell(cell(i))
+            self.assertEqual(reply["content"]["status"], "ok", i)
+            self.assertEqual(reply["content"]["execution_count"], warmup + 2 + i)
+        elapsed = time.monotonic() - start
+        after = rss_kib(pid)
+        growth = (after - before) / before
+        print(f"\nsoak: {SOAK} executes in {elapsed:.1f} s ({SOAK / elapsed:.0f}/s), "
+              f"resident {before} KiB -> {after} KiB ({growth:+.1%})")
+        self.assertLess(growth, 0.10)
+
+
+if __name__ == "__main__":
+    unittest.main()

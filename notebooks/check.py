@@ -1,0 +1,114 @@
+"""Executes notebooks headlessly through the installed `passlab` kernel
+(nbclient) and compares each cell's outputs with the stored ones, nbval
+style: text (streams, text/plain, errors) must match exactly after masking
+what varies from run to run (times, percentages, runtimes); images must be
+there with the same MIME types. `PASSLAB_BLESS=1` stores the new outputs.
+
+    python notebooks/check.py notebooks/*.ipynb
+
+Cells run with the repository root as the working directory, so they can
+load target/inputs/zlib/… (scripts/passlab.sh links it).
+"""
+
+import copy
+import difflib
+import os
+import re
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A number with a decimal point in a line that reports time, a percentage or
+# a runtime; and runs of spaces next to them (table padding).
+TIMED = re.compile(r"( ms\b| us\b|µs|\bms\)|%|\d\.\d+x|compile|runtime|self time|GFLOP)")
+DECIMAL = re.compile(r"\d+\.\d+")
+UNIT = re.compile(r"\d+(\.\d+)?(?=\s?(ms|us|µs|ns|s)\b)")
+
+
+def mask(text):
+    out = []
+    for line in text.splitlines():
+        if line and set(line) <= set("+-="):
+            out.append("+=+" if "=" in line else "+-+")
+            continue
+        if TIMED.search(line):
+            line = UNIT.sub("#", line)
+            line = DECIMAL.sub("#", line)
+            line = re.sub(r" {2,}", " ", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def summary(outputs, kinds_only=False):
+    """The comparable form of a cell's outputs."""
+    if kinds_only:
+        return "\n".join(f"[{o['output_type']} {','.join(sorted(o.get('data', {})))}]"
+                         for o in outputs)
+    parts = []
+    last_stream = None
+    for o in outputs:
+        kind = o["output_type"]
+        if kind == "stream":
+            # Consecutive stream messages read as one (as front ends show
+            # them); how text is split into messages depends on timing.
+            if last_stream == o["name"]:
+                parts[-1] += "\n" + mask(o["text"])
+            else:
+                parts.append(f"[{o['name']}]\n{mask(o['text'])}")
+            last_stream = o["name"]
+            continue
+        last_stream = None
+        if kind in ("execute_result", "display_data"):
+            data = o.get("data", {})
+            mimes = ",".join(sorted(data))
+            text = data.get("text/plain", "")
+            if isinstance(text, list):
+                text = "".join(text)
+            parts.append(f"[{kind} {mimes}]\n{mask(text)}")
+        elif kind == "error":
+            parts.append(f"[error {o['ename']}]\n{mask(o['evalue'])}")
+    return "\n".join(parts)
+
+
+def check(path, bless):
+    stored = nbformat.read(path, as_version=4)
+    nb = copy.deepcopy(stored)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    NotebookClient(nb, kernel_name="passlab", timeout=600,
+                   resources={"metadata": {"path": ROOT}}).execute()
+    if bless:
+        nbformat.write(nb, path)
+        print(f"{path}: outputs stored")
+        return True
+    ok = True
+    for i, (old, new) in enumerate(zip(stored.cells, nb.cells)):
+        if old.cell_type != "code":
+            continue
+        # nbval's tag: outputs whose text varies (a table sorted by time)
+        # are compared by kind and MIME type only.
+        kinds_only = "nbval-ignore-output" in old.metadata.get("tags", [])
+        a, b = summary(old.outputs, kinds_only), summary(new.outputs, kinds_only)
+        if a != b:
+            ok = False
+            diff = "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(),
+                                                  "stored", "executed", lineterm=""))
+            print(f"{path}: cell {i} differs (PASSLAB_BLESS=1 stores the new outputs):\n{diff}")
+    if ok:
+        cells = sum(c.cell_type == "code" for c in nb.cells)
+        print(f"{path}: {cells} code cells, outputs match")
+    return ok
+
+
+def main(paths):
+    bless = bool(os.environ.get("PASSLAB_BLESS"))
+    results = [check(p, bless) for p in paths]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
