@@ -47,13 +47,12 @@ setup_python() {
     export PATH="$PWD/$venv/bin:$PATH"
 }
 
-# Builds passlab-kernel (debug or release) and installs its kernelspec.
+# Installs the kernelspec of target/PROFILE/passlab-kernel, building it for
+# release (the tests' debug build is the one `cargo test` made).
 install_kernel() {
     local profile=$1
     if [ "$profile" = release ]; then
         cargo build --locked --release -p passlab-kernel
-    else
-        cargo build --locked -p passlab-kernel
     fi
     "target/$profile/passlab-kernel" install --user >/dev/null
 }
