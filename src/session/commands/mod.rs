@@ -48,8 +48,8 @@ impl Command {
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
     Command { name: "help", usage: "[COMMAND]", help: "list the commands, or explain one", run: help },
-    Command { name: "module", usage: "NAME [--lang llvm|c|cpp]", help: "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", run: module },
-    Command { name: "load", usage: "PATH... [as NAME]", help: "load .ll .bc .c .cpp files (several are linked into one module)", run: load },
+    Command { name: "module", usage: "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", help: "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", run: module },
+    Command { name: "load", usage: "PATH... [as NAME] [cflags=FLAG,...]", help: "load .ll .bc .c .cpp files (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", run: load },
     Command { name: "modules", usage: "", help: "list the modules", run: modules },
     Command { name: "use", usage: "NAME", help: "make a module the current one", run: use_module },
     Command { name: "show", usage: "[FUNCTION]", help: "print the current module, or one function", run: show },

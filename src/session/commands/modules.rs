@@ -35,11 +35,31 @@ pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Ou
         Lang::C => format!("{name}.c"),
         Lang::Cpp => format!("{name}.cpp"),
     };
-    let m = Module::load(&[Source::text(lang, body, &file)])?;
+    let cflags = cflags("module", a)?;
+    let m = Module::load(&[Source::text(lang, body, &file).clang_args(cflags)])?;
     let summary = summary(&m);
     s.modules.insert(name.clone(), m);
     s.current = Some(name.clone());
     text(format!("module {name}: {summary}"))
+}
+
+/// The `cflags=` setting: extra clang arguments, comma-separated, after
+/// passlab's own (`cflags=-I,include,-DNDEBUG`; `cflags=-O1,-Xclang,-disable-llvm-passes`
+/// starts from clang's -O1 IR instead of -O0's, whose functions are all
+/// `noinline`). The only setting `:load` and `:module` take.
+fn cflags(command: &str, a: &Args) -> Result<Vec<String>> {
+    let mut flags = Vec::new();
+    for (k, v) in &a.settings {
+        if k != "cflags" {
+            return Err(Error::Command {
+                command: command.into(),
+                message: format!("unknown setting '{k}' (the only one is cflags=FLAG,FLAG,...)"),
+                suggestions: crate::nearest_names(k, ["cflags"]),
+            });
+        }
+        flags.extend(comma_list(v));
+    }
+    Ok(flags)
 }
 
 pub(super) fn summary(m: &Module) -> String {
@@ -73,7 +93,11 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             "expects at least one path: :load PATH... [as NAME]",
         ));
     }
-    let sources = paths.iter().map(Source::file).collect::<Result<Vec<_>>>()?;
+    let cflags = cflags("load", a)?;
+    let sources = paths
+        .iter()
+        .map(|p| Source::file(p).map(|s| s.clang_args(cflags.clone())))
+        .collect::<Result<Vec<_>>>()?;
     let m = Module::load(&sources)?;
     let name = name.map(str::to_string).unwrap_or_else(|| {
         std::path::Path::new(paths[0])
