@@ -39,6 +39,8 @@ pub enum ErrorKind {
     Command,
     /// A chart could not be drawn or encoded.
     Chart,
+    /// An interrupt stopped a pass (the module is as it was).
+    Interrupted,
     /// Anything else a caller got wrong (an invalid argument).
     Invalid,
 }
@@ -137,6 +139,9 @@ pub enum Error {
         suggestions: Vec<String>,
     },
 
+    #[error("interrupted during {pass}; the module is as it was before")]
+    Interrupted { pass: String },
+
     #[error("cannot draw chart '{title}': {message}")]
     Chart { title: String, message: String },
 
@@ -163,6 +168,7 @@ impl Error {
             Error::Instrument { .. } => ErrorKind::Instrument,
             Error::Command { .. } => ErrorKind::Command,
             Error::Chart { .. } => ErrorKind::Chart,
+            Error::Interrupted { .. } => ErrorKind::Interrupted,
             Error::Invalid(_) => ErrorKind::Invalid,
         }
     }

@@ -27,6 +27,7 @@ pub mod diff;
 mod error;
 mod ffi;
 pub mod instrument;
+pub mod interrupt;
 pub mod jit;
 pub mod llvm;
 pub mod module;

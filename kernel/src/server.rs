@@ -104,7 +104,7 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
             let (content, exit) = match req.message_type() {
                 "kernel_info_request" => (reply::kernel_info(), false),
                 "interrupt_request" => {
-                    passlab::jit::interrupt();
+                    passlab::interrupt::request();
                     (json!({"status": "ok"}), false)
                 }
                 "shutdown_request" => (shutdown_reply(&req), true),
@@ -185,7 +185,7 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
     exit_rx.recv().await;
     // Stop a call that may be running, let iopub send what is queued, and
     // leave: the session's thread ends with the process.
-    passlab::jit::interrupt();
+    passlab::interrupt::request();
     shell_task.abort();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     iopub_task.abort();

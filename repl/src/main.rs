@@ -113,16 +113,23 @@ impl Highlighter for Completion {}
 impl Validator for Completion {}
 impl Helper for Completion {}
 
-/// Ignores SIGINT until dropped.
-struct IgnoreInterrupt(libc::sighandler_t);
+/// While a command runs, Ctrl-C interrupts it (`passlab::interrupt`): a
+/// JIT call ends, a pipeline stops and is rolled back; the REPL goes on.
+/// The previous handler comes back when this is dropped.
+struct InterruptCommand(libc::sighandler_t);
 
-impl IgnoreInterrupt {
-    fn new() -> IgnoreInterrupt {
-        IgnoreInterrupt(unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) })
+extern "C" fn on_sigint(_: libc::c_int) {
+    passlab::interrupt::request();
+}
+
+impl InterruptCommand {
+    fn new() -> InterruptCommand {
+        let handler = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        InterruptCommand(unsafe { libc::signal(libc::SIGINT, handler) })
     }
 }
 
-impl Drop for IgnoreInterrupt {
+impl Drop for InterruptCommand {
     fn drop(&mut self) {
         unsafe { libc::signal(libc::SIGINT, self.0) };
     }
@@ -207,11 +214,10 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
         } else {
             None
         };
-        // While a command runs, Ctrl-C reaches only the JIT's child process
-        // (which restores the default action): it ends the call, not the
+        // While a command runs, Ctrl-C interrupts the command, not the
         // session.
         let result = {
-            let _ignore = IgnoreInterrupt::new();
+            let _interrupt = InterruptCommand::new();
             session.execute_line(&line, body.as_deref())
         };
         match result {

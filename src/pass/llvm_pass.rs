@@ -159,6 +159,12 @@ impl Hooks for Bridge<'_> {
         if self.error.is_some() {
             return false;
         }
+        if crate::interrupt::requested() {
+            self.fail(Error::Interrupted {
+                pass: format!("{} (before {pass} on {name})", self.own),
+            });
+            return false;
+        }
         if pass != self.own && self.ctx.disabled().contains(pass) {
             return false;
         }
@@ -263,7 +269,10 @@ impl Pass for LlvmPass {
             pass: self.info.name.clone(),
             reason,
         };
-        if ctx.disabled().is_empty() && ctx.instruments().is_empty() {
+        if ctx.disabled().is_empty()
+            && ctx.instruments().is_empty()
+            && !crate::interrupt::watching()
+        {
             return llvm::run_pipeline(raw, &triple, &tuning, &self.info.name, None)
                 .map_err(failed);
         }

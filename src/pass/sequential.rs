@@ -82,6 +82,11 @@ impl Pass for Sequential {
             if !ctx.pass_enabled(&info.name, info.opt_level) {
                 continue;
             }
+            if crate::interrupt::requested() {
+                return Err(crate::Error::Interrupted {
+                    pass: format!("{} (before {})", self.info.name, info.name),
+                });
+            }
             let mut chain = vec![info.name.clone()];
             for name in &info.required {
                 run_required(name, &mut chain, module, ctx, verify_each)?;

@@ -206,6 +206,7 @@ impl Default for Session {
 
 impl Session {
     pub fn new() -> Session {
+        crate::interrupt::watch();
         Session {
             modules: BTreeMap::new(),
             current: None,
@@ -272,6 +273,7 @@ impl Session {
 
     /// Runs one command line, with the source that follows a `:module`.
     pub fn execute_line(&mut self, line: &str, body: Option<&str>) -> Result<Output> {
+        crate::interrupt::clear();
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
         let ((result, warnings), printed) = crate::output::capture(|| {

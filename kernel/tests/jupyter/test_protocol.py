@@ -13,6 +13,7 @@ from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
 
 TIMEOUT = 30
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SOAK = int(os.environ.get("PASSLAB_SOAK", "5000"))
 
 
@@ -109,6 +110,25 @@ class ProtocolTests(KernelCase):
         self.assertIn("spin", text)
         self.assertIn("jit.timeout_ms=60000", text)
         self.assertIn("add(2, 40) = 42", text)
+
+    def test_an_interrupt_stops_a_pipeline_and_rolls_it_back(self):
+        sqlite = os.path.join(ROOT, "target/inputs/sqlite3/sqlite3.c")
+        reply, outputs = self.run_cell(f":load {sqlite} as sqlite", timeout=120)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        loaded = self.text_of(outputs)
+        # default<O2> over sqlite3 takes seconds: interrupt it after one.
+        msg_id = self.kc.execute(":run O2")
+        time.sleep(1.0)
+        start = time.monotonic()
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertLess(time.monotonic() - start, 5)
+        self.assertEqual(reply["content"]["ename"], "InterruptedError")
+        self.assertIn("the module is as it was before", reply["content"]["evalue"])
+        reply, outputs = self.run_cell(":modules")
+        count = loaded.split("blocks, ")[1].split(" ")[0]
+        self.assertIn(count, self.text_of(outputs))
 
     def test_shutdown_is_clean(self):
         self.run_cell(":module m --lang c\nint f(void) { return 1; }")
