@@ -19,8 +19,10 @@ use jupyter_zmq_client::{
     create_kernel_stdin_connection, SubscriptionEvent,
 };
 use serde_json::{json, Value};
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::mpsc;
+use std::time::Duration;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio::sync::oneshot;
 
@@ -40,6 +42,11 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(serve(info))
 }
+
+/// Reading the requests queued behind a failed cell takes only what is
+/// there already (the future is polled once): a request a client sends
+/// after seeing the error must run.
+const QUEUED: Duration = Duration::ZERO;
 
 /// What ends the kernel: a shutdown request (on shell or control) or `:quit`.
 struct Exit;
@@ -128,17 +135,28 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
     let shell_exit = exit_tx.clone();
     let shell_task = tokio::spawn(async move {
         let mut jobs = Some(jobs);
+        // After a cell fails with stop_on_error, the executes already
+        // queued behind it (a notebook's "run all") are answered "aborted"
+        // without running, as ipykernel does: they are read off the socket
+        // at once and kept here, marked.
+        let mut queued: VecDeque<(JupyterMessage, bool)> = VecDeque::new();
         loop {
-            let req = match receive(&mut shell).await {
-                Ok(req) => req,
-                Err(e) => {
-                    log(&format!("shell: dropped a message: {e}"));
-                    continue;
-                }
+            let (req, aborting) = match queued.pop_front() {
+                Some(q) => q,
+                None => match receive(&mut shell).await {
+                    Ok(req) => (req, false),
+                    Err(e) => {
+                        log(&format!("shell: dropped a message: {e}"));
+                        continue;
+                    }
+                },
             };
+            let mut failed = false;
             let _ = out.send(status("busy", &req));
             let mut exit = false;
             let content = match req.message_type() {
+                "execute_request" if aborting => Some(json!({"status": "aborted",
+                    "execution_count": null, "user_expressions": {}, "payload": []})),
                 "kernel_info_request" => Some(reply::kernel_info()),
                 "comm_info_request" => Some(json!({"status": "ok", "comms": {}})),
                 "shutdown_request" => {
@@ -153,6 +171,13 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
                     Some(j) => match ask(j, &req).await {
                         Some(done) => {
                             exit = done.exit;
+                            let stop = serde_json::to_value(&req.content)
+                                .ok()
+                                .and_then(|c| c.get("stop_on_error").and_then(Value::as_bool))
+                                .unwrap_or(true);
+                            failed = stop
+                                && req.message_type() == "execute_request"
+                                && done.content["status"] == "error";
                             Some(done.content)
                         }
                         None => {
@@ -169,6 +194,17 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
                     None
                 }
             };
+            // Before the reply goes out: what a client sends after seeing
+            // the error is not queued behind the failed cell.
+            if failed {
+                loop {
+                    match tokio::time::timeout(QUEUED, receive(&mut shell)).await {
+                        Ok(Ok(next)) => queued.push_back((next, true)),
+                        Ok(Err(e)) => log(&format!("shell: dropped a message: {e}")),
+                        Err(_) => break,
+                    }
+                }
+            }
             if let Some(content) = content {
                 let reply_type = req.message_type().replace("_request", "_reply");
                 if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
@@ -187,7 +223,7 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
     // leave: the session's thread ends with the process.
     passlab::interrupt::request();
     shell_task.abort();
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     iopub_task.abort();
     drop(executor);
     Ok(())

@@ -130,6 +130,30 @@ class ProtocolTests(KernelCase):
         count = loaded.split("blocks, ")[1].split(" ")[0]
         self.assertIn(count, self.text_of(outputs))
 
+    def test_a_failed_cell_aborts_the_cells_queued_behind_it(self):
+        self.run_cell(":module spin --lang c\n"
+                      "int forever(int x) { volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }")
+        # "Run all": three cells sent at once; the first fails after 0.3 s.
+        first = self.kc.execute(":with config.jit.timeout_ms=300\n:call forever 1")
+        second = self.kc.execute(":module after --lang c\nint f(void) { return 1; }")
+        third = self.kc.execute(":help run", stop_on_error=False)
+        replies = {}
+        for _ in range(3):
+            r = self.kc.get_shell_msg(timeout=TIMEOUT)
+            replies[r["parent_header"]["msg_id"]] = r["content"]
+        self.assertEqual(replies[first]["status"], "error")
+        self.assertEqual(replies[second]["status"], "aborted")
+        self.assertEqual(replies[third]["status"], "aborted")
+        # Nothing after the failed cell ran; the kernel goes on.
+        reply, outputs = self.run_cell(":modules")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertNotIn("after", self.text_of(outputs))
+        # stop_on_error=False: a failure aborts nothing.
+        first = self.kc.execute(":nosuch", stop_on_error=False)
+        second = self.kc.execute(":help run")
+        statuses = [self.kc.get_shell_msg(timeout=TIMEOUT)["content"]["status"] for _ in range(2)]
+        self.assertEqual(statuses, ["error", "ok"])
+
     def test_shutdown_is_clean(self):
         self.run_cell(":module m --lang c\nint f(void) { return 1; }")
         proc = self.km.provisioner.process
