@@ -352,7 +352,10 @@ impl Chart {
 /// passlab's logo, `size` pixels square, as PNG (for the Jupyter
 /// kernelspec): "pl" in white on the charts' blue.
 pub fn logo_png(size: u32) -> Result<Vec<u8>> {
-    let chart = Chart::bars("passlab", "", vec![]);
+    let error = |message: String| Error::Chart {
+        title: "passlab logo".into(),
+        message,
+    };
     let mut pixels = vec![0u8; size as usize * size as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut pixels, (size, size)).into_drawing_area();
@@ -370,9 +373,9 @@ pub fn logo_png(size: u32) -> Result<Vec<u8>> {
                 .map_err(|e| e.to_string())?;
             root.present().map_err(|e| e.to_string())
         };
-        draw().map_err(|m| chart.error(m))?;
+        draw().map_err(error)?;
     }
-    encode_png(size, size, &pixels).map_err(|e| chart.error(e))
+    encode_png(size, size, &pixels).map_err(error)
 }
 
 /// RGB pixels as a PNG file.

@@ -4,15 +4,20 @@
 //! show them as the output of a command.
 
 use std::cell::RefCell;
+use std::thread::LocalKey;
+
+/// A stack of capture buffers; text goes to the innermost one.
+type Captures = RefCell<Vec<String>>;
 
 thread_local! {
-    static CAPTURES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-    static WARNINGS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    static PRINTED: Captures = const { RefCell::new(Vec::new()) };
+    static WARNINGS: Captures = const { RefCell::new(Vec::new()) };
 }
 
-/// Reports a diagnostic that is not an error (a compiler warning).
-pub fn warn(text: &str) {
-    let captured = WARNINGS.with(|w| match w.borrow_mut().last_mut() {
+/// Appends `text` (as a line) to the innermost capture of `stack`; returns
+/// false when nothing captures it.
+fn append(stack: &'static LocalKey<Captures>, text: &str) -> bool {
+    stack.with(|c| match c.borrow_mut().last_mut() {
         Some(buf) => {
             buf.push_str(text);
             if !text.ends_with('\n') {
@@ -21,26 +26,22 @@ pub fn warn(text: &str) {
             true
         }
         None => false,
-    });
-    if !captured {
-        eprintln!("{}", text.trim_end_matches('\n'));
-    }
+    })
 }
 
-/// Runs `f`, returning the warnings reported during it instead of printing
-/// them.
-pub fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, String) {
-    struct Pop;
+/// Runs `f` with a new capture on `stack`; returns what was captured.
+fn captured<R>(stack: &'static LocalKey<Captures>, f: impl FnOnce() -> R) -> (R, String) {
+    struct Pop(&'static LocalKey<Captures>);
     impl Drop for Pop {
         fn drop(&mut self) {
-            WARNINGS.with(|w| w.borrow_mut().pop());
+            self.0.with(|c| c.borrow_mut().pop());
         }
     }
-    WARNINGS.with(|w| w.borrow_mut().push(String::new()));
-    let pop = Pop;
+    stack.with(|c| c.borrow_mut().push(String::new()));
+    let pop = Pop(stack);
     let r = f();
-    let text = WARNINGS.with(|w| {
-        w.borrow_mut()
+    let text = stack.with(|c| {
+        c.borrow_mut()
             .last_mut()
             .map(std::mem::take)
             .unwrap_or_default()
@@ -51,41 +52,25 @@ pub fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, String) {
 
 /// Writes text produced by a pass.
 pub fn emit(text: &str) {
-    let captured = CAPTURES.with(|c| {
-        let mut c = c.borrow_mut();
-        match c.last_mut() {
-            Some(buf) => {
-                buf.push_str(text);
-                if !text.ends_with('\n') {
-                    buf.push('\n');
-                }
-                true
-            }
-            None => false,
-        }
-    });
-    if !captured {
+    if !append(&PRINTED, text) {
         println!("{}", text.trim_end_matches('\n'));
     }
 }
 
 /// Runs `f`, returning what passes emitted during it instead of printing it.
 pub fn capture<R>(f: impl FnOnce() -> R) -> (R, String) {
-    struct Pop;
-    impl Drop for Pop {
-        fn drop(&mut self) {
-            CAPTURES.with(|c| c.borrow_mut().pop());
-        }
+    captured(&PRINTED, f)
+}
+
+/// Reports a diagnostic that is not an error (a compiler warning).
+pub fn warn(text: &str) {
+    if !append(&WARNINGS, text) {
+        eprintln!("{}", text.trim_end_matches('\n'));
     }
-    CAPTURES.with(|c| c.borrow_mut().push(String::new()));
-    let pop = Pop;
-    let r = f();
-    let text = CAPTURES.with(|c| {
-        c.borrow_mut()
-            .last_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
-    });
-    drop(pop);
-    (r, text)
+}
+
+/// Runs `f`, returning the warnings reported during it instead of printing
+/// them.
+pub fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, String) {
+    captured(&WARNINGS, f)
 }

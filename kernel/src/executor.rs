@@ -50,10 +50,6 @@ struct Executor {
     outbox: Outbox,
 }
 
-fn is_image(b: &Bundle) -> bool {
-    b.get("image/svg+xml").is_some() || b.get("image/png").is_some()
-}
-
 impl Executor {
     fn new(iopub: UnboundedSender<JupyterMessage>) -> Executor {
         let mut session = Session::new();
@@ -264,7 +260,7 @@ impl Executor {
                     Item::Stderr(text) => {
                         out.send("stream", json!({"name": "stderr", "text": text}))
                     }
-                    Item::Display(b) if is_image(&b) => display(&b),
+                    Item::Display(b) if b.is_chart() => display(&b),
                     Item::Display(b) => held = Some(b),
                 }
             }

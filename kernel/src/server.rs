@@ -168,6 +168,7 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
                 | "inspect_request"
                 | "is_complete_request"
                 | "history_request" => match &jobs {
+                    None => Some(session_gone()),
                     Some(j) => match ask(j, &req).await {
                         Some(done) => {
                             exit = done.exit;
@@ -182,12 +183,9 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
                         }
                         None => {
                             jobs = None;
-                            Some(json!({"status": "error", "ename": "KernelError",
-                                "evalue": "the session thread has stopped", "traceback": []}))
+                            Some(session_gone())
                         }
                     },
-                    None => Some(json!({"status": "error", "ename": "KernelError",
-                        "evalue": "the session thread has stopped", "traceback": []})),
                 },
                 other => {
                     log(&format!("shell: no handler for {other}"));
@@ -227,6 +225,12 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
     iopub_task.abort();
     drop(executor);
     Ok(())
+}
+
+/// The reply to a request for the session once its thread has stopped.
+fn session_gone() -> Value {
+    json!({"status": "error", "ename": "KernelError",
+        "evalue": "the session thread has stopped", "traceback": []})
 }
 
 fn shutdown_reply(req: &JupyterMessage) -> Value {

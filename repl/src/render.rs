@@ -29,7 +29,7 @@ impl Renderer {
                     continue;
                 }
                 Item::Stream(s) => s.clone(),
-                Item::Display(b) if is_chart(b) => self.write_chart(b),
+                Item::Display(b) if b.is_chart() => self.write_chart(b),
                 Item::Display(b) => b.plain().to_string(),
             };
             print!("{text}");
@@ -85,10 +85,6 @@ impl Renderer {
         }
         format!("{title}\nwritten to {}", written.join(", "))
     }
-}
-
-fn is_chart(b: &Bundle) -> bool {
-    b.get("image/svg+xml").is_some() || b.get("image/png").is_some()
 }
 
 #[cfg(test)]

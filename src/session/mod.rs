@@ -77,6 +77,11 @@ impl Bundle {
         })
     }
 
+    /// Whether it is a chart (carries an image).
+    pub fn is_chart(&self) -> bool {
+        self.get("image/svg+xml").is_some() || self.get("image/png").is_some()
+    }
+
     /// The data for one MIME type.
     pub fn get(&self, mime: &str) -> Option<&str> {
         self.data

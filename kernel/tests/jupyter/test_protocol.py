@@ -52,6 +52,18 @@ class KernelCase(unittest.TestCase):
                 return reply, outputs
             outputs.append(msg)
 
+    def interrupted(self, code):
+        """Executes code, interrupts it after a second, and returns its
+        reply, which must come within 5 s of the interrupt."""
+        msg_id = self.kc.execute(code)
+        time.sleep(1.0)
+        start = time.monotonic()
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertLess(time.monotonic() - start, 5)
+        return reply
+
     def text_of(self, outputs):
         parts = []
         for m in outputs:
@@ -94,13 +106,7 @@ class ProtocolTests(KernelCase):
             ":with config.jit.timeout_ms=60000"
         )
         self.assertEqual(reply["content"]["status"], "ok")
-        msg_id = self.kc.execute(":call forever 1")
-        time.sleep(1.0)
-        start = time.monotonic()
-        self.km.interrupt_kernel()
-        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
-        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
-        self.assertLess(time.monotonic() - start, 5)
+        reply = self.interrupted(":call forever 1")
         self.assertEqual(reply["content"]["status"], "error")
         self.assertIn("was interrupted", reply["content"]["evalue"])
         # Modules, contexts and the JIT are as they were.
@@ -116,14 +122,8 @@ class ProtocolTests(KernelCase):
         reply, outputs = self.run_cell(f":load {sqlite} as sqlite", timeout=120)
         self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
         loaded = self.text_of(outputs)
-        # default<O2> over sqlite3 takes seconds: interrupt it after one.
-        msg_id = self.kc.execute(":run O2")
-        time.sleep(1.0)
-        start = time.monotonic()
-        self.km.interrupt_kernel()
-        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
-        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
-        self.assertLess(time.monotonic() - start, 5)
+        # default<O2> over sqlite3 takes seconds.
+        reply = self.interrupted(":run O2")
         self.assertEqual(reply["content"]["ename"], "InterruptedError")
         self.assertIn("the module is as it was before", reply["content"]["evalue"])
         reply, outputs = self.run_cell(":modules")
