@@ -37,6 +37,7 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -185,6 +186,23 @@ const Function *functionOf(Any IR) {
 }
 
 // ---------------------------------------------------------------------------
+// Pass plugins (as `opt -load-pass-plugin`): loaded once, for the process;
+// every PassBuilder made afterwards gets their callbacks.
+
+std::vector<std::unique_ptr<PassPlugin>> &plugins() {
+  static std::vector<std::unique_ptr<PassPlugin>> P;
+  return P;
+}
+
+// The pipeline names of plugin pass classes, which LLVM's class-to-name map
+// does not know (plugins rarely register them): filled when a plugin's
+// passes are found, so instruments can name them.
+StringMap<std::string> &pluginClassNames() {
+  static StringMap<std::string> M;
+  return M;
+}
+
+// ---------------------------------------------------------------------------
 // The runner: one PassBuilder and its analysis managers, kept across runs.
 
 struct Runner {
@@ -208,6 +226,11 @@ struct Runner {
     if (It != NameCache.end() && It->second.first == ClassName.size())
       return It->second.second;
     StringRef Name = PIC.getPassNameForClassName(ClassName);
+    if (Name.empty()) {
+      auto P = pluginClassNames().find(ClassName);
+      if (P != pluginClassNames().end())
+        Name = P->second;
+    }
     // Several pipeline names build this class; the map keeps the first
     // registered (alphabetically), an ML-advisor variant. Report the name
     // default<On> pipelines are described with.
@@ -331,6 +354,8 @@ Runner *plab_runner_new(const char *triple, const plab_tuning *tuning, plab_sink
   PTO.CallGraphProfile = tuning->call_graph_profile;
   PTO.InlinerThreshold = tuning->inliner_threshold;
   R->PB = std::make_unique<PassBuilder>(R->TM.get(), PTO, std::nullopt, &R->PIC);
+  for (auto &P : plugins())
+    P->registerPassBuilderCallbacks(*R->PB);
   R->PB->registerModuleAnalyses(R->MAM);
   R->PB->registerCGSCCAnalyses(R->CGAM);
   R->PB->registerFunctionAnalyses(R->FAM);
@@ -359,6 +384,50 @@ bool plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const pla
   R->Hooks = nullptr;
   R->clearAnalyses();
   return true;
+}
+
+/// Loads an LLVM pass plugin (new pass manager) for the whole process, as
+/// `opt -load-pass-plugin` does. Runners made afterwards know its passes.
+/// Returns false and sends LLVM's message when it cannot be loaded.
+bool plab_load_plugin(const char *path, plab_sink sink, void *user) {
+  initTargets();
+  Expected<PassPlugin> P = PassPlugin::Load(path);
+  if (!P) {
+    send(sink, user, toString(P.takeError()));
+    return false;
+  }
+  plugins().push_back(std::make_unique<PassPlugin>(std::move(*P)));
+  return true;
+}
+
+/// Whether `name` is a pass the runner's parser accepts as a module (0),
+/// CGSCC (1), function (2) or loop (3) pass; -1 when none. For a plugin's
+/// pass, the C++ classes it builds that LLVM cannot name are remembered
+/// under `name` (for instruments) and sent, one per call, to `sink`.
+int plab_runner_pass_unit(Runner *R, const char *name, bool remember, plab_sink sink,
+                          void *user) {
+  static const char *Wrappers[] = {"module", "cgscc", "function", "loop"};
+  for (int Unit = 0; Unit < 4; ++Unit) {
+    std::string Text = std::string(Wrappers[Unit]) + "(" + name + ")";
+    ModulePassManager MPM;
+    if (Error E = R->PB->parsePassPipeline(MPM, Text)) {
+      consumeError(std::move(E));
+      continue;
+    }
+    std::string S;
+    raw_string_ostream OS(S);
+    MPM.printPipeline(OS, [&](StringRef Class) -> StringRef {
+      StringRef Known = R->PIC.getPassNameForClassName(Class);
+      if (!Known.empty())
+        return Known;
+      if (remember)
+        pluginClassNames()[Class] = name;
+      send(sink, user, (Class + "\n").str());
+      return Class;
+    });
+    return Unit;
+  }
+  return -1;
 }
 
 /// The pipeline names LLVM's parser knows, in `opt --print-passes` form.

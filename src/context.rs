@@ -57,6 +57,20 @@ impl PassContext {
         }
     }
 
+    /// A context with an opt level and config values as given, not checked
+    /// against the registry: how a user pass in evcxr's child sees the
+    /// session's context (the session checked them when they were set).
+    pub(crate) fn from_parts(
+        opt_level: u32,
+        config: impl IntoIterator<Item = (String, ConfigValue)>,
+    ) -> PassContext {
+        PassContext {
+            opt_level,
+            config: config.into_iter().collect(),
+            ..PassContext::new()
+        }
+    }
+
     /// A context that starts from the current one's settings.
     pub fn inherit() -> PassContext {
         let mut ctx = PassContext::current();

@@ -11,7 +11,7 @@ use std::fmt;
 pub enum ErrorKind {
     /// Malformed LLVM IR text or bitcode.
     Parse,
-    /// clang rejected a C or C++ source.
+    /// clang rejected a C or C++ source, or rustc a Rust cell.
     Compile,
     /// Modules could not be linked together.
     Link,
@@ -59,6 +59,12 @@ pub enum Error {
 
     #[error("clang-19 failed to compile {source_name}:\n{stderr}")]
     Compile { source_name: String, stderr: String },
+
+    #[error("rustc rejected the Rust code:\n{diagnostics}")]
+    RustCompile {
+        /// rustc's diagnostics, with the lines of the user's own text.
+        diagnostics: String,
+    },
 
     #[error("cannot link {source_name} into {into}: {message}")]
     Link {
@@ -154,7 +160,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Parse { .. } => ErrorKind::Parse,
-            Error::Compile { .. } => ErrorKind::Compile,
+            Error::Compile { .. } | Error::RustCompile { .. } => ErrorKind::Compile,
             Error::Link { .. } => ErrorKind::Link,
             Error::Io { .. } => ErrorKind::Io,
             Error::UnknownPass { .. } => ErrorKind::UnknownPass,

@@ -94,6 +94,14 @@ extern "C" {
         user: *mut c_void,
     ) -> bool;
     pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
+    pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
+    pub fn plab_runner_pass_unit(
+        r: *mut Runner,
+        name: *const c_char,
+        remember: bool,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> i32;
     pub fn plab_parse_ir(
         ctx: LLVMContextRef,
         data: *const c_char,

@@ -10,6 +10,8 @@
 //!   and instruments, entered in nested scopes.
 //! * [`registry`]: every Rust pass and every pass LLVM's parser knows.
 //! * [`pipeline`]: pipeline text, and the default pipeline per opt level.
+//! * [`prelude`]: the API passes are written against; [`user`]: passes
+//!   written in Rust at run time (evcxr) and run like any other.
 //!
 //! ```
 //! use passlab::{pipeline, Module, PassContext};
@@ -35,9 +37,11 @@ pub mod output;
 pub mod pass;
 pub mod passes;
 pub mod pipeline;
+pub mod prelude;
 pub mod registry;
 pub mod session;
 pub mod table;
+pub mod user;
 
 pub use config::{ConfigOption, ConfigType, ConfigValue};
 pub use context::{ContextGuard, PassContext};

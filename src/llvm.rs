@@ -117,7 +117,13 @@ impl Drop for RunnerHandle {
 
 thread_local! {
     static RUNNERS: RefCell<HashMap<(String, Tuning), Rc<RunnerHandle>>> = RefCell::new(HashMap::new());
+    /// The plugin generation the cached runners were made at.
+    static RUNNERS_AT: Cell<u64> = const { Cell::new(0) };
 }
+
+/// Bumped when a plugin is loaded: runners made before do not know its
+/// passes, so the caches drop them.
+static PLUGIN_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
     let c_triple =
@@ -137,6 +143,10 @@ fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
 /// The cached runner for `triple` and `tuning`, or a fresh one when the
 /// cached one is in use further up the stack (a hook that runs a pipeline).
 fn runner(triple: &str, tuning: &Tuning) -> Result<Rc<RunnerHandle>> {
+    let generation = PLUGIN_GENERATION.load(std::sync::atomic::Ordering::SeqCst);
+    if RUNNERS_AT.with(|g| g.replace(generation)) != generation {
+        RUNNERS.with(|m| m.borrow_mut().retain(|_, r| r.busy.get()));
+    }
     let key = (triple.to_string(), *tuning);
     if let Some(r) = RUNNERS.with(|m| m.borrow().get(&key).cloned()) {
         if !r.busy.get() {
@@ -168,6 +178,44 @@ pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
     } else {
         Err(sinks.first_text())
     }
+}
+
+/// Loads an LLVM pass plugin into the process (`opt -load-pass-plugin`);
+/// pipelines parsed afterwards know its passes.
+pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::Invalid("plugin path contains NUL".into()))?;
+    let mut sinks = ffi::Sinks::default();
+    if !unsafe { ffi::plab_load_plugin(c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
+        return Err(Error::Invalid(format!(
+            "cannot load LLVM pass plugin {}: {}",
+            path.display(),
+            sinks.first_text().to_lowercase()
+        )));
+    }
+    PLUGIN_GENERATION.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
+}
+
+/// The IR unit of the pass `name` if LLVM's parser (with the loaded
+/// plugins) accepts it, and the C++ classes it builds that LLVM cannot
+/// name; with `remember`, instruments will report those classes as `name`.
+pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Vec<String>)>> {
+    let r = runner("", &Tuning::default())?;
+    let c = CString::new(name).map_err(|_| Error::Invalid("pass name contains NUL".into()))?;
+    let mut sinks = ffi::Sinks::default();
+    let unit = unsafe {
+        ffi::plab_runner_pass_unit(r.raw, c.as_ptr(), remember, ffi::SINK_FIRST, sinks.user())
+    };
+    let unit = match unit {
+        0 => IrUnit::Module,
+        1 => IrUnit::Cgscc,
+        2 => IrUnit::Function,
+        3 => IrUnit::Loop,
+        _ => return Ok(None),
+    };
+    let classes = sinks.first_text().lines().map(str::to_string).collect();
+    Ok(Some((unit, classes)))
 }
 
 /// `opt --print-passes` of the linked LLVM.

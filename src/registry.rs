@@ -9,6 +9,7 @@ use crate::config::ConfigOption;
 use crate::error::nearest_names;
 use crate::llvm::{self, IrUnit};
 use crate::pass::{LlvmPass, PassInfo, PassRef, PrintIr};
+use crate::user::UserKind;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -26,6 +27,26 @@ pub enum PassKind {
     },
 }
 
+/// Where a pass comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Ships with passlab, or is one of LLVM's own.
+    BuiltIn,
+    /// A named sequential defined at run time (`:pass NAME = PIPELINE`).
+    Defined,
+    /// Written by the user in Rust (`:rust`, then `:register`).
+    UserRust(UserKind),
+    /// Registered by an LLVM pass plugin (`:plugin PATH`), the path given.
+    Plugin(String),
+}
+
+impl Origin {
+    /// Whether a user made it (a new definition may replace it).
+    pub fn is_user(&self) -> bool {
+        matches!(self, Origin::Defined | Origin::UserRust(_))
+    }
+}
+
 /// One row of the registry, as `:passes` lists it.
 #[derive(Clone, Debug)]
 pub struct PassEntry {
@@ -33,17 +54,16 @@ pub struct PassEntry {
     pub kind: PassKind,
     pub opt_level: u32,
     pub description: String,
+    pub origin: Origin,
 }
 
 type Constructor = Arc<dyn Fn() -> PassRef + Send + Sync>;
 
 struct Registry {
-    rust: BTreeMap<String, (Constructor, PassInfo)>,
+    /// Rust passes: constructor, info, and where each comes from.
+    rust: BTreeMap<String, (Constructor, PassInfo, Origin)>,
     llvm: BTreeMap<String, PassEntry>,
     config: BTreeMap<String, ConfigOption>,
-    /// Rust passes defined at run time (`:pass NAME = …`), which a new
-    /// definition may replace.
-    defined: std::collections::BTreeSet<String>,
 }
 
 fn registry() -> &'static RwLock<Registry> {
@@ -53,7 +73,6 @@ fn registry() -> &'static RwLock<Registry> {
             rust: BTreeMap::new(),
             llvm: llvm_passes(),
             config: BTreeMap::new(),
-            defined: Default::default(),
         };
         for option in crate::pass::config_options() {
             r.config.insert(option.key.clone(), option);
@@ -64,9 +83,12 @@ fn registry() -> &'static RwLock<Registry> {
         for option in crate::passes::config_options() {
             r.config.insert(option.key.clone(), option);
         }
+        for option in crate::user::config_options() {
+            r.config.insert(option.key.clone(), option);
+        }
         for ctor in crate::passes::builtin() {
             let info = ctor().info().clone();
-            r.rust.insert(info.name.clone(), (ctor, info));
+            r.rust.insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
         }
         for level in 0..=3u32 {
             // The default pipelines by name, so that `O2` works wherever a
@@ -77,11 +99,11 @@ fn registry() -> &'static RwLock<Registry> {
                     .expect("the default pipelines consist of registered passes")
             });
             let info = crate::pipeline::default_pipeline_info(level);
-            r.rust.insert(info.name.clone(), (ctor, info));
+            r.rust.insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
         }
         let print_ir: Constructor = Arc::new(|| Arc::new(PrintIr::new("")) as PassRef);
         let info = print_ir().info().clone();
-        r.rust.insert(info.name.clone(), (print_ir, info));
+        r.rust.insert(info.name.clone(), (print_ir, info, Origin::BuiltIn));
         RwLock::new(r)
     })
 }
@@ -123,7 +145,7 @@ where
         )));
     }
     r.rust
-        .insert(info.name.clone(), (Arc::new(constructor), info));
+        .insert(info.name.clone(), (Arc::new(constructor), info, Origin::BuiltIn));
     Ok(())
 }
 
@@ -135,27 +157,124 @@ where
     F: Fn() -> PassRef + Send + Sync + 'static,
 {
     let info = constructor().info().clone();
-    let base = base_name(&info.name);
-    if info.name != base || info.name.contains(',') || info.name.is_empty() {
+    check_definable(&info.name)?;
+    write()
+        .rust
+        .insert(info.name.clone(), (Arc::new(constructor), info, Origin::Defined));
+    Ok(())
+}
+
+/// Registers (or replaces) a pass the user wrote in Rust, with its info;
+/// the same names are allowed as for [`define_pass`].
+pub(crate) fn define_user_pass<F>(info: PassInfo, kind: UserKind, constructor: F) -> Result<()>
+where
+    F: Fn() -> PassRef + Send + Sync + 'static,
+{
+    check_definable(&info.name)?;
+    write().rust.insert(
+        info.name.clone(),
+        (Arc::new(constructor), info, Origin::UserRust(kind)),
+    );
+    Ok(())
+}
+
+/// Ok when a user may (re)define a pass called `name`: a plain name, not
+/// one of LLVM's passes, a plugin's or a built-in Rust pass.
+pub fn check_definable(name: &str) -> Result<()> {
+    let base = base_name(name);
+    if name != base || name.contains(',') || name.is_empty() {
         return Err(Error::Invalid(format!(
-            "'{}' cannot name a pass: use letters, digits, '-' and '_'",
-            info.name
+            "'{name}' cannot name a pass: use letters, digits, '-' and '_'"
         )));
     }
-    let mut r = write();
-    let taken = r.llvm.contains_key(&info.name)
-        || SPECIAL_PIPELINES.contains(&info.name.as_str())
-        || (r.rust.contains_key(&info.name) && !r.defined.contains(&info.name));
+    let r = read();
+    let taken = r.llvm.contains_key(name)
+        || SPECIAL_PIPELINES.contains(&name)
+        || r.rust.get(name).is_some_and(|(_, _, origin)| !origin.is_user());
     if taken {
         return Err(Error::Invalid(format!(
-            "'{}' is a built-in pass; choose another name",
-            info.name
+            "'{name}' is a built-in pass; choose another name"
         )));
     }
-    r.defined.insert(info.name.clone());
-    r.rust
-        .insert(info.name.clone(), (Arc::new(constructor), info));
     Ok(())
+}
+
+/// Forgets a pass a user defined (`:reset`).
+pub(crate) fn remove_defined(name: &str) {
+    let mut r = write();
+    if r.rust.get(name).is_some_and(|(_, _, o)| o.is_user()) {
+        r.rust.remove(name);
+    }
+}
+
+/// Loads an LLVM pass plugin (a new-pass-manager plugin, as `opt
+/// -load-pass-plugin` takes) and adds the passes it registers to the
+/// registry, by the names it registers them under, with their IR unit. LLVM
+/// has no list of a plugin's names, so passlab finds them: every string in
+/// the plugin that looks like a pass name is offered to LLVM's parser, and
+/// those it now accepts (and did not before) are the plugin's. Passes the
+/// plugin adds at extension points run inside LLVM's default pipelines.
+pub fn load_plugin(path: &std::path::Path) -> Result<Vec<PassEntry>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path.display(), e))?;
+    let canonical = path
+        .canonicalize()
+        .map_err(|e| Error::io(path.display(), e))?
+        .display()
+        .to_string();
+    if read()
+        .llvm
+        .values()
+        .any(|e| e.origin == Origin::Plugin(canonical.clone()))
+    {
+        return Err(Error::Invalid(format!("plugin {canonical} is loaded already")));
+    }
+    llvm::load_plugin(path)?;
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| canonical.clone());
+    let mut found = Vec::new();
+    for name in name_like_strings(&bytes) {
+        let known = {
+            let r = read();
+            r.llvm.contains_key(&name) || r.rust.contains_key(&name)
+        } || SPECIAL_PIPELINES.contains(&name.as_str());
+        if known {
+            continue;
+        }
+        if let Some((unit, _classes)) = llvm::pass_unit(&name, true)? {
+            found.push(PassEntry {
+                name: name.clone(),
+                kind: PassKind::Llvm { unit, params: None },
+                opt_level: 0,
+                description: format!("a pass of the plugin {file}"),
+                origin: Origin::Plugin(canonical.clone()),
+            });
+        }
+    }
+    let mut r = write();
+    for e in &found {
+        r.llvm.insert(e.name.clone(), e.clone());
+    }
+    Ok(found)
+}
+
+/// The NUL-terminated strings in `bytes` that could be pass names: a
+/// lowercase letter, then lowercase letters, digits, `-`, `_` or `.`.
+fn name_like_strings(bytes: &[u8]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for chunk in bytes.split(|&b| b == 0) {
+        let ok = chunk.len() >= 2
+            && chunk.len() <= 64
+            && chunk[0].is_ascii_lowercase()
+            && chunk
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.'));
+        if ok {
+            out.insert(String::from_utf8_lossy(chunk).into_owned());
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Declares a config option; re-declaring a key is an error.
@@ -193,7 +312,7 @@ pub fn config_options() -> Vec<ConfigOption> {
 /// `loop-unroll<O3>`, `function(loop-mssa(licm))`, `default<O2>`).
 pub fn get_pass(name: &str) -> Result<PassRef> {
     let name = name.trim();
-    let ctor = read().rust.get(name).map(|(c, _)| c.clone());
+    let ctor = read().rust.get(name).map(|(c, _, _)| c.clone());
     if let Some(ctor) = ctor {
         return Ok(ctor());
     }
@@ -219,11 +338,12 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
 /// Every registered pass, Rust passes first, each group by name.
 pub fn passes() -> Vec<PassEntry> {
     let r = read();
-    let rust = r.rust.values().map(|(_, info)| PassEntry {
+    let rust = r.rust.values().map(|(_, info, origin)| PassEntry {
         name: info.name.clone(),
         kind: PassKind::Rust,
         opt_level: info.opt_level,
         description: info.description.clone(),
+        origin: origin.clone(),
     });
     rust.chain(r.llvm.values().cloned()).collect()
 }
@@ -395,6 +515,7 @@ fn parse_pass_listing(listing: &str) -> BTreeMap<String, PassEntry> {
             kind: PassKind::Llvm { unit, params: None },
             opt_level,
             description,
+            origin: Origin::BuiltIn,
         });
         if with_params {
             e.kind = PassKind::Llvm {
@@ -430,6 +551,12 @@ mod tests {
             }
         );
         assert_eq!(passes["licm"].opt_level, 2);
+    }
+
+    #[test]
+    fn name_like_strings_are_c_strings_of_pass_name_characters() {
+        let bytes = b"\0hello-pass\0_ZN4llvm3FooE\0Mixed\0x\0two.words\0a b\0";
+        assert_eq!(name_like_strings(bytes), ["hello-pass", "two.words"]);
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
             continue;
         }
         let _ = editor.add_history_entry(line.as_str());
-        let body = if script::is_module(&line) {
+        let body = if passlab::session::takes_body(&line) {
             let mut lines = Vec::new();
             loop {
                 match editor.readline("...> ") {
@@ -207,7 +207,7 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
                 }
             }
             if lines.is_empty() {
-                eprintln!("(:module cancelled: no source)");
+                eprintln!("({} cancelled: nothing after it)", line.split_whitespace().next().unwrap_or(""));
                 continue;
             }
             Some(lines.join("\n"))

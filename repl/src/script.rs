@@ -1,20 +1,14 @@
-//! Script mode: commands from a file, one per line; `:module` takes the
-//! lines up to a line holding only [`TERMINATOR`] as its source.
+//! Script mode: commands from a file, one per line; a command that takes a
+//! body (`:module`, `:rust`) takes the lines up to a line holding only
+//! [`TERMINATOR`].
 
 use crate::render::Renderer;
-use passlab::session::Session;
+use passlab::session::{takes_body, Session};
 use std::io::Read;
 use std::path::Path;
 
-/// Ends a module's source in scripts and the REPL.
+/// Ends a body (a module's source, Rust code) in scripts and the REPL.
 pub const TERMINATOR: &str = ".";
-
-/// Whether `line` is a `:module` command (which reads a source after it).
-pub fn is_module(line: &str) -> bool {
-    let t = line.trim_start();
-    t.strip_prefix(":module")
-        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
-}
 
 /// Runs the script at `path` (`-`: standard input). Returns whether every
 /// command succeeded. Errors are printed as `FILE:LINE: error: …`.
@@ -45,14 +39,15 @@ pub fn run(
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let body = if is_module(line) {
+        let body = if takes_body(line) {
             let start = i;
             while i < lines.len() && lines[i].trim() != TERMINATOR {
                 i += 1;
             }
             if i == lines.len() {
                 eprintln!(
-                    "{name}:{number}: error: :module source has no terminating line '{TERMINATOR}'"
+                    "{name}:{number}: error: {} has no terminating line '{TERMINATOR}'",
+                    line.split_whitespace().next().unwrap_or(line)
                 );
                 return Ok(false);
             }
@@ -65,7 +60,7 @@ pub fn run(
         if echo {
             println!("> {}", line.trim());
         }
-        match session.execute_line(line, body.as_deref()) {
+        match session.execute_line_at(line, body.as_deref(), &name, number) {
             Ok(out) => renderer.print(&out),
             Err(e) => {
                 ok = false;

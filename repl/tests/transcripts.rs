@@ -11,6 +11,41 @@ use std::process::Command;
 /// or percentages (a digit then `%`; IR values are `%name`), numbers with a
 /// decimal point become `#`, and runs of spaces (table padding around them)
 /// one space; table borders shrink to `+-+` and `+=+`.
+/// Whether `line` holds a time or a column of times: a number, then
+/// (after at most one space) `ms`, `us`, `µs`, `ns` or `s`, then no
+/// letter; a word `ms` or `us` (a column header); or TVM's `(us` header.
+fn has_time(line: &str) -> bool {
+    if line.contains("(us ") {
+        return true;
+    }
+    let chars: Vec<char> = line.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if *c == ' ' {
+            let word: String = chars[i + 1..].iter().take_while(|c| c.is_alphanumeric()).collect();
+            if word == "ms" || word == "us" {
+                return true;
+            }
+            continue;
+        }
+        if !c.is_ascii_digit() {
+            continue;
+        }
+        let mut j = i + 1;
+        if chars.get(j) == Some(&' ') {
+            j += 1;
+        }
+        for unit in ["ms", "us", "µs", "ns", "s"] {
+            let u: Vec<char> = unit.chars().collect();
+            if chars.get(j..j + u.len()) == Some(&u[..])
+                && !chars.get(j + u.len()).is_some_and(|c| c.is_alphanumeric())
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 fn mask(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
@@ -26,7 +61,7 @@ fn mask(text: &str) -> String {
             .any(|w| w[0].is_ascii_digit() && w[1] == b'%');
         let bench_row =
             line.starts_with('|') && (line.contains(" same ") || line.contains("DIFFERENT"));
-        let time = bench_row || [" ms", " us", "(us "].iter().any(|u| line.contains(u));
+        let time = bench_row || has_time(line);
         if time || percentage {
             let mut masked = String::new();
             let mut word = String::new();
@@ -50,8 +85,27 @@ fn mask(text: &str) -> String {
                 }
             }
             flush(&mut word, &mut masked);
+            // A whole number of a unit is a time too, and the unit itself
+            // depends on the magnitude: `950 µs` and `1.2 ms` both read `# t`.
+            let mut timed = String::new();
+            let parts: Vec<&str> = masked.split(' ').collect();
+            let mut i = 0;
+            while i < parts.len() {
+                let p = parts[i];
+                let number = p == "#" || (!p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                let unit = parts.get(i + 1).map(|u| u.trim_end_matches([')', ',', ';', ']']));
+                if number && matches!(unit, Some("ms" | "us" | "µs" | "ns" | "s")) {
+                    let rest = &parts[i + 1][unit.map_or(0, str::len)..];
+                    timed.push_str(&format!("# t{rest} "));
+                    i += 2;
+                } else {
+                    timed.push_str(p);
+                    timed.push(' ');
+                    i += 1;
+                }
+            }
             let mut collapsed = String::new();
-            for part in masked.split(' ').filter(|p| !p.is_empty()) {
+            for part in timed.split(' ').filter(|p| !p.is_empty()) {
                 if !collapsed.is_empty() {
                     collapsed.push(' ');
                 }

@@ -273,7 +273,7 @@ pub(crate) fn before(
                 i.run_before_pass(module, &run)
             })?;
         }
-        Ok(())
+        Ok::<(), Error>(())
     })?;
     DEPTH.with(|d| d.set(d.get() + 1));
     Ok(Nesting(()))

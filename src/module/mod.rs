@@ -77,6 +77,19 @@ impl Snapshot {
     pub fn is_empty(&self) -> bool {
         self.bitcode.is_empty()
     }
+
+    /// A snapshot of a module written as bitcode elsewhere (by a pass that
+    /// ran in another process).
+    pub(crate) fn from_bitcode(bitcode: Vec<u8>) -> Snapshot {
+        Snapshot {
+            bitcode: bitcode.into(),
+        }
+    }
+
+    /// The bitcode.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bitcode
+    }
 }
 
 impl Module {

@@ -27,6 +27,23 @@ pub struct Stats {
     pub per_opcode: BTreeMap<String, u64>,
 }
 
+impl Stats {
+    /// The sizes as a table: one row per function, the totals in the title.
+    pub fn table(&self) -> crate::table::Table {
+        let mut t = crate::table::Table::new(
+            &format!(
+                "{} functions, {} blocks, {} instructions",
+                self.functions, self.blocks, self.instructions
+            ),
+            &["function", "blocks>", "instructions>"],
+        );
+        for f in &self.per_function {
+            t.push([f.name.clone(), f.blocks.to_string(), f.instructions.to_string()]);
+        }
+        t
+    }
+}
+
 unsafe extern "C" fn each_function(
     user: *mut c_void,
     name: *const c_char,

@@ -1,8 +1,8 @@
 //! `fold-int`: a function pass that folds integer arithmetic on constants
 //! and simplifies algebraic identities.
 
-use crate::pass::{FunctionPass, PassInfo};
-use inkwell::values::{AnyValue, BasicValueEnum, InstructionOpcode, InstructionValue, IntValue};
+use crate::prelude::{instructions, int_constant as constant, int_operand, replace_int};
+use crate::prelude::{FunctionPass, InstructionOpcode, IntValue, PassInfo};
 
 /// Config key: also simplify identities (`x+0`, `x*1`, `x&0`…).
 pub const IDENTITIES: &str = "fold-int.identities";
@@ -11,21 +11,6 @@ pub const IDENTITIES: &str = "fold-int.identities";
 enum Fold<'ctx> {
     Constant(u64),
     Operand(IntValue<'ctx>),
-}
-
-fn int_operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<IntValue<'ctx>> {
-    match inst.get_operand(i)?.value()? {
-        BasicValueEnum::IntValue(v) => Some(v),
-        _ => None,
-    }
-}
-
-fn constant(v: IntValue<'_>) -> Option<u64> {
-    if v.is_const() && !v.is_poison() && !v.is_undef() {
-        v.get_zero_extended_constant()
-    } else {
-        None
-    }
 }
 
 /// Folds `a op b` where both are constants of `bits` ≤ 64 bits.
@@ -91,38 +76,31 @@ pub fn fold_int() -> FunctionPass {
         let identities = ctx.config_bool(IDENTITIES)?;
         loop {
             let mut changed = false;
-            for block in function.get_basic_block_iter() {
-                let mut next = block.get_first_instruction();
-                while let Some(inst) = next {
-                    next = inst.get_next_instruction();
-                    let (Some(a), Some(b)) = (int_operand(inst, 0), int_operand(inst, 1)) else {
-                        continue;
-                    };
-                    if inst.get_num_operands() != 2 || !inst.get_type().is_int_type() {
-                        continue;
-                    }
-                    let op = inst.get_opcode();
-                    let ty = a.get_type();
-                    let bits = ty.get_bit_width();
-                    if bits > 64 {
-                        continue;
-                    }
-                    let fold = match (constant(a), constant(b)) {
-                        (Some(x), Some(y)) => fold_constants(op, x, y, bits).map(Fold::Constant),
-                        _ if identities => fold_identity(op, a, b, bits),
-                        _ => None,
-                    };
-                    let replacement = match fold {
-                        Some(Fold::Constant(v)) => ty.const_int(v, false),
-                        Some(Fold::Operand(v)) => v,
-                        None => continue,
-                    };
-                    inst.as_any_value_enum()
-                        .into_int_value()
-                        .replace_all_uses_with(replacement);
-                    inst.erase_from_basic_block();
-                    changed = true;
+            for inst in instructions(function) {
+                let (Some(a), Some(b)) = (int_operand(inst, 0), int_operand(inst, 1)) else {
+                    continue;
+                };
+                if inst.get_num_operands() != 2 || !inst.get_type().is_int_type() {
+                    continue;
                 }
+                let op = inst.get_opcode();
+                let ty = a.get_type();
+                let bits = ty.get_bit_width();
+                if bits > 64 {
+                    continue;
+                }
+                let fold = match (constant(a), constant(b)) {
+                    (Some(x), Some(y)) => fold_constants(op, x, y, bits).map(Fold::Constant),
+                    _ if identities => fold_identity(op, a, b, bits),
+                    _ => None,
+                };
+                let replacement = match fold {
+                    Some(Fold::Constant(v)) => ty.const_int(v, false),
+                    Some(Fold::Operand(v)) => v,
+                    None => continue,
+                };
+                replace_int(inst, replacement);
+                changed = true;
             }
             if !changed {
                 return Ok(());

@@ -178,7 +178,7 @@ impl Session {
             if let Err(e) = commands::find(name) {
                 return Completeness::Invalid(e.to_string());
             }
-            if name == "module" {
+            if commands::find(name).is_ok_and(|c| c.body) {
                 let mut has_source = false;
                 let mut terminated = false;
                 for l in lines.by_ref() {
@@ -227,6 +227,10 @@ mod tests {
     fn commands_then_keywords_then_names() {
         assert_eq!(
             complete_with(&names(), ":ru", 3),
+            (0, vec![":run".to_string(), ":rust".to_string()])
+        );
+        assert_eq!(
+            complete_with(&names(), ":run", 4),
             (0, vec![":run".to_string()])
         );
         let (start, m) = complete_with(&names(), ":run mem2reg,inst", 17);
@@ -235,8 +239,8 @@ mod tests {
         assert_eq!(complete_with(&names(), ":plot t", 7).1, vec!["timing"]);
         // The second line of a cell.
         assert_eq!(
-            complete_with(&names(), ":stats\n:ru", 10),
-            (7, vec![":run".to_string()])
+            complete_with(&names(), ":stats\n:expl", 12),
+            (7, vec![":explain".to_string()])
         );
         assert_eq!(
             complete_with(&names(), ":instrument print-c", 19).1,

@@ -27,7 +27,7 @@ mod commands;
 mod language;
 
 pub use args::Args;
-pub use commands::{reference_markdown, Command, COMMANDS};
+pub use commands::{reference_markdown, takes_body, Command, COMMANDS};
 pub use language::{complete_with, Completeness};
 
 use crate::context::ContextGuard;
@@ -176,6 +176,10 @@ pub struct Session {
     last_bench: Option<crate::jit::Comparison>,
     /// Told how a long command (`:bench`) is getting on.
     progress: Option<ProgressSink>,
+    /// Where the command being run was written: a name for messages
+    /// (`cell`, a script's path) and the command's line number there, so
+    /// that diagnostics in a body point at the user's own lines.
+    origin: (String, usize),
     quit: bool,
 }
 
@@ -223,6 +227,7 @@ impl Session {
             jits: BTreeMap::new(),
             last_bench: None,
             progress: None,
+            origin: ("cell".into(), 1),
             quit: false,
         }
     }
@@ -245,15 +250,15 @@ impl Session {
     /// to one holding only `.` (as in scripts), after which more commands
     /// may follow.
     pub fn execute_each(&mut self, input: &str, mut each: impl FnMut(Output, bool)) -> Result<()> {
-        let mut lines = input.lines().peekable();
-        while let Some(line) = lines.next() {
+        let mut lines = input.lines().enumerate().peekable();
+        while let Some((index, line)) = lines.next() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let body = if args::command_name(line) == Some("module") {
+            let body = if commands::takes_body(line) {
                 let mut source = Vec::new();
-                for l in lines.by_ref() {
+                for (_, l) in lines.by_ref() {
                     if l.trim() == "." {
                         break;
                     }
@@ -266,19 +271,34 @@ impl Session {
             } else {
                 None
             };
-            let out = self.execute_line(line, body.as_deref())?;
+            let out = self.execute_line_at(line, body.as_deref(), "cell", index + 1)?;
             let rest_is_blank = {
                 let mut rest = lines.clone();
-                rest.all(|l| l.trim().is_empty() || l.trim().starts_with('#'))
+                rest.all(|(_, l)| l.trim().is_empty() || l.trim().starts_with('#'))
             };
             each(out, rest_is_blank);
         }
         Ok(())
     }
 
-    /// Runs one command line, with the source that follows a `:module`.
+    /// Runs one command line, with the source that follows a command that
+    /// takes one (`:module`, `:rust`).
     pub fn execute_line(&mut self, line: &str, body: Option<&str>) -> Result<Output> {
+        self.execute_line_at(line, body, "input", 1)
+    }
+
+    /// [`execute_line`](Session::execute_line) for a command written on line
+    /// `line_number` of `origin` (a script's path, `cell`): diagnostics in
+    /// its body name the lines there.
+    pub fn execute_line_at(
+        &mut self,
+        line: &str,
+        body: Option<&str>,
+        origin: &str,
+        line_number: usize,
+    ) -> Result<Output> {
         crate::interrupt::clear();
+        self.origin = (origin.to_string(), line_number);
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
         let ((result, warnings), printed) = crate::output::capture(|| {

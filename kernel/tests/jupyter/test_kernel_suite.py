@@ -39,7 +39,7 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
     code_stderr = WARNING
 
     completion_samples = [
-        {"text": ":ru", "matches": {":run"}},
+        {"text": ":ru", "matches": {":run", ":rust"}},
         {"text": ":run mem2reg,instcombin", "matches": {"instcombine"}},
         {"text": ":plot ti", "matches": {"timing"}},
         {"text": ":with config.jit.time", "matches": {"config.jit.timeout_ms"}},

@@ -7,6 +7,7 @@ mod instruments;
 mod jit;
 mod modules;
 mod passes;
+mod rust;
 
 pub(crate) use instruments::Handle;
 
@@ -14,7 +15,8 @@ use contexts::{context, context_from, end, with};
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, buffer, buffers, call, time};
 use modules::{copy, diff, load, module, modules, save, show, stats, use_module};
-use passes::{define_pass, explain, passes, run_pipeline, undo};
+use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
+use rust::{dep, register, rust};
 
 use super::{Active, Args, Item, Output, Scope, Session};
 use crate::instrument::{
@@ -35,7 +37,24 @@ pub struct Command {
     pub usage: &'static str,
     /// One line saying what it does.
     pub help: &'static str,
+    /// Whether the lines after it are its body (a source), up to a line
+    /// holding only `.` or the end of the cell.
+    pub body: bool,
     run: Handler,
+}
+
+const fn cmd(name: &'static str, usage: &'static str, help: &'static str, run: Handler) -> Command {
+    Command { name, usage, help, body: false, run }
+}
+
+const fn cmd_with_body(name: &'static str, usage: &'static str, help: &'static str, run: Handler) -> Command {
+    Command { name, usage, help, body: true, run }
+}
+
+/// Whether `line` is a command that takes the lines after it as its body.
+pub fn takes_body(line: &str) -> bool {
+    super::args::command_name(line)
+        .is_some_and(|name| COMMANDS.iter().any(|c| c.body && c.name == name))
 }
 
 impl Command {
@@ -47,35 +66,39 @@ impl Command {
 
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
-    Command { name: "help", usage: "[COMMAND]", help: "list the commands, or explain one", run: help },
-    Command { name: "module", usage: "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", help: "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", run: module },
-    Command { name: "load", usage: "PATH... [as NAME] [cflags=FLAG,...]", help: "load .ll .bc .c .cpp files (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", run: load },
-    Command { name: "modules", usage: "", help: "list the modules", run: modules },
-    Command { name: "use", usage: "NAME", help: "make a module the current one", run: use_module },
-    Command { name: "show", usage: "[FUNCTION]", help: "print the current module, or one function", run: show },
-    Command { name: "stats", usage: "", help: "functions, blocks and instructions of the current module, per function", run: stats },
-    Command { name: "copy", usage: "NEW", help: "copy the current module under a new name and use it", run: copy },
-    Command { name: "diff", usage: "A B [FUNCTION]", help: "unified diff of two modules' IR, or of one function in both", run: diff },
-    Command { name: "save", usage: "PATH", help: "write the current module (.bc: bitcode, otherwise IR text)", run: save },
-    Command { name: "with", usage: "opt_level=N disabled=P,... required=P,... config.KEY=VALUE ...", help: "enter a pass context nested in the current one", run: with },
-    Command { name: "end", usage: "", help: "leave the innermost :with context", run: end },
-    Command { name: "context", usage: "", help: "show the stack of pass contexts", run: context },
-    Command { name: "instrument", usage: "timing | ir-size | print-before=P,... | print-after=P,... | print-changed | verify | bisect=N | skip=P,... | trace | counts | clear", help: "add instruments to the passes :run runs", run: instrument },
-    Command { name: "instruments", usage: "", help: "list the active instruments", run: instruments },
-    Command { name: "passes", usage: "[FILTER]", help: "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", run: passes },
-    Command { name: "pass", usage: "NAME = PIPELINE [opt_level=N] [required=P,...]", help: "define a named sequential pass (usable in pipelines, gated like any pass)", run: define_pass },
-    Command { name: "explain", usage: "[PIPELINE]", help: "what would run under the current context, and why each pass would or would not", run: explain },
-    Command { name: "run", usage: "[PIPELINE]", help: "run a pipeline on the current module (none: the default one for the context's opt level)", run: run_pipeline },
-    Command { name: "buffer", usage: "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", help: "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", run: buffer },
-    Command { name: "buffers", usage: "", help: "list the buffers with a summary and checksum", run: buffers },
-    Command { name: "call", usage: "FN ARGS...", help: "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", run: call },
-    Command { name: "time", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M]", help: "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", run: time },
-    Command { name: "bench", usage: "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...", help: "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", run: bench },
-    Command { name: "undo", usage: "", help: "put the module back as it was before the last :run", run: undo },
-    Command { name: "report", usage: "timing | timing-tree | ir-size | changed | counts | bisect | bench", help: "show what an instrument recorded", run: report },
-    Command { name: "plot", usage: "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", help: "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", run: plot },
-    Command { name: "reset", usage: "", help: "forget modules, contexts, instruments and results", run: reset },
-    Command { name: "quit", usage: "", help: "leave", run: quit },
+    cmd("help", "[COMMAND]", "list the commands, or explain one", help),
+    cmd_with_body("module", "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", module),
+    cmd("load", "PATH... [as NAME] [cflags=FLAG,...]", "load .ll .bc .c .cpp files (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", load),
+    cmd("modules", "", "list the modules", modules),
+    cmd("use", "NAME", "make a module the current one", use_module),
+    cmd("show", "[FUNCTION]", "print the current module, or one function", show),
+    cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
+    cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
+    cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both", diff),
+    cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save),
+    cmd("with", "opt_level=N disabled=P,... required=P,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with),
+    cmd("end", "", "leave the innermost :with context", end),
+    cmd("context", "", "show the stack of pass contexts", context),
+    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed | verify | bisect=N | skip=P,... | trace | counts | clear", "add instruments to the passes :run runs", instrument),
+    cmd("instruments", "", "list the active instruments", instruments),
+    cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
+    cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass),
+    cmd_with_body("rust", "", "compile the Rust code that follows with evcxr, passlab a dependency: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", rust),
+    cmd("dep", "NAME = \"VERSION\" | NAME = { path = \"DIR\" }", "add a crate from crates.io or a folder for the :rust code", dep),
+    cmd("register", "function_pass|module_pass NAME = FUNCTION [opt_level=N] [required=P,...]", "make a function of the :rust code a pass like any other (registering a name again replaces it)", register),
+    cmd("plugin", "PATH.so", "load an LLVM pass plugin (new pass manager, as opt -load-pass-plugin): its passes join the registry by the names it registers", plugin),
+    cmd("explain", "[PIPELINE]", "what would run under the current context, and why each pass would or would not", explain),
+    cmd("run", "[PIPELINE]", "run a pipeline on the current module (none: the default one for the context's opt level)", run_pipeline),
+    cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer),
+    cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
+    cmd("call", "FN ARGS...", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
+    cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
+    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
+    cmd("undo", "", "put the module back as it was before the last :run", undo),
+    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
+    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),
+    cmd("reset", "", "forget modules, contexts, instruments and results", reset),
+    cmd("quit", "", "leave", quit),
 ];
 
 /// The words the first argument of `command` can be, for completion
@@ -207,6 +230,7 @@ fn reset(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let progress = s.progress.take();
     *s = Session::new();
     s.progress = progress;
+    crate::user::reset();
     text("session reset")
 }
 

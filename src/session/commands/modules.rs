@@ -149,22 +149,7 @@ pub(super) fn show(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
 
 pub(super) fn stats(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     no_args(a)?;
-    let st = s.module()?.stats();
-    let mut t = Table::new(
-        &format!(
-            "{} functions, {} blocks, {} instructions",
-            st.functions, st.blocks, st.instructions
-        ),
-        &["function", "blocks>", "instructions>"],
-    );
-    for f in &st.per_function {
-        t.push([
-            f.name.clone(),
-            f.blocks.to_string(),
-            f.instructions.to_string(),
-        ]);
-    }
-    table(&t)
+    table(&s.module()?.stats().table())
 }
 
 pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

@@ -4,19 +4,40 @@ use super::*;
 
 pub(super) fn passes(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let filter = a.words.first().map(String::as_str).unwrap_or("");
-    let mut t = Table::new("passes", &["name", "kind", "opt_level>", "description"]);
+    let mut t = Table::new(
+        "passes",
+        &["name", "kind", "opt_level>", "from", "description"],
+    );
     for p in registry::passes()
         .into_iter()
         .filter(|p| p.name.contains(filter))
     {
-        let kind = match &p.kind {
-            registry::PassKind::Rust => "rust".to_string(),
-            registry::PassKind::Llvm { unit, .. } => format!("llvm {unit}"),
+        let kind = match (&p.kind, &p.origin) {
+            (_, registry::Origin::UserRust(k)) => format!("rust {}", k.word().replace('_', " ")),
+            (_, registry::Origin::Defined) => "sequential".to_string(),
+            (registry::PassKind::Rust, _) => "rust".to_string(),
+            (registry::PassKind::Llvm { unit, .. }, _) => format!("llvm {unit}"),
+        };
+        let from = match &p.origin {
+            registry::Origin::BuiltIn => match p.kind {
+                registry::PassKind::Rust => "passlab".to_string(),
+                registry::PassKind::Llvm { .. } => "LLVM".to_string(),
+            },
+            registry::Origin::Defined => "yours (:pass)".to_string(),
+            registry::Origin::UserRust(_) => "yours (:register)".to_string(),
+            registry::Origin::Plugin(path) => format!(
+                "plugin {}",
+                std::path::Path::new(path)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.clone())
+            ),
         };
         t.push([
             p.name.clone(),
             kind,
             p.opt_level.to_string(),
+            from,
             p.description.clone(),
         ]);
     }
@@ -224,4 +245,26 @@ pub(super) fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         }
         None => Err(err("undo", format!("module '{name}' no longer exists"))),
     }
+}
+
+pub(super) fn plugin(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let path = one_word(a, "the path of an LLVM pass plugin (.so)")?;
+    let found = registry::load_plugin(std::path::Path::new(path))?;
+    let mut t = Table::new(
+        &format!("passes of the plugin {path}"),
+        &["name", "kind"],
+    );
+    for e in &found {
+        let kind = match &e.kind {
+            registry::PassKind::Llvm { unit, .. } => format!("llvm {unit}"),
+            registry::PassKind::Rust => "rust".into(),
+        };
+        t.push([e.name.clone(), kind]);
+    }
+    t.notes.push(if found.is_empty() {
+        "it registers no pass by name; passes it adds at extension points run inside LLVM's default pipelines".into()
+    } else {
+        "usable by name in pipelines; passes it adds at extension points run inside LLVM's default pipelines".into()
+    });
+    table(&t)
 }

@@ -1,0 +1,427 @@
+//! `passlab-evcxr`: the process that compiles a passlab session's Rust cells
+//! with evcxr. The session (`passlab::user`) starts it on the first `:rust`
+//! command and speaks JSON lines with it over standard input and output;
+//! evcxr runs the compiled cells in a child process of this one (the same
+//! binary, under `evcxr::runtime_hook`), where passlab's pass service
+//! listens on a Unix socket.
+//!
+//! Requests, one per line, each answered by one line:
+//!
+//! * `{"op":"start","passlab":DIR,"socket":PATH}` — start evcxr, add passlab
+//!   (the crate in DIR) as a dependency, start the service on PATH.
+//! * `{"op":"eval","code":TEXT,"register":TEXT}` — run a cell; if it ends
+//!   evcxr's child, start the service again and run `register`.
+//! * `{"op":"restart","register":TEXT}` — evcxr's child was stopped (or
+//!   died): start it, the service, and run `register`; says how it ended.
+//!
+//! Replies carry `ok`, `child_pid`, and `displays` / `stdout` / `stderr`,
+//! or `diagnostics` (rustc's, with the cell's lines) or `error`.
+//!
+//! evcxr's build folder is kept between sessions (`~/.cache/passlab/evcxr/N`,
+//! or `PASSLAB_EVCXR_DIR`), so passlab and LLVM's bindings are compiled once,
+//! by the set-up; concurrent sessions take different numbered folders.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::fs::File;
+use std::io::{BufRead, Write};
+use std::os::fd::FromRawFd;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn main() {
+    // evcxr runs this same binary as its child process; there, this call
+    // never returns.
+    evcxr::runtime_hook();
+    // The protocol owns standard output: whatever else writes to it (evcxr,
+    // cargo) goes to standard error instead.
+    // Safe: plain descriptor calls at start-up, before any thread exists.
+    let protocol = unsafe {
+        let fd = libc::dup(1);
+        libc::dup2(2, 1);
+        File::from_raw_fd(fd)
+    };
+    if let Err(e) = serve(protocol) {
+        eprintln!("passlab-evcxr: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Text that arrives on a channel, gathered by a thread.
+#[derive(Clone)]
+struct Gathered(Arc<Mutex<(String, Instant)>>);
+
+impl Gathered {
+    fn follow(rx: crossbeam_channel::Receiver<String>) -> Gathered {
+        let g = Gathered(Arc::new(Mutex::new((String::new(), Instant::now()))));
+        let sink = g.clone();
+        std::thread::spawn(move || {
+            for line in rx {
+                let mut s = sink.0.lock().unwrap_or_else(|p| p.into_inner());
+                s.0.push_str(&line);
+                s.0.push('\n');
+                s.1 = Instant::now();
+            }
+        });
+        g
+    }
+
+    /// Everything gathered, once no line has come for a few milliseconds
+    /// (the child's standard error is read by another thread, which may
+    /// lag behind the reply).
+    fn take(&self) -> String {
+        let quiet = Duration::from_millis(15);
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            let last = self.0.lock().unwrap_or_else(|p| p.into_inner()).1;
+            if last.elapsed() >= quiet || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(quiet);
+        }
+        std::mem::take(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()).0)
+    }
+}
+
+struct Host {
+    ctx: evcxr::CommandContext,
+    stdout: Gathered,
+    stderr: Gathered,
+    socket: String,
+    /// Keeps the build folder ours while this process lives.
+    _lock: File,
+}
+
+fn serve(protocol: File) -> Result<()> {
+    let mut out = std::io::LineWriter::new(protocol);
+    let mut host: Option<Host> = None;
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let request: Value = serde_json::from_str(&line).context("a request that is not JSON")?;
+        let reply = match (request["op"].as_str(), host.as_mut()) {
+            (Some("start"), None) => match start(&request) {
+                Ok(h) => {
+                    let pid = child_pid(&h);
+                    host = Some(h);
+                    json!({"ok": true, "child_pid": pid})
+                }
+                Err(e) => json!({"ok": false, "error": format!("{e:#}")}),
+            },
+            (Some("eval"), Some(h)) => eval(h, &request),
+            (Some("restart"), Some(h)) => restart(h, &request),
+            (op, _) => json!({"ok": false, "error": format!("unexpected request {op:?}")}),
+        };
+        writeln!(out, "{reply}")?;
+    }
+    Ok(())
+}
+
+/// A build folder of our own: the first free numbered one.
+fn build_dir() -> Result<(PathBuf, File)> {
+    let base = match std::env::var_os("PASSLAB_EVCXR_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .context("neither XDG_CACHE_HOME nor HOME is set")?;
+            cache.join("passlab/evcxr")
+        }
+    };
+    for n in 0..64 {
+        let dir = base.join(n.to_string());
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let lock = File::create(dir.join(".lock"))?;
+        // Safe: a plain flock on a descriptor we own.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok((dir, lock));
+        }
+    }
+    bail!("all 64 build folders under {} are in use", base.display())
+}
+
+/// The folder of the toolchain's `libstd-*.so`, which every compiled cell
+/// links to. Cells carry a relative run path to it that is one level off
+/// for the copy evcxr loads (cargo puts it beside `deps/`), and outside
+/// `cargo run` nothing else points there: evcxr's child gets it in
+/// `LD_LIBRARY_PATH`.
+fn std_lib_dir() -> Result<PathBuf> {
+    let out = std::process::Command::new("rustc")
+        .args(["--print", "target-libdir"])
+        .output()
+        .context("running rustc --print target-libdir")?;
+    if !out.status.success() {
+        bail!("rustc --print target-libdir failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+fn start(request: &Value) -> Result<Host> {
+    let passlab = request["passlab"].as_str().context("start: no passlab folder")?;
+    let socket = request["socket"].as_str().context("start: no socket path")?.to_string();
+    let (dir, lock) = build_dir()?;
+    // Read by evcxr when its context is made, and by its child.
+    std::env::set_var("EVCXR_TMPDIR", &dir);
+    let mut paths = vec![std_lib_dir()?];
+    paths.extend(std::env::var_os("LD_LIBRARY_PATH").iter().flat_map(std::env::split_paths));
+    std::env::set_var("LD_LIBRARY_PATH", std::env::join_paths(paths)?);
+    let t = Instant::now();
+    let (ctx, outputs) = evcxr::CommandContext::new().map_err(|e| anyhow::anyhow!("{e}"))?;
+    timing("evcxr context", t);
+    let mut host = Host {
+        ctx,
+        stdout: Gathered::follow(outputs.stdout),
+        stderr: Gathered::follow(outputs.stderr),
+        socket,
+        _lock: lock,
+    };
+    // One evcxr call for the dependencies and the service: one cargo run.
+    let t = Instant::now();
+    let deps = format!(
+        ":dep passlab = {{ path = {:?} }}\n:dep passlab-evcxr = {{ path = {:?} }}",
+        passlab,
+        format!("{passlab}/evcxr")
+    );
+    bootstrap(&mut host, &deps, "")?;
+    timing("service", t);
+    Ok(host)
+}
+
+/// Starts the service in evcxr's child and registers the passes.
+fn bootstrap(host: &mut Host, deps: &str, register: &str) -> Result<()> {
+    let _ = std::fs::remove_file(&host.socket);
+    let code = format!(
+        "{deps}\nuse passlab_evcxr::EvcxrDisplay as _;\n\
+         passlab::user::Service::start_for_process({:?}).expect(\"passlab's pass service\");",
+        host.socket
+    );
+    let outputs = host
+        .ctx
+        .execute(&code)
+        .map_err(|e| anyhow::anyhow!("starting passlab's service: {}", error_text(&e)))?;
+    phases(&outputs);
+    host.stdout.take();
+    let stderr = host.stderr.take();
+    if !std::path::Path::new(&host.socket).exists() {
+        bail!("passlab's service did not start: {stderr}");
+    }
+    if !register.trim().is_empty() {
+        host.ctx
+            .execute(register)
+            .map_err(|e| anyhow::anyhow!("registering the passes again: {}", error_text(&e)))?;
+    }
+    Ok(())
+}
+
+/// With `PASSLAB_EVCXR_TIMING` set, how long each step of a start took.
+fn timing(step: &str, since: Instant) {
+    if std::env::var_os("PASSLAB_EVCXR_TIMING").is_some() {
+        eprintln!("passlab-evcxr: {step}: {:.2} s", since.elapsed().as_secs_f64());
+    }
+}
+
+fn phases(outputs: &evcxr::EvalOutputs) {
+    if std::env::var_os("PASSLAB_EVCXR_TIMING").is_some() {
+        for p in &outputs.phases {
+            eprintln!("passlab-evcxr:   {}: {:.2} s", p.name, p.duration.as_secs_f64());
+        }
+    }
+}
+
+fn child_pid(host: &Host) -> u32 {
+    host.ctx.process_handle().lock().map(|c| c.id()).unwrap_or(0)
+}
+
+/// How evcxr's child ended, if it has.
+fn ended(host: &Host) -> Option<String> {
+    let handle = host.ctx.process_handle();
+    let mut child = handle.lock().ok()?;
+    let status = child.try_wait().ok()??;
+    Some(match status.signal() {
+        Some(sig) => signal_name(sig),
+        None => format!("exit status {}", status.code().unwrap_or(-1)),
+    })
+}
+
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
+/// The last lines of what the child wrote to standard error that say why
+/// it stopped (a stack overflow, a panic while panicking).
+fn last_words(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("EVCXR"))
+        .last()
+        .map(|l| format!(": {}", l.trim()))
+        .unwrap_or_default()
+}
+
+fn eval(host: &mut Host, request: &Value) -> Value {
+    let code = request["code"].as_str().unwrap_or("");
+    let register = request["register"].as_str().unwrap_or("");
+    let t = Instant::now();
+    let result = host.ctx.execute(code);
+    timing("eval", t);
+    if let Ok(o) = &result {
+        phases(o);
+    }
+    let stdout = host.stdout.take();
+    let stderr = host.stderr.take();
+    match result {
+        Ok(outputs) => {
+            if stderr.contains("panicked at") {
+                return json!({
+                    "ok": false,
+                    "child_pid": child_pid(host),
+                    "error": "the cell panicked (its definitions are kept; variables it made are not)",
+                    "stderr": stderr,
+                    "stdout": stdout,
+                });
+            }
+            let displays: Vec<Value> = if outputs.content_by_mime_type.is_empty() {
+                vec![]
+            } else {
+                vec![json!(outputs.content_by_mime_type)]
+            };
+            json!({
+                "ok": true,
+                "child_pid": child_pid(host),
+                "displays": displays,
+                "stdout": stdout,
+                "stderr": stderr,
+            })
+        }
+        Err(evcxr::Error::CompilationErrors(errors)) => json!({
+            "ok": false,
+            "child_pid": child_pid(host),
+            "diagnostics": errors.iter().map(diagnostic).collect::<Vec<_>>(),
+            "stdout": stdout,
+            "stderr": stderr,
+        }),
+        Err(evcxr::Error::SubprocessTerminated(message)) => {
+            // evcxr has started a new child; it needs the service again.
+            let restarted = bootstrap(host, "", register);
+            json!({
+                "ok": false,
+                "child_pid": child_pid(host),
+                "error": format!(
+                    "the cell ended the Rust worker's process{} ({}); {}",
+                    last_words(&stderr),
+                    message.lines().last().unwrap_or("").trim(),
+                    match restarted {
+                        Ok(()) => "it was restarted, with your definitions and passes".to_string(),
+                        Err(e) => format!("restarting it failed: {e:#}"),
+                    }
+                ),
+                "stdout": stdout,
+            })
+        }
+        Err(e) => json!({
+            "ok": false,
+            "child_pid": child_pid(host),
+            "error": error_text(&e),
+            "stdout": stdout,
+            "stderr": stderr,
+        }),
+    }
+}
+
+fn restart(host: &mut Host, request: &Value) -> Value {
+    let register = request["register"].as_str().unwrap_or("");
+    // Give the child's last words a moment to arrive, then make sure it is
+    // gone: evcxr notices when it next talks to it.
+    std::thread::sleep(Duration::from_millis(20));
+    let stderr = host.stderr.take();
+    if std::env::var_os("PASSLAB_EVCXR_TIMING").is_some() {
+        eprintln!("passlab-evcxr: the child's last words: {stderr:?}");
+    }
+    let how = {
+        let handle = host.ctx.process_handle();
+        if ended(host).is_none() {
+            if let Ok(mut child) = handle.lock() {
+                let _ = child.kill();
+            }
+        }
+        let _ = handle.lock().map(|mut c| c.wait());
+        ended(host).unwrap_or_default()
+    };
+    // Any cell now finds the child gone and makes evcxr start a new one.
+    let _ = host.ctx.execute("let _ = 0;");
+    host.stdout.take();
+    host.stderr.take();
+    match bootstrap(host, "", register) {
+        Ok(()) => json!({
+            "ok": true,
+            "child_pid": child_pid(host),
+            "ended": format!("{how}{}", last_words(&stderr)),
+        }),
+        Err(e) => json!({"ok": false, "error": format!("{e:#}")}),
+    }
+}
+
+fn error_text(e: &evcxr::Error) -> String {
+    match e {
+        evcxr::Error::CompilationErrors(errors) => errors
+            .iter()
+            .map(|e| e.rendered())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+/// A rustc diagnostic with positions in the cell's own text.
+fn diagnostic(e: &evcxr::CompilationError) -> Value {
+    let mut spans: Vec<_> = e.spanned_messages().iter().collect();
+    spans.sort_by_key(|m| !m.is_primary);
+    let user_spans: Vec<Value> = spans
+        .iter()
+        .filter_map(|m| {
+            let s = m.span?;
+            Some(json!({
+                "line": s.start_line,
+                "column": s.start_column,
+                "end_line": s.end_line,
+                "end_column": s.end_column,
+                "label": m.label,
+            }))
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if user_spans.is_empty() {
+        // Reported in code passlab or evcxr wrote: say what rustc said there.
+        notes.extend(spans.iter().filter(|m| !m.label.is_empty()).map(|m| format!("note: {}", m.label)));
+    }
+    if let Some(children) = e.json["children"].as_array() {
+        for child in children {
+            let (Some(level), Some(message)) = (child["level"].as_str(), child["message"].as_str())
+            else {
+                continue;
+            };
+            if matches!(level, "note" | "help") && !message.is_empty() {
+                notes.push(format!("{level}: {message}"));
+            }
+        }
+    }
+    json!({
+        "level": e.level(),
+        "code": e.code(),
+        "message": e.message(),
+        "spans": user_spans,
+        "notes": notes,
+    })
+}

@@ -1,0 +1,138 @@
+//! Passes written in Rust: :rust, :dep, :register.
+
+use super::*;
+use crate::session::Bundle;
+use crate::user::{self, EvalError, Registration, UserKind};
+
+/// The error for a failed evaluation: rustc's diagnostics with the lines of
+/// the user's own text, or what went wrong.
+fn eval_error(s: &Session, command: &str, e: EvalError, code: &str) -> Error {
+    match e {
+        EvalError::Compile(diagnostics) => Error::RustCompile {
+            diagnostics: user::render_diagnostics(&diagnostics, code, &s.origin.0, s.origin.1 + 1),
+        },
+        EvalError::Other(message) => err(command, message),
+    }
+}
+
+/// What a cell gave back, as output items.
+fn cell_output(out: user::CellOutput, started: Option<f64>) -> Output {
+    let mut o = Output::default();
+    if let Some(secs) = started {
+        o.items.push(Item::Stream(format!(
+            "started the Rust worker (evcxr, passlab as a dependency) in {secs:.1} s\n"
+        )));
+    }
+    if !out.stdout.is_empty() {
+        o.items.push(Item::Stream(out.stdout));
+    }
+    if !out.stderr.is_empty() {
+        o.items.push(Item::Stderr(out.stderr));
+    }
+    for data in out.displays {
+        let mut data: Vec<(String, String)> = data;
+        // text/plain first, as every bundle has it.
+        data.sort_by_key(|(mime, _)| mime != "text/plain");
+        if !data.iter().any(|(m, _)| m == "text/plain") {
+            data.insert(0, ("text/plain".into(), String::new()));
+        }
+        o.items.push(Item::Display(Bundle { data }));
+    }
+    o
+}
+
+fn eval(s: &Session, command: &str, code: &str) -> Result<Output> {
+    let first = !user::started();
+    let start = std::time::Instant::now();
+    let out = user::eval(code).map_err(|e| eval_error(s, command, e, code))?;
+    Ok(cell_output(out, first.then(|| start.elapsed().as_secs_f64())))
+}
+
+pub(super) fn rust(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Output> {
+    no_args(a)?;
+    let code = body.unwrap_or("");
+    if code.trim().is_empty() {
+        return Err(err(
+            "rust",
+            "expects Rust code on the lines after it (ending with a line holding only '.', or the end of the cell)",
+        ));
+    }
+    eval(s, "rust", code)
+}
+
+pub(super) fn dep(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if a.rest.is_empty() {
+        return Err(err(
+            "dep",
+            "expects a crate: NAME = \"VERSION\" (from crates.io) or NAME = { path = \"DIR\" }",
+        ));
+    }
+    let code = format!(":dep {}", a.rest);
+    let mut out = eval(s, "dep", &code)?;
+    out.push_text(format!("added {} for the Rust cells", a.rest));
+    Ok(out)
+}
+
+pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects function_pass|module_pass NAME = FUNCTION [opt_level=N] [required=P,...]";
+    let [kind, name, eq, function] = a.words.as_slice() else {
+        return Err(err("register", usage));
+    };
+    if eq != "=" {
+        return Err(err("register", usage));
+    }
+    let kind = match kind.as_str() {
+        "function_pass" => UserKind::Function,
+        "module_pass" => UserKind::Module,
+        other => {
+            return Err(Error::Command {
+                command: "register".into(),
+                message: format!("'{other}' is not a kind of pass: function_pass or module_pass"),
+                suggestions: crate::nearest_names(other, ["function_pass", "module_pass"]),
+            })
+        }
+    };
+    let description = user::doc_comment(function)
+        .unwrap_or_else(|| format!("Rust {}: {function}", kind.word().replace('_', " ")));
+    let mut info = crate::PassInfo::new(name, 0).describe(&description);
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "opt_level" => {
+                info.opt_level = v.parse().map_err(|_| {
+                    err("register", format!("opt_level expects a number from 0 to 3, got '{v}'"))
+                })?
+            }
+            "required" => info = info.requires(comma_list(v)),
+            other => {
+                return Err(Error::Command {
+                    command: "register".into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
+                })
+            }
+        }
+    }
+    for r in &info.required {
+        registry::get_pass(r)?;
+    }
+    let replaced = registry::passes()
+        .iter()
+        .any(|p| p.name == *name && p.origin.is_user());
+    user::register(Registration {
+        info: info.clone(),
+        kind,
+        function: function.clone(),
+    })
+    .map_err(|e| eval_error(s, "register", e, ""))?;
+    text(format!(
+        "{} {} '{name}' (opt_level {}{}) runs {function}",
+        if replaced { "replaced" } else { "registered" },
+        kind.word().replace('_', " "),
+        info.opt_level,
+        if info.required.is_empty() {
+            String::new()
+        } else {
+            format!(", requires {}", info.required.join(","))
+        }
+    ))
+}

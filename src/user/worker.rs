@@ -1,0 +1,534 @@
+//! The session's side of Rust cells: the `passlab-evcxr` host process
+//! (which compiles cells with evcxr) and the socket to the service in
+//! evcxr's child (which runs the passes).
+//!
+//! ```text
+//!  session ── JSON lines (stdin/stdout) ──▶ passlab-evcxr (evcxr host: compiles cells)
+//!     │                                          │ spawns, loads each cell's .so
+//!     └──────── Unix socket: modules ─────▶ evcxr's child: Service (runs passes)
+//! ```
+//!
+//! Nothing that runs user code runs in the session: a crash or a hang ends
+//! evcxr's child (or the host), the session keeps every module, and the
+//! worker is brought back with the user's definitions and registrations.
+
+use super::wire::{self, Reply, Request};
+use crate::config::ConfigValue;
+use crate::{interrupt, Error, Result};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// One thing a session did in Rust, kept so that a new host can be brought
+/// to the same state.
+#[derive(Clone, Debug)]
+pub(crate) enum Step {
+    /// `:dep` text.
+    Dep(String),
+    /// A cell's code.
+    Cell(String),
+}
+
+/// A diagnostic from rustc, with positions in the cell's own text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub level: String,
+    pub code: Option<String>,
+    pub message: String,
+    /// `(line, column, end_line, end_column, label)`, 1-based, in the code
+    /// that was sent; the first is the primary one.
+    pub spans: Vec<(usize, usize, usize, usize, String)>,
+    pub notes: Vec<String>,
+}
+
+/// What a cell gave back.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CellOutput {
+    /// MIME type → data, as evcxr's display protocol gives it.
+    pub displays: Vec<Vec<(String, String)>>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// How an evaluation failed.
+#[derive(Debug)]
+pub(crate) enum EvalError {
+    /// rustc rejected the code: its diagnostics.
+    Compile(Vec<Diagnostic>),
+    /// Anything else (evcxr's message: a crash, an interrupt, cargo).
+    Other(String),
+}
+
+pub(crate) struct Worker {
+    host: Child,
+    to_host: BufWriter<ChildStdin>,
+    from_host: Receiver<String>,
+    dir: PathBuf,
+    socket: Option<(BufReader<UnixStream>, BufWriter<UnixStream>)>,
+    /// evcxr's child, where passes run (changes when it is restarted).
+    child_pid: u32,
+}
+
+/// Where the host binary is, or why it cannot be used.
+fn host_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PASSLAB_EVCXR") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(Error::Invalid(format!(
+                "PASSLAB_EVCXR names {}, which is not a file",
+                p.display()
+            )))
+        };
+    }
+    let mut tried = Vec::new();
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        candidates.push(dir.join("passlab-evcxr"));
+        // A test or debug binary next to a release build of the host.
+        if let Some(target) = dir.parent() {
+            candidates.push(target.join("release/passlab-evcxr"));
+        }
+    }
+    candidates.push(source_dir().join("target/release/passlab-evcxr"));
+    for c in candidates {
+        if c.is_file() {
+            return Ok(c);
+        }
+        tried.push(c.display().to_string());
+    }
+    if let Some(p) = which("passlab-evcxr") {
+        return Ok(p);
+    }
+    Err(Error::Invalid(format!(
+        "writing passes in Rust needs passlab-evcxr (passlab's evcxr host), which is not built: \
+         run `bash scripts/passlab.sh setup` or `cargo build --release -p passlab-evcxr --features host` \
+         (looked in {}, and on PATH; PASSLAB_EVCXR may name it)",
+        tried.join(", ")
+    )))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The passlab sources that cells are compiled against.
+pub(crate) fn source_dir() -> PathBuf {
+    std::env::var_os("PASSLAB_SOURCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+impl Worker {
+    /// Starts the host, which starts evcxr, adds passlab as a dependency
+    /// and starts the service. Takes seconds (evcxr's start and the first
+    /// cell); the set-up has compiled the dependencies already.
+    pub(crate) fn start() -> Result<Worker> {
+        let host = host_binary()?;
+        for tool in ["cargo", "rustc"] {
+            if which(tool).is_none() {
+                return Err(Error::Invalid(format!(
+                    "writing passes in Rust needs a Rust toolchain: {tool} is not on PATH \
+                     (install it with rustup: https://rustup.rs); everything else works without one"
+                )));
+            }
+        }
+        let source = source_dir();
+        if !source.join("Cargo.toml").is_file() {
+            return Err(Error::Invalid(format!(
+                "Rust cells compile against passlab's sources, which are not at {} \
+                 (set PASSLAB_SOURCE to the folder holding passlab's Cargo.toml)",
+                source.display()
+            )));
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "passlab-rust-{}-{}",
+            std::process::id(),
+            Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(host) as usize as u128)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        let mut child = Command::new(&host)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .env(
+                "LLVM_SYS_191_PREFIX",
+                std::env::var_os("LLVM_SYS_191_PREFIX").unwrap_or_else(|| "/usr/lib/llvm-19".into()),
+            )
+            .spawn()
+            .map_err(|e| Error::Invalid(format!("cannot start {}: {e}", host.display())))?;
+        let to_host = BufWriter::new(child.stdin.take().expect("piped stdin"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut worker = Worker {
+            host: child,
+            to_host,
+            from_host: rx,
+            dir,
+            socket: None,
+            child_pid: 0,
+        };
+        let socket = worker.dir.join("service.sock");
+        let reply = worker.ask(&json!({
+            "op": "start",
+            "passlab": source.display().to_string(),
+            "socket": socket.display().to_string(),
+        }))?;
+        if reply["ok"] != json!(true) {
+            return Err(Error::Invalid(format!(
+                "the Rust worker did not start: {}",
+                reply["error"].as_str().unwrap_or("no reason given")
+            )));
+        }
+        worker.connect(&reply)?;
+        Ok(worker)
+    }
+
+    /// Whether the host process still runs.
+    pub(crate) fn alive(&mut self) -> bool {
+        matches!(self.host.try_wait(), Ok(None))
+    }
+
+    /// Sends one request to the host and waits for its reply line. An
+    /// interrupt stops evcxr's child (ending user code that is running);
+    /// the host then restarts it and replies.
+    fn ask(&mut self, request: &Value) -> Result<Value> {
+        let line = request.to_string();
+        writeln!(self.to_host, "{line}")
+            .and_then(|()| self.to_host.flush())
+            .map_err(|e| Error::Invalid(format!("the Rust worker is gone: {e}")))?;
+        let mut interrupted = false;
+        loop {
+            match self.from_host.recv_timeout(Duration::from_millis(25)) {
+                Ok(reply) => {
+                    let mut v: Value = serde_json::from_str(&reply).map_err(|e| {
+                        Error::Invalid(format!("the Rust worker sent '{reply}': {e}"))
+                    })?;
+                    if interrupted {
+                        v["interrupted"] = json!(true);
+                    }
+                    return Ok(v);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if interrupt::requested() && !interrupted && self.child_pid != 0 {
+                        interrupted = true;
+                        kill(self.child_pid);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.host.wait().map(|s| s.to_string()).unwrap_or_default();
+                    return Err(Error::Invalid(format!(
+                        "the Rust worker (passlab-evcxr) ended ({status})"
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Connects to the service the host reports (again, after a restart).
+    fn connect(&mut self, reply: &Value) -> Result<()> {
+        let Some(pid) = reply["child_pid"].as_u64() else {
+            return Ok(());
+        };
+        if pid as u32 == self.child_pid && self.socket.is_some() {
+            return Ok(());
+        }
+        self.socket = None;
+        let path = self.dir.join("service.sock");
+        let stream = UnixStream::connect(&path).map_err(|e| {
+            Error::Invalid(format!("cannot reach the Rust worker's service at {}: {e}", path.display()))
+        })?;
+        let mut reader = BufReader::new(
+            stream
+                .try_clone()
+                .map_err(|e| Error::Invalid(format!("socket: {e}")))?,
+        );
+        let served_pid = wire::read_hello(&mut reader)
+            .map_err(|e| Error::Invalid(format!("the Rust worker's service: {e}")))?;
+        self.child_pid = served_pid;
+        self.socket = Some((reader, BufWriter::new(stream)));
+        Ok(())
+    }
+
+    /// Evaluates Rust code (items, statements, `:dep` lines) in evcxr.
+    pub(crate) fn eval(&mut self, code: &str) -> std::result::Result<CellOutput, EvalError> {
+        let reply = self
+            .ask(&json!({"op": "eval", "code": code}))
+            .map_err(|e| EvalError::Other(e.to_string()))?;
+        self.connect(&reply).map_err(|e| EvalError::Other(e.to_string()))?;
+        let text = |k: &str| reply[k].as_str().unwrap_or("").to_string();
+        if reply["interrupted"] == json!(true) {
+            return Err(EvalError::Other(
+                "interrupted; the Rust worker was restarted with your definitions".into(),
+            ));
+        }
+        if reply["ok"] == json!(true) {
+            let displays = reply["displays"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|d| {
+                            d.as_object()
+                                .map(|o| {
+                                    o.iter()
+                                        .map(|(m, v)| (m.clone(), v.as_str().unwrap_or("").to_string()))
+                                        .collect()
+                                })
+                                .unwrap_or_default()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Ok(CellOutput {
+                displays,
+                stdout: text("stdout"),
+                stderr: text("stderr"),
+            });
+        }
+        if let Some(diags) = reply["diagnostics"].as_array().filter(|d| !d.is_empty()) {
+            return Err(EvalError::Compile(diags.iter().map(diagnostic).collect()));
+        }
+        let mut message = text("error");
+        let stderr = text("stderr");
+        if !stderr.trim().is_empty() {
+            message = format!("{}\n{message}", stderr.trim_end());
+        }
+        Err(EvalError::Other(message))
+    }
+
+    /// Runs a registered pass on a module (as bitcode) in evcxr's child.
+    /// A crash, a timeout or an interrupt stops the child; the caller then
+    /// restarts it ([`Worker::restart`]).
+    pub(crate) fn run_pass(
+        &mut self,
+        pass: &str,
+        module_name: &str,
+        bitcode: Vec<u8>,
+        opt_level: u32,
+        config: Vec<(String, ConfigValue)>,
+        timeout: Duration,
+    ) -> std::result::Result<Reply, PassStop> {
+        let request = Request {
+            pass: pass.to_string(),
+            module_name: module_name.to_string(),
+            opt_level,
+            config,
+            bitcode,
+        };
+        let Some((reader, writer)) = self.socket.as_mut() else {
+            return Err(PassStop::Died);
+        };
+        if request.write(writer).is_err() {
+            return Err(PassStop::Died);
+        }
+        // Wait for the reply without blocking interrupts or the time limit.
+        let fd = std::os::fd::AsRawFd::as_raw_fd(reader.get_ref());
+        let start = Instant::now();
+        loop {
+            if !reader.buffer().is_empty() {
+                break;
+            }
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // Safe: one valid pollfd.
+            let n = unsafe { libc::poll(&mut pfd, 1, 20) };
+            if n > 0 {
+                break;
+            }
+            if interrupt::requested() {
+                self.stop_child();
+                return Err(PassStop::Interrupted);
+            }
+            if start.elapsed() >= timeout {
+                self.stop_child();
+                return Err(PassStop::TimedOut(timeout));
+            }
+        }
+        match Reply::read(reader) {
+            Ok(reply) => Ok(reply),
+            Err(_) => {
+                self.socket = None;
+                Err(PassStop::Died)
+            }
+        }
+    }
+
+    /// What the last pass printed (also when its process died during it).
+    pub(crate) fn last_output(&self) -> String {
+        super::service::read_output(&super::service::output_path(&self.dir.join("service.sock")))
+    }
+
+    fn stop_child(&mut self) {
+        kill(self.child_pid);
+        self.socket = None;
+    }
+
+    /// Brings evcxr's child back after it died or was stopped: the host
+    /// starts a new one, starts the service and registers the passes again
+    /// (`registrations` is the code that does it). Returns how the old child
+    /// ended, as the host saw it.
+    pub(crate) fn restart(&mut self, registrations: &str) -> Result<String> {
+        self.socket = None;
+        let reply = self.ask(&json!({"op": "restart", "register": registrations}))?;
+        if reply["ok"] != json!(true) {
+            return Err(Error::Invalid(format!(
+                "the Rust worker could not be restarted: {}",
+                reply["error"].as_str().unwrap_or("no reason given")
+            )));
+        }
+        self.connect(&reply)?;
+        Ok(reply["ended"].as_str().unwrap_or("").to_string())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing its input ends the host, which ends evcxr's child.
+        let _ = self.to_host.get_mut();
+        let _ = self.host.kill();
+        let _ = self.host.wait();
+        if self.child_pid != 0 {
+            kill(self.child_pid);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// How a pass run in the child ended without a reply.
+#[derive(Debug)]
+pub(crate) enum PassStop {
+    Died,
+    Interrupted,
+    TimedOut(Duration),
+}
+
+fn kill(pid: u32) {
+    if pid > 1 {
+        // Safe: a plain signal to a process of ours.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}
+
+fn diagnostic(v: &Value) -> Diagnostic {
+    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    let spans = v["spans"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|sp| {
+                    let n = |k: &str| sp[k].as_u64().unwrap_or(0) as usize;
+                    (
+                        n("line"),
+                        n("column"),
+                        n("end_line"),
+                        n("end_column"),
+                        sp["label"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Diagnostic {
+        level: s("level"),
+        code: v["code"].as_str().map(str::to_string),
+        message: s("message"),
+        spans,
+        notes: v["notes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// rustc's diagnostics, drawn as rustc draws them, with the lines and
+/// columns of the cell's own text: `source` is the code as sent, whose
+/// first line is line `first_line` of `origin`.
+pub fn render_diagnostics(
+    diagnostics: &[Diagnostic],
+    source: &str,
+    origin: &str,
+    first_line: usize,
+) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::new();
+    for d in diagnostics {
+        let code = d.code.as_deref().map(|c| format!("[{c}]")).unwrap_or_default();
+        out.push_str(&format!("{}{code}: {}\n", d.level, d.message));
+        let width = d
+            .spans
+            .iter()
+            .map(|s| (s.0 + first_line - 1).to_string().len())
+            .max()
+            .unwrap_or(1);
+        let pad = " ".repeat(width);
+        if let Some(primary) = d.spans.first() {
+            out.push_str(&format!(
+                "{pad}--> {origin}:{}:{}\n",
+                primary.0 + first_line - 1,
+                primary.1
+            ));
+            out.push_str(&format!("{pad} |\n"));
+        }
+        for (line, col, end_line, end_col, label) in &d.spans {
+            let Some(text) = line.checked_sub(1).and_then(|i| lines.get(i)) else {
+                continue;
+            };
+            let number = line + first_line - 1;
+            out.push_str(&format!("{number:>width$} | {text}\n"));
+            let start = col.saturating_sub(1);
+            let end = if end_line == line {
+                (*end_col).max(col + 1) - 1
+            } else {
+                text.chars().count()
+            };
+            let carets = "^".repeat(end.saturating_sub(start).max(1));
+            out.push_str(&format!(
+                "{pad} | {}{carets} {label}\n",
+                " ".repeat(start)
+            ));
+        }
+        for note in &d.notes {
+            out.push_str(&format!("{pad} = {note}\n"));
+        }
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostics_use_the_cells_lines() {
+        let d = Diagnostic {
+            level: "error".into(),
+            code: Some("E0308".into()),
+            message: "mismatched types".into(),
+            spans: vec![(2, 5, 2, 10, "expected `bool`".into())],
+            notes: vec!["help: return a bool".into()],
+        };
+        let text = render_diagnostics(&[d], "fn f() -> bool {\n    1 + 2\n}", "cell", 2);
+        assert_eq!(
+            text,
+            "error[E0308]: mismatched types\n --> cell:3:5\n  |\n3 |     1 + 2\n  |     ^^^^^ expected `bool`\n  = help: return a bool"
+        );
+    }
+}
