@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A number with a decimal point in a line that reports time, a percentage or
 # a runtime; and runs of spaces next to them (table padding).
-TIMED = re.compile(r"( ms\b| us\b|µs|\bms\)|%|\d\.\d+x|compile|runtime|self time|GFLOP)")
+TIMED = re.compile(r"(\d s\b| ms\b| us\b|µs|\bms\)|%|\d\.\d+x|compile|runtime|self time|GFLOP)")
 DECIMAL = re.compile(r"\d+\.\d+")
 UNIT = re.compile(r"\d+(\.\d+)?(?=\s?(ms|us|µs|ns|s)\b)")
 

@@ -3,6 +3,7 @@
 #
 #   bash scripts/passlab.sh demo    # install what is missing, run the main job
 #   bash scripts/passlab.sh test    # install what is missing, run every test
+#   bash scripts/passlab.sh setup   # install what is missing, build for use
 #
 # Set-up is idempotent and non-interactive: on a fresh Debian bookworm
 # machine (root, Rust toolchain only) it installs LLVM 19, clang 19 and
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 setup() {
     local missing=()
-    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv; do
+    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -28,6 +29,20 @@ setup() {
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
+}
+
+# Passes written in Rust (`:rust`): builds passlab-evcxr, the host that
+# compiles cells with evcxr, and warms evcxr's build folder (kept between
+# sessions under ~/.cache/passlab/evcxr) by compiling passlab and LLVM's
+# bindings there once, so that a user's first cell takes seconds, not
+# minutes. $1 is the passlab binary to warm it with.
+setup_rust() {
+    local passlab=$1
+    cargo build --locked --release -p passlab-evcxr --features host
+    export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
+    local start=$SECONDS
+    printf ':rust\nfn warm_up() -> u32 { 1 }\n.\n' | "$passlab" run - >/dev/null
+    echo "passlab: the Rust worker is ready (evcxr's build folder warmed in $((SECONDS - start)) s)" >&2
 }
 
 # A virtualenv with kernel/requirements.txt, made again when that changes.
@@ -71,10 +86,19 @@ link_inputs() {
 }
 
 case "${1:-}" in
+setup)
+    # What the REPL, the kernel and Rust cells need, built for release.
+    setup
+    cargo build --release --locked -p passlab-repl -p passlab-kernel
+    setup_rust target/release/passlab
+    link_inputs
+    echo "passlab: ready. The REPL: target/release/passlab; the Jupyter kernel: target/release/passlab-kernel install --user" >&2
+    ;;
 demo)
     setup
     shift
     cargo build --release --locked -p passlab-repl
+    setup_rust target/release/passlab
     link_inputs
     if [ $# -gt 0 ]; then scripts=("$@"); else scripts=(examples/tour.plab examples/opt_gemm.plab); fi
     for script in "${scripts[@]}"; do
@@ -87,6 +111,8 @@ test)
     setup
     setup_python
     link_inputs
+    cargo build --locked -p passlab-repl
+    setup_rust target/debug/passlab
     cargo test --workspace --locked
     install_kernel debug
     # Jupyter's kernel test suite, our protocol tests and the soak.
@@ -102,12 +128,21 @@ bench)
         cargo bench --locked --bench pipeline
         cargo bench --locked --bench instruments
         cargo bench --locked --bench jit
+        cargo build --release --locked -p passlab-repl
+        setup_rust target/release/passlab
+        cargo bench --locked --bench rust_passes
         setup_python
         install_kernel release
         python kernel/bench/vs_ipykernel.py
         ;;
     instruments) shift; cargo bench --locked --bench instruments -- "$@" ;;
     jit) shift; cargo bench --locked --bench jit -- "$@" ;;
+    rust)
+        shift
+        cargo build --release --locked -p passlab-repl
+        setup_rust target/release/passlab
+        cargo bench --locked --bench rust_passes -- "$@"
+        ;;
     kernel)
         setup_python
         install_kernel release
@@ -117,7 +152,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]|kernel]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]|rust|kernel]" >&2
     exit 2
     ;;
 esac

@@ -88,7 +88,8 @@ fn registry() -> &'static RwLock<Registry> {
         }
         for ctor in crate::passes::builtin() {
             let info = ctor().info().clone();
-            r.rust.insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
+            r.rust
+                .insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
         }
         for level in 0..=3u32 {
             // The default pipelines by name, so that `O2` works wherever a
@@ -99,11 +100,13 @@ fn registry() -> &'static RwLock<Registry> {
                     .expect("the default pipelines consist of registered passes")
             });
             let info = crate::pipeline::default_pipeline_info(level);
-            r.rust.insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
+            r.rust
+                .insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
         }
         let print_ir: Constructor = Arc::new(|| Arc::new(PrintIr::new("")) as PassRef);
         let info = print_ir().info().clone();
-        r.rust.insert(info.name.clone(), (print_ir, info, Origin::BuiltIn));
+        r.rust
+            .insert(info.name.clone(), (print_ir, info, Origin::BuiltIn));
         RwLock::new(r)
     })
 }
@@ -144,8 +147,10 @@ where
             info.name
         )));
     }
-    r.rust
-        .insert(info.name.clone(), (Arc::new(constructor), info, Origin::BuiltIn));
+    r.rust.insert(
+        info.name.clone(),
+        (Arc::new(constructor), info, Origin::BuiltIn),
+    );
     Ok(())
 }
 
@@ -158,9 +163,10 @@ where
 {
     let info = constructor().info().clone();
     check_definable(&info.name)?;
-    write()
-        .rust
-        .insert(info.name.clone(), (Arc::new(constructor), info, Origin::Defined));
+    write().rust.insert(
+        info.name.clone(),
+        (Arc::new(constructor), info, Origin::Defined),
+    );
     Ok(())
 }
 
@@ -190,7 +196,9 @@ pub fn check_definable(name: &str) -> Result<()> {
     let r = read();
     let taken = r.llvm.contains_key(name)
         || SPECIAL_PIPELINES.contains(&name)
-        || r.rust.get(name).is_some_and(|(_, _, origin)| !origin.is_user());
+        || r.rust
+            .get(name)
+            .is_some_and(|(_, _, origin)| !origin.is_user());
     if taken {
         return Err(Error::Invalid(format!(
             "'{name}' is a built-in pass; choose another name"
@@ -226,7 +234,9 @@ pub fn load_plugin(path: &std::path::Path) -> Result<Vec<PassEntry>> {
         .values()
         .any(|e| e.origin == Origin::Plugin(canonical.clone()))
     {
-        return Err(Error::Invalid(format!("plugin {canonical} is loaded already")));
+        return Err(Error::Invalid(format!(
+            "plugin {canonical} is loaded already"
+        )));
     }
     llvm::load_plugin(path)?;
     let file = path
@@ -267,9 +277,9 @@ fn name_like_strings(bytes: &[u8]) -> Vec<String> {
         let ok = chunk.len() >= 2
             && chunk.len() <= 64
             && chunk[0].is_ascii_lowercase()
-            && chunk
-                .iter()
-                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.'));
+            && chunk.iter().all(|&b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
+            });
         if ok {
             out.insert(String::from_utf8_lossy(chunk).into_owned());
         }

@@ -28,7 +28,10 @@ pub fn evcxr_text(bundle: &Bundle) -> String {
     let mut data: Vec<&(String, String)> = bundle.data.iter().collect();
     data.sort_by_key(|(mime, _)| mime == "text/plain");
     for (mime, content) in data {
-        out.push_str(&format!("EVCXR_BEGIN_CONTENT {mime}\n{}\nEVCXR_END_CONTENT\n", content.trim_end()));
+        out.push_str(&format!(
+            "EVCXR_BEGIN_CONTENT {mime}\n{}\nEVCXR_END_CONTENT\n",
+            content.trim_end()
+        ));
     }
     out
 }
@@ -94,7 +97,10 @@ mod tests {
         let mut t = Table::new("passes", &["name", "runs"]);
         t.push(["instcombine".to_string(), "3".to_string()]);
         let text = evcxr_text(&t.bundle());
-        assert!(text.starts_with("EVCXR_BEGIN_CONTENT text/html\n<"), "{text}");
+        assert!(
+            text.starts_with("EVCXR_BEGIN_CONTENT text/html\n<"),
+            "{text}"
+        );
         assert!(text.contains("EVCXR_END_CONTENT\nEVCXR_BEGIN_CONTENT text/plain\n"));
         assert!(text.ends_with("EVCXR_END_CONTENT\n"));
     }

@@ -46,6 +46,10 @@ enum Sub {
     },
     /// Print the command reference (Markdown, from the command table).
     Commands,
+    /// Print a notebook's cells as a script that `passlab run` runs (its
+    /// `.plab` twin): code cells as they are, a body that runs to the end
+    /// of its cell ended with `.`, Markdown cells as `#` comments.
+    Script { notebook: PathBuf },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -61,6 +65,10 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Sub::Commands) => {
             print!("{}", passlab::session::reference_markdown());
+            Ok(())
+        }
+        Some(Sub::Script { notebook }) => {
+            print!("{}", script::from_notebook(&notebook)?);
             Ok(())
         }
         None => repl(Renderer::new(cli.charts)),
@@ -207,7 +215,10 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
                 }
             }
             if lines.is_empty() {
-                eprintln!("({} cancelled: nothing after it)", line.split_whitespace().next().unwrap_or(""));
+                eprintln!(
+                    "({} cancelled: nothing after it)",
+                    line.split_whitespace().next().unwrap_or("")
+                );
                 continue;
             }
             Some(lines.join("\n"))

@@ -80,3 +80,94 @@ pub fn run(
     }
     Ok(ok)
 }
+
+/// A notebook (`.ipynb`) as a script: what `passlab script` prints.
+pub fn from_notebook(path: &Path) -> anyhow::Result<String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let nb: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a notebook: {e}", path.display()))?;
+    let cells = nb["cells"]
+        .as_array()
+        .ok_or_else(|| anyhow::anyhow!("{}: a notebook without cells", path.display()))?;
+    let mut out = format!(
+        "# The script twin of {}: `passlab script` writes it from the notebook.\n",
+        path.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    for cell in cells {
+        let source = match &cell["source"] {
+            serde_json::Value::Array(parts) => {
+                parts.iter().filter_map(|p| p.as_str()).collect::<String>()
+            }
+            serde_json::Value::String(s) => s.clone(),
+            _ => String::new(),
+        };
+        out.push('\n');
+        match cell["cell_type"].as_str() {
+            Some("markdown") => {
+                for line in source.lines() {
+                    out.push_str(if line.is_empty() { "#" } else { "# " });
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            Some("code") => out.push_str(&code_cell_as_script(&source)),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// A code cell's lines, with `.` after a body that runs to the cell's end.
+fn code_cell_as_script(source: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        out.push_str(line);
+        out.push('\n');
+        i += 1;
+        if takes_body(line) {
+            let mut terminated = false;
+            while i < lines.len() {
+                out.push_str(lines[i]);
+                out.push('\n');
+                i += 1;
+                if lines[i - 1].trim() == TERMINATOR {
+                    terminated = true;
+                    break;
+                }
+            }
+            if !terminated {
+                while out.ends_with("\n\n") {
+                    out.pop();
+                }
+                out.push_str(TERMINATOR);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_body_to_the_end_of_a_cell_gets_its_terminator() {
+        assert_eq!(
+            super::code_cell_as_script(":module m --lang c\nint f(void) { return 1; }\n"),
+            ":module m --lang c\nint f(void) { return 1; }\n.\n"
+        );
+        assert_eq!(
+            super::code_cell_as_script(":rust\nfn f() {}\n.\n:stats"),
+            ":rust\nfn f() {}\n.\n:stats\n"
+        );
+        assert_eq!(
+            super::code_cell_as_script(":stats\n:modules"),
+            ":stats\n:modules\n"
+        );
+    }
+}

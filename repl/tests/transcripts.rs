@@ -21,7 +21,10 @@ fn has_time(line: &str) -> bool {
     let chars: Vec<char> = line.chars().collect();
     for (i, c) in chars.iter().enumerate() {
         if *c == ' ' {
-            let word: String = chars[i + 1..].iter().take_while(|c| c.is_alphanumeric()).collect();
+            let word: String = chars[i + 1..]
+                .iter()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
             if word == "ms" || word == "us" {
                 return true;
             }
@@ -93,7 +96,9 @@ fn mask(text: &str) -> String {
             while i < parts.len() {
                 let p = parts[i];
                 let number = p == "#" || (!p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-                let unit = parts.get(i + 1).map(|u| u.trim_end_matches([')', ',', ';', ']']));
+                let unit = parts
+                    .get(i + 1)
+                    .map(|u| u.trim_end_matches([')', ',', ';', ']']));
                 if number && matches!(unit, Some("ms" | "us" | "µs" | "ns" | "s")) {
                     let rest = &parts[i + 1][unit.map_or(0, str::len)..];
                     timed.push_str(&format!("# t{rest} "));
@@ -120,8 +125,40 @@ fn mask(text: &str) -> String {
     out
 }
 
+/// Tests that start a Rust worker take turns: each worker takes evcxr's
+/// build folder that the set-up warmed; one started while another holds it
+/// would get a fresh folder and compile passlab and LLVM's bindings again.
+static RUST_WORKER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn rust_worker_turn() -> std::sync::MutexGuard<'static, ()> {
+    RUST_WORKER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Builds the LLVM pass plugin `rust.plab` loads (tests/plugin/) with
+/// clang++-19 against LLVM 19's headers, into target/test-plugin/.
+fn build_plugin() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out_dir = root.join("target/test-plugin");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let cxxflags = Command::new("/usr/lib/llvm-19/bin/llvm-config")
+        .arg("--cxxflags")
+        .output()
+        .expect("llvm-config-19 (llvm-19-dev)");
+    let cxxflags = String::from_utf8(cxxflags.stdout).unwrap();
+    let status = Command::new("clang++-19")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out_dir.join("strength_plugin.so"))
+        .arg(root.join("tests/plugin/strength_plugin.cpp"))
+        .args(cxxflags.split_whitespace())
+        .status()
+        .expect("clang++-19");
+    assert!(status.success(), "building the test plugin failed");
+}
+
 #[test]
 fn transcripts_match() {
+    let _turn = rust_worker_turn();
+    build_plugin();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
     let bless = std::env::var_os("PASSLAB_BLESS").is_some();
     let mut failures = Vec::new();
@@ -211,4 +248,83 @@ fn passlab_reference() -> String {
         .output()
         .unwrap();
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// The notebooks that have a `.plab` twin beside them.
+fn notebooks_with_twins() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notebooks");
+    let mut out: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ipynb"))
+        .filter(|p| p.with_extension("plab").exists())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn notebook_twins_are_what_passlab_script_writes() {
+    let notebooks = notebooks_with_twins();
+    assert!(!notebooks.is_empty());
+    for nb in notebooks {
+        let out = Command::new(env!("CARGO_BIN_EXE_passlab"))
+            .arg("script")
+            .arg(&nb)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let twin = std::fs::read_to_string(nb.with_extension("plab")).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            twin,
+            "{} is out of date: passlab script {} > {}",
+            nb.with_extension("plab").display(),
+            nb.display(),
+            nb.with_extension("plab").display()
+        );
+    }
+}
+
+/// Each twin, run by `passlab run` from the repository root (where the
+/// notebooks' kernel runs too), gives the stored results
+/// (repl/tests/twins/NAME.out; `PASSLAB_BLESS=1` updates them).
+#[test]
+fn notebook_twins_run_to_the_stored_results() {
+    let _turn = rust_worker_turn();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let expected_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/twins");
+    let bless = std::env::var_os("PASSLAB_BLESS").is_some();
+    let mut failures = Vec::new();
+    for nb in notebooks_with_twins() {
+        let twin = nb.with_extension("plab");
+        let name = twin.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = Command::new(env!("CARGO_BIN_EXE_passlab"))
+            .args(["run", "--echo", "--keep-going"])
+            .arg(&twin)
+            .args(["--charts", "target/twin-charts"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let got = mask(&String::from_utf8_lossy(&out.stdout));
+        let expected_path = expected_dir.join(format!("{name}.out"));
+        if bless {
+            std::fs::create_dir_all(&expected_dir).unwrap();
+            std::fs::write(&expected_path, &got).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if got != expected {
+            let diff = similar::TextDiff::from_lines(&expected, &got)
+                .unified_diff()
+                .header("expected", "got")
+                .to_string();
+            failures.push(format!("{name} (PASSLAB_BLESS=1 updates it):\n{diff}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -139,12 +139,12 @@ impl Instrument for Counts {
         Ok(())
     }
 
-    fn run_after_pass(&self, _module: &Module, pass: &PassRun) -> Result<()> {
+    fn run_after_pass(&self, module: &Module, pass: &PassRun) -> Result<()> {
         let mut s = self.state.borrow_mut();
         s.settle(None);
         let changed = match &mut s.tracker {
             Some(t) => {
-                let c = t.after(pass).changed;
+                let c = t.after(module, pass).changed;
                 if pass.depth == 0 {
                     t.finish();
                 }

@@ -349,9 +349,9 @@ impl Instrument for PrintChanged {
         Ok(())
     }
 
-    fn run_after_pass(&self, _module: &Module, pass: &PassRun) -> Result<()> {
+    fn run_after_pass(&self, module: &Module, pass: &PassRun) -> Result<()> {
         let mut s = self.state.borrow_mut();
-        let change = s.tracker.after(pass);
+        let change = s.tracker.after(module, pass);
         let index = s.ran;
         s.ran += 1;
         if change.changed {

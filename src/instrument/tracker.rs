@@ -217,9 +217,12 @@ impl ChangeTracker {
     /// Call from `run_after_pass`: the functions in the pass's scope that
     /// changed since they were last seen. A module pass is checked against
     /// every function, so functions it added or removed are found too.
-    pub(crate) fn after(&mut self, run: &PassRun) -> PassChange {
+    pub(crate) fn after(&mut self, module: &Module, run: &PassRun) -> PassChange {
         let start = self.open.pop().unwrap_or(self.changes);
         let mut functions = Vec::new();
+        if module.raw() != self.module && !self.module.is_null() {
+            self.adopt(module.raw(), &mut functions);
+        }
         if run.may_have_changed {
             let module_scope = run.scope.is_module();
             if module_scope {
@@ -258,6 +261,33 @@ impl ChangeTracker {
         }
         let changed = !functions.is_empty() || self.changes > start;
         PassChange { functions, changed }
+    }
+
+    /// The pass replaced the module with another (a user pass, which ran
+    /// in another process and sent the module back): the same functions are
+    /// found by name in the new one; those it lacks were removed. The old
+    /// handles are never touched (the old module is gone).
+    fn adopt(&mut self, module: LLVMModuleRef, out: &mut Vec<FunctionChange>) {
+        let mut by_name: HashMap<String, Entry> = self
+            .functions
+            .drain()
+            .map(|(_, e)| (e.name.clone(), e))
+            .collect();
+        self.module = module;
+        self.printer = self.keep_text.then(|| FunctionPrinter::new(module));
+        for f in module_functions(module) {
+            if let Some(e) = by_name.remove(&function_name(f)) {
+                self.functions.insert(f, e);
+            }
+        }
+        let mut gone: Vec<Entry> = by_name.into_values().collect();
+        gone.sort_by(|a, b| a.name.cmp(&b.name));
+        self.changes += gone.len() as u64;
+        out.extend(gone.into_iter().map(|e| FunctionChange {
+            name: e.name,
+            before: e.text,
+            after: None,
+        }));
     }
 
     fn check(&mut self, f: LLVMValueRef, module_scope: bool, out: &mut Vec<FunctionChange>) {

@@ -38,7 +38,11 @@ impl Stats {
             &["function", "blocks>", "instructions>"],
         );
         for f in &self.per_function {
-            t.push([f.name.clone(), f.blocks.to_string(), f.instructions.to_string()]);
+            t.push([
+                f.name.clone(),
+                f.blocks.to_string(),
+                f.instructions.to_string(),
+            ]);
         }
         t
     }

@@ -124,7 +124,11 @@ fn state() -> MutexGuard<'static, State> {
 
 impl State {
     fn registration_code(&self) -> String {
-        self.passes.values().map(Registration::code).collect::<Vec<_>>().join("\n")
+        self.passes
+            .values()
+            .map(Registration::code)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// The running worker, starting one (and replaying what the session did
@@ -178,17 +182,54 @@ pub(crate) fn eval(code: &str) -> std::result::Result<CellOutput, EvalError> {
     let mut st = state();
     let registrations = st.registration_code();
     let w = st.worker().map_err(|e| EvalError::Other(e.to_string()))?;
-    let out = w.eval(code)?;
-    if !registrations.is_empty() {
-        w.eval(&registrations)?;
-    }
-    let step = if code.trim_start().starts_with(":dep") && !code.trim().contains('\n') {
+    let is_dep = code.trim_start().starts_with(":dep") && !code.trim().contains('\n');
+    let out = if registrations.is_empty() || is_dep {
+        w.eval(code)?
+    } else {
+        // One compile for the registrations and the cell (the common case;
+        // registrations first, so that what the cell ends with is still
+        // shown); if that fails, the cell alone says whether the error is
+        // the user's, with the cell's own line numbers.
+        match w.eval(&format!("{registrations}\n{code}")) {
+            Ok(out) => out,
+            Err(EvalError::Compile(_)) => {
+                let out = w.eval(code)?;
+                let stale = reregister(&mut st);
+                let mut out = out;
+                if !stale.is_empty() {
+                    out.stderr.push_str(&format!(
+                        "these passes were unregistered, their functions no longer being passes: {}\n",
+                        stale.join(", ")
+                    ));
+                }
+                out
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let step = if is_dep {
         Step::Dep(code.trim().trim_start_matches(":dep").trim().to_string())
     } else {
         Step::Cell(code.to_string())
     };
     st.steps.push(step);
     Ok(out)
+}
+
+/// Registers every pass again, one by one; those whose function no longer
+/// compiles as a pass are removed from the registry. Returns their names.
+fn reregister(st: &mut State) -> Vec<String> {
+    let regs: Vec<Registration> = st.passes.values().cloned().collect();
+    let mut stale = Vec::new();
+    for reg in regs {
+        let Some(w) = st.worker.as_mut() else { break };
+        if w.eval(&reg.code()).is_err() {
+            crate::registry::remove_defined(&reg.info.name);
+            st.passes.remove(&reg.info.name);
+            stale.push(reg.info.name);
+        }
+    }
+    stale
 }
 
 /// Registers `function` of the Rust cells as a pass: in the worker first
@@ -202,6 +243,11 @@ pub(crate) fn register(reg: Registration) -> std::result::Result<(), EvalError> 
     w.eval(&reg.code()).map_err(|e| match e {
         EvalError::Compile(mut d) => {
             for diag in &mut d {
+                // The code is passlab's, not the user's: say what rustc
+                // said there without pointing into it.
+                let labels = diag.spans.drain(..).map(|s| s.4).filter(|l| !l.is_empty());
+                let labels: Vec<String> = labels.map(|l| format!("note: {l}")).collect();
+                diag.notes.splice(0..0, labels);
                 diag.notes.push(format!(
                     "help: a {} is `{}`",
                     reg.kind.word().replace('_', " "),
@@ -230,9 +276,12 @@ pub fn doc_comment(function: &str) -> Option<String> {
         let lines: Vec<&str> = code.lines().collect();
         let at = lines.iter().position(|l| {
             let l = l.trim_start().trim_start_matches("pub ").trim_start();
-            l.strip_prefix("fn ")
-                .is_some_and(|rest| rest.trim_start().starts_with(function)
-                    && rest.trim_start()[function.len()..].trim_start().starts_with(['(', '<']))
+            l.strip_prefix("fn ").is_some_and(|rest| {
+                rest.trim_start().starts_with(function)
+                    && rest.trim_start()[function.len()..]
+                        .trim_start()
+                        .starts_with(['(', '<'])
+            })
         })?;
         let doc: Vec<&str> = lines[..at]
             .iter()
@@ -323,7 +372,13 @@ impl Pass for UserPass {
                 let (shown, crash) = match printed.find(service::CRASH_MARK) {
                     Some(at) => (
                         &printed[..at],
-                        Some(printed[at + service::CRASH_MARK.len()..].lines().next().unwrap_or("").to_string()),
+                        Some(
+                            printed[at + service::CRASH_MARK.len()..]
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                                .to_string(),
+                        ),
                     ),
                     None => (printed.as_str(), None),
                 };

@@ -18,7 +18,7 @@ use crate::{interrupt, Error, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -65,6 +65,9 @@ pub(crate) enum EvalError {
 
 pub(crate) struct Worker {
     host: Child,
+    /// The last lines the host wrote to standard error (cargo's progress,
+    /// evcxr's complaints), for messages when it fails.
+    host_stderr: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
     to_host: BufWriter<ChildStdin>,
     from_host: Receiver<String>,
     dir: PathBuf,
@@ -88,11 +91,12 @@ fn host_binary() -> Result<PathBuf> {
     }
     let mut tried = Vec::new();
     let mut candidates = Vec::new();
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
-        candidates.push(dir.join("passlab-evcxr"));
-        // A test or debug binary next to a release build of the host.
-        if let Some(target) = dir.parent() {
-            candidates.push(target.join("release/passlab-evcxr"));
+    // Beside this program, or in a release build above it (a test or a
+    // benchmark runs from target/*/deps).
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(3) {
+            candidates.push(dir.join("passlab-evcxr"));
+            candidates.push(dir.join("release/passlab-evcxr"));
         }
     }
     candidates.push(source_dir().join("target/release/passlab-evcxr"));
@@ -154,17 +158,37 @@ impl Worker {
             Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(host) as usize as u128)
         ));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        use std::os::unix::process::CommandExt;
         let mut child = Command::new(&host)
+            // Its own process group: a Ctrl-C at the terminal is the
+            // session's to handle (passlab::interrupt), not a signal that
+            // ends the worker and its child.
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .env(
                 "LLVM_SYS_191_PREFIX",
-                std::env::var_os("LLVM_SYS_191_PREFIX").unwrap_or_else(|| "/usr/lib/llvm-19".into()),
+                std::env::var_os("LLVM_SYS_191_PREFIX")
+                    .unwrap_or_else(|| "/usr/lib/llvm-19".into()),
             )
             .spawn()
             .map_err(|e| Error::Invalid(format!("cannot start {}: {e}", host.display())))?;
         let to_host = BufWriter::new(child.stdin.take().expect("piped stdin"));
+        let host_stderr =
+            std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let tail = host_stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                if t.len() == 20 {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -177,6 +201,7 @@ impl Worker {
         });
         let mut worker = Worker {
             host: child,
+            host_stderr,
             to_host,
             from_host: rx,
             dir,
@@ -191,8 +216,9 @@ impl Worker {
         }))?;
         if reply["ok"] != json!(true) {
             return Err(Error::Invalid(format!(
-                "the Rust worker did not start: {}",
-                reply["error"].as_str().unwrap_or("no reason given")
+                "the Rust worker did not start: {}{}",
+                reply["error"].as_str().unwrap_or("no reason given"),
+                worker.stderr_tail()
             )));
         }
         worker.connect(&reply)?;
@@ -233,10 +259,21 @@ impl Worker {
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.host.wait().map(|s| s.to_string()).unwrap_or_default();
                     return Err(Error::Invalid(format!(
-                        "the Rust worker (passlab-evcxr) ended ({status})"
+                        "the Rust worker (passlab-evcxr) ended ({status}){}",
+                        self.stderr_tail()
                     )));
                 }
             }
+        }
+    }
+
+    /// The host's last lines on standard error, as a suffix for a message.
+    fn stderr_tail(&self) -> String {
+        let t = self.host_stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if t.is_empty() {
+            String::new()
+        } else {
+            format!(":\n{}", t.iter().cloned().collect::<Vec<_>>().join("\n"))
         }
     }
 
@@ -251,7 +288,10 @@ impl Worker {
         self.socket = None;
         let path = self.dir.join("service.sock");
         let stream = UnixStream::connect(&path).map_err(|e| {
-            Error::Invalid(format!("cannot reach the Rust worker's service at {}: {e}", path.display()))
+            Error::Invalid(format!(
+                "cannot reach the Rust worker's service at {}: {e}",
+                path.display()
+            ))
         })?;
         let mut reader = BufReader::new(
             stream
@@ -270,7 +310,8 @@ impl Worker {
         let reply = self
             .ask(&json!({"op": "eval", "code": code}))
             .map_err(|e| EvalError::Other(e.to_string()))?;
-        self.connect(&reply).map_err(|e| EvalError::Other(e.to_string()))?;
+        self.connect(&reply)
+            .map_err(|e| EvalError::Other(e.to_string()))?;
         let text = |k: &str| reply[k].as_str().unwrap_or("").to_string();
         if reply["interrupted"] == json!(true) {
             return Err(EvalError::Other(
@@ -286,7 +327,9 @@ impl Worker {
                             d.as_object()
                                 .map(|o| {
                                     o.iter()
-                                        .map(|(m, v)| (m.clone(), v.as_str().unwrap_or("").to_string()))
+                                        .map(|(m, v)| {
+                                            (m.clone(), v.as_str().unwrap_or("").to_string())
+                                        })
                                         .collect()
                                 })
                                 .unwrap_or_default()
@@ -453,7 +496,11 @@ fn diagnostic(v: &Value) -> Diagnostic {
         spans,
         notes: v["notes"]
             .as_array()
-            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }
@@ -470,7 +517,11 @@ pub fn render_diagnostics(
     let lines: Vec<&str> = source.lines().collect();
     let mut out = String::new();
     for d in diagnostics {
-        let code = d.code.as_deref().map(|c| format!("[{c}]")).unwrap_or_default();
+        let code = d
+            .code
+            .as_deref()
+            .map(|c| format!("[{c}]"))
+            .unwrap_or_default();
         out.push_str(&format!("{}{code}: {}\n", d.level, d.message));
         let width = d
             .spans
@@ -500,10 +551,7 @@ pub fn render_diagnostics(
                 text.chars().count()
             };
             let carets = "^".repeat(end.saturating_sub(start).max(1));
-            out.push_str(&format!(
-                "{pad} | {}{carets} {label}\n",
-                " ".repeat(start)
-            ));
+            out.push_str(&format!("{pad} | {}{carets} {label}\n", " ".repeat(start)));
         }
         for note in &d.notes {
             out.push_str(&format!("{pad} = {note}\n"));

@@ -115,6 +115,18 @@ fn serve(protocol: File) -> Result<()> {
         };
         writeln!(out, "{reply}")?;
     }
+    // The session ended (its end of the pipe closed): remove the socket's
+    // folder, which it made for this worker.
+    if let Some(h) = &host {
+        if let Some(dir) = std::path::Path::new(&h.socket).parent() {
+            if dir
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("passlab-rust-"))
+            {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
     Ok(())
 }
 
@@ -135,7 +147,13 @@ fn build_dir() -> Result<(PathBuf, File)> {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let lock = File::create(dir.join(".lock"))?;
         // Safe: a plain flock on a descriptor we own.
-        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        if unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&lock),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        } == 0
+        {
             return Ok((dir, lock));
         }
     }
@@ -153,19 +171,31 @@ fn std_lib_dir() -> Result<PathBuf> {
         .output()
         .context("running rustc --print target-libdir")?;
     if !out.status.success() {
-        bail!("rustc --print target-libdir failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "rustc --print target-libdir failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
 fn start(request: &Value) -> Result<Host> {
-    let passlab = request["passlab"].as_str().context("start: no passlab folder")?;
-    let socket = request["socket"].as_str().context("start: no socket path")?.to_string();
+    let passlab = request["passlab"]
+        .as_str()
+        .context("start: no passlab folder")?;
+    let socket = request["socket"]
+        .as_str()
+        .context("start: no socket path")?
+        .to_string();
     let (dir, lock) = build_dir()?;
     // Read by evcxr when its context is made, and by its child.
     std::env::set_var("EVCXR_TMPDIR", &dir);
     let mut paths = vec![std_lib_dir()?];
-    paths.extend(std::env::var_os("LD_LIBRARY_PATH").iter().flat_map(std::env::split_paths));
+    paths.extend(
+        std::env::var_os("LD_LIBRARY_PATH")
+            .iter()
+            .flat_map(std::env::split_paths),
+    );
     std::env::set_var("LD_LIBRARY_PATH", std::env::join_paths(paths)?);
     let t = Instant::now();
     let (ctx, outputs) = evcxr::CommandContext::new().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -218,20 +248,31 @@ fn bootstrap(host: &mut Host, deps: &str, register: &str) -> Result<()> {
 /// With `PASSLAB_EVCXR_TIMING` set, how long each step of a start took.
 fn timing(step: &str, since: Instant) {
     if std::env::var_os("PASSLAB_EVCXR_TIMING").is_some() {
-        eprintln!("passlab-evcxr: {step}: {:.2} s", since.elapsed().as_secs_f64());
+        eprintln!(
+            "passlab-evcxr: {step}: {:.2} s",
+            since.elapsed().as_secs_f64()
+        );
     }
 }
 
 fn phases(outputs: &evcxr::EvalOutputs) {
     if std::env::var_os("PASSLAB_EVCXR_TIMING").is_some() {
         for p in &outputs.phases {
-            eprintln!("passlab-evcxr:   {}: {:.2} s", p.name, p.duration.as_secs_f64());
+            eprintln!(
+                "passlab-evcxr:   {}: {:.2} s",
+                p.name,
+                p.duration.as_secs_f64()
+            );
         }
     }
 }
 
 fn child_pid(host: &Host) -> u32 {
-    host.ctx.process_handle().lock().map(|c| c.id()).unwrap_or(0)
+    host.ctx
+        .process_handle()
+        .lock()
+        .map(|c| c.id())
+        .unwrap_or(0)
 }
 
 /// How evcxr's child ended, if it has.
@@ -264,8 +305,8 @@ fn signal_name(sig: i32) -> String {
 fn last_words(stderr: &str) -> String {
     stderr
         .lines()
-        .filter(|l| !l.trim().is_empty() && !l.contains("EVCXR"))
-        .last()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.contains("EVCXR"))
         .map(|l| format!(": {}", l.trim()))
         .unwrap_or_default()
 }
@@ -404,7 +445,12 @@ fn diagnostic(e: &evcxr::CompilationError) -> Value {
     let mut notes = Vec::new();
     if user_spans.is_empty() {
         // Reported in code passlab or evcxr wrote: say what rustc said there.
-        notes.extend(spans.iter().filter(|m| !m.label.is_empty()).map(|m| format!("note: {}", m.label)));
+        notes.extend(
+            spans
+                .iter()
+                .filter(|m| !m.label.is_empty())
+                .map(|m| format!("note: {}", m.label)),
+        );
     }
     if let Some(children) = e.json["children"].as_array() {
         for child in children {

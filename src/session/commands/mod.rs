@@ -44,11 +44,28 @@ pub struct Command {
 }
 
 const fn cmd(name: &'static str, usage: &'static str, help: &'static str, run: Handler) -> Command {
-    Command { name, usage, help, body: false, run }
+    Command {
+        name,
+        usage,
+        help,
+        body: false,
+        run,
+    }
 }
 
-const fn cmd_with_body(name: &'static str, usage: &'static str, help: &'static str, run: Handler) -> Command {
-    Command { name, usage, help, body: true, run }
+const fn cmd_with_body(
+    name: &'static str,
+    usage: &'static str,
+    help: &'static str,
+    run: Handler,
+) -> Command {
+    Command {
+        name,
+        usage,
+        help,
+        body: true,
+        run,
+    }
 }
 
 /// Whether `line` is a command that takes the lines after it as its body.

@@ -250,10 +250,7 @@ pub(super) fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
 pub(super) fn plugin(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let path = one_word(a, "the path of an LLVM pass plugin (.so)")?;
     let found = registry::load_plugin(std::path::Path::new(path))?;
-    let mut t = Table::new(
-        &format!("passes of the plugin {path}"),
-        &["name", "kind"],
-    );
+    let mut t = Table::new(&format!("passes of the plugin {path}"), &["name", "kind"]);
     for e in &found {
         let kind = match &e.kind {
             registry::PassKind::Llvm { unit, .. } => format!("llvm {unit}"),

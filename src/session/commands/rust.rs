@@ -45,7 +45,10 @@ fn eval(s: &Session, command: &str, code: &str) -> Result<Output> {
     let first = !user::started();
     let start = std::time::Instant::now();
     let out = user::eval(code).map_err(|e| eval_error(s, command, e, code))?;
-    Ok(cell_output(out, first.then(|| start.elapsed().as_secs_f64())))
+    Ok(cell_output(
+        out,
+        first.then(|| start.elapsed().as_secs_f64()),
+    ))
 }
 
 pub(super) fn rust(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Output> {
@@ -67,7 +70,7 @@ pub(super) fn dep(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
             "expects a crate: NAME = \"VERSION\" (from crates.io) or NAME = { path = \"DIR\" }",
         ));
     }
-    let code = format!(":dep {}", a.rest);
+    let code = format!(":dep {}", absolute_paths(&a.rest));
     let mut out = eval(s, "dep", &code)?;
     out.push_text(format!("added {} for the Rust cells", a.rest));
     Ok(out)
@@ -99,7 +102,10 @@ pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
         match k.as_str() {
             "opt_level" => {
                 info.opt_level = v.parse().map_err(|_| {
-                    err("register", format!("opt_level expects a number from 0 to 3, got '{v}'"))
+                    err(
+                        "register",
+                        format!("opt_level expects a number from 0 to 3, got '{v}'"),
+                    )
                 })?
             }
             "required" => info = info.requires(comma_list(v)),
@@ -135,4 +141,62 @@ pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
             format!(", requires {}", info.required.join(","))
         }
     ))
+}
+
+/// `path = "DIR"` in a dependency, made absolute from where the session
+/// runs (evcxr builds in a folder of its own, where a relative path would
+/// mean something else).
+fn absolute_paths(spec: &str) -> String {
+    let Ok(cwd) = std::env::current_dir() else {
+        return spec.to_string();
+    };
+    let mut out = String::new();
+    let mut rest = spec;
+    while let Some(at) = rest.find("path") {
+        let (before, after) = rest.split_at(at + 4);
+        out.push_str(before);
+        let trimmed = after.trim_start();
+        let Some(value) = trimmed.strip_prefix('=').map(str::trim_start) else {
+            rest = after;
+            continue;
+        };
+        let Some(quoted) = value.strip_prefix('"') else {
+            rest = after;
+            continue;
+        };
+        let Some(end) = quoted.find('"') else {
+            rest = after;
+            continue;
+        };
+        let path = std::path::Path::new(&quoted[..end]);
+        let path = if path.is_relative() {
+            cwd.join(path)
+        } else {
+            path.to_path_buf()
+        };
+        out.push_str(&format!(" = {:?}", path.display().to_string()));
+        rest = &quoted[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dependency_paths_become_absolute() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            super::absolute_paths(r#"h = { path = "crates/h" }"#),
+            format!(
+                r#"h = {{ path = {:?} }}"#,
+                cwd.join("crates/h").display().to_string()
+            )
+        );
+        assert_eq!(super::absolute_paths(r#"regex = "1""#), r#"regex = "1""#);
+        assert_eq!(
+            super::absolute_paths(r#"h = { path = "/abs" }"#),
+            r#"h = { path = "/abs" }"#
+        );
+    }
 }
