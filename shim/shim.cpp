@@ -457,6 +457,20 @@ LLVMModuleRef plab_parse_ir(LLVMContextRef ctx, const char *data, size_t len, co
   return wrapM(M.release());
 }
 
+/// Whether some block of `M` has its address taken (`blockaddress`, as in
+/// a computed-goto table: `static void *t[] = {&&a, &&b}`). CloneModule
+/// maps global initializers before it clones function bodies, so such a
+/// `blockaddress` gets a placeholder block that is never replaced: the copy
+/// verifies and prints fine but cannot be compiled ("Undefined temporary
+/// symbol"). Modules like that are copied through bitcode instead.
+bool plab_module_takes_block_addresses(LLVMModuleRef MR) {
+  for (Function &F : *unwrapM(MR))
+    for (BasicBlock &BB : F)
+      if (BB.hasAddressTaken())
+        return true;
+  return false;
+}
+
 /// Bitcode of `M`, with use-list order so that reading it back gives the
 /// same module.
 void plab_write_bitcode(LLVMModuleRef M, bool uselist_order, plab_sink sink, void *user) {

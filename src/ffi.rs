@@ -95,6 +95,7 @@ extern "C" {
     ) -> bool;
     pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
     pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
+    pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;
     pub fn plab_runner_pass_unit(
         r: *mut Runner,
         name: *const c_char,

@@ -297,8 +297,18 @@ impl Module {
         }
     }
 
-    /// A deep copy in the same LLVM context (no verification on the way).
+    /// A deep copy (no verification on the way): in the same LLVM context,
+    /// or, for a module with computed-goto tables (a `blockaddress` in a
+    /// global), through bitcode into a fresh one, since LLVM's module cloning
+    /// breaks those (the copy would not compile).
     pub fn copy(&self) -> Module {
+        if unsafe { ffi::plab_module_takes_block_addresses(self.raw) } {
+            let mut sinks = ffi::Sinks::default();
+            unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::SINK_FIRST, sinks.user()) };
+            if let Ok(copy) = Self::parse_in(LlvmContext::new(), &sinks.first, &self.name()) {
+                return copy;
+            }
+        }
         let raw = unsafe { LLVMCloneModule(self.raw) };
         Module {
             raw,
