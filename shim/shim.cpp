@@ -27,6 +27,8 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalAlias.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -35,6 +37,7 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
@@ -48,6 +51,7 @@
 #include "llvm-c/Types.h"
 
 #include <cstdint>
+#include <dlfcn.h>
 #include <memory>
 #include <string>
 
@@ -328,17 +332,19 @@ void plab_tuning_defaults(plab_tuning *out) {
 
 /// Creates a runner for modules of `triple` (empty: the host). Returns null
 /// and sends a message when the target is unknown.
-Runner *plab_runner_new(const char *triple, const plab_tuning *tuning, plab_sink sink,
-                        void *user) {
+Runner *plab_runner_new(const char *triple, const char *cpu, const char *features,
+                        const plab_tuning *tuning, plab_sink sink, void *user) {
   initTargets();
   std::string T = (triple && *triple) ? std::string(triple) : sys::getDefaultTargetTriple();
   std::string Err;
   const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
   auto R = std::make_unique<Runner>();
   if (Tgt) {
-    // As opt-19 does: the module's triple, no CPU or feature override (the
-    // functions' own target-cpu attributes apply), default codegen level.
-    R->TM.reset(Tgt->createTargetMachine(T, "", "", TargetOptions(), std::nullopt, std::nullopt,
+    // As opt-19 does: the module's triple and, unless the context names
+    // them, no CPU or feature override (the functions' own target-cpu
+    // attributes apply), default codegen level.
+    R->TM.reset(Tgt->createTargetMachine(T, cpu ? cpu : "", features ? features : "",
+                                         TargetOptions(), std::nullopt, std::nullopt,
                                          CodeGenOptLevel::Default));
   }
   if (!R->TM) {
@@ -455,6 +461,167 @@ LLVMModuleRef plab_parse_ir(LLVMContextRef ctx, const char *data, size_t len, co
     return nullptr;
   }
   return wrapM(M.release());
+}
+
+// ---------------------------------------------------------------------------
+// What the JIT needs to know before it compiles.
+
+namespace {
+// The name the dynamic linker knows a global value by (no `\1` marker).
+std::string linkName(const GlobalValue &G) {
+  StringRef N = G.getName();
+  if (N.starts_with("\1"))
+    N = N.drop_front();
+  return N.str();
+}
+
+// A declaration (not an intrinsic) that neither the module nor this process
+// (the C library and everything else loaded) defines.
+bool unresolved(const GlobalValue &G) {
+  if (!G.isDeclaration() || G.getName().starts_with("llvm."))
+    return false;
+  if (const auto *F = dyn_cast<Function>(&G))
+    if (F->isIntrinsic())
+      return false;
+  return dlsym(RTLD_DEFAULT, linkName(G).c_str()) == nullptr;
+}
+
+// The global values `V` refers to, through constant expressions too.
+void references(const Value *V, SmallPtrSetImpl<const Constant *> &Seen,
+                SmallVectorImpl<const GlobalValue *> &Out) {
+  const auto *C = dyn_cast<Constant>(V);
+  if (!C || !Seen.insert(C).second)
+    return;
+  if (const auto *G = dyn_cast<GlobalValue>(C)) {
+    Out.push_back(G);
+    return;
+  }
+  if (const auto *BA = dyn_cast<BlockAddress>(C)) {
+    Out.push_back(BA->getFunction());
+    return;
+  }
+  for (const Use &U : C->operands())
+    references(U.get(), Seen, Out);
+}
+} // namespace
+
+/// For each defined function that reaches (by calls or references, through
+/// other functions and variables' initializers) a symbol defined neither in
+/// the module nor in this process, sends "FUNCTION\tSYMBOL,SYMBOL\n".
+void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
+  Module &M = *unwrapM(MR);
+  DenseMap<const GlobalValue *, SmallVector<const GlobalValue *, 8>> Refs;
+  for (const Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    SmallPtrSet<const Constant *, 32> Seen;
+    auto &Out = Refs[&F];
+    for (const BasicBlock &BB : F)
+      for (const Instruction &I : BB)
+        for (const Use &U : I.operands())
+          references(U.get(), Seen, Out);
+  }
+  for (const GlobalVariable &G : M.globals())
+    if (G.hasInitializer()) {
+      SmallPtrSet<const Constant *, 32> Seen;
+      references(G.getInitializer(), Seen, Refs[&G]);
+    }
+  for (const GlobalAlias &A : M.aliases()) {
+    SmallPtrSet<const Constant *, 32> Seen;
+    references(A.getAliasee(), Seen, Refs[&A]);
+  }
+  DenseMap<const GlobalValue *, bool> Missing;
+  auto missing = [&](const GlobalValue *G) {
+    auto It = Missing.find(G);
+    if (It != Missing.end())
+      return It->second;
+    bool R = unresolved(*G);
+    Missing[G] = R;
+    return R;
+  };
+  for (const Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    SmallPtrSet<const GlobalValue *, 32> Visited;
+    SmallVector<const GlobalValue *, 64> Work{&F};
+    std::vector<std::string> Names;
+    while (!Work.empty()) {
+      const GlobalValue *G = Work.pop_back_val();
+      if (!Visited.insert(G).second)
+        continue;
+      if (missing(G))
+        Names.push_back(linkName(*G));
+      auto It = Refs.find(G);
+      if (It != Refs.end())
+        for (const GlobalValue *R : It->second)
+          Work.push_back(R);
+    }
+    if (Names.empty())
+      continue;
+    std::sort(Names.begin(), Names.end());
+    std::string Line = F.getName().str() + "\t";
+    for (size_t I = 0; I < Names.size(); ++I)
+      Line += (I ? "," : "") + Names[I];
+    send(sink, user, Line + "\n");
+  }
+}
+
+/// Defines every unresolved declaration so that the module links: a
+/// function prints that it was reached and aborts, a variable is zero. (The
+/// JIT refuses to call a function that reaches one of them; these only
+/// matter for one reached through a pointer at run time.)
+void plab_stub_unresolved(LLVMModuleRef MR) {
+  Module &M = *unwrapM(MR);
+  LLVMContext &C = M.getContext();
+  std::vector<Function *> Fs;
+  for (Function &F : M)
+    if (unresolved(F))
+      Fs.push_back(&F);
+  for (Function *F : Fs) {
+    IRBuilder<> B(BasicBlock::Create(C, "entry", F));
+    std::string Msg = "passlab: the program reached " + linkName(*F) +
+                      ", which is defined neither in the module nor in the process\n";
+    FunctionCallee Write = M.getOrInsertFunction(
+        "write", FunctionType::get(B.getInt64Ty(), {B.getInt32Ty(), B.getPtrTy(), B.getInt64Ty()}, false));
+    FunctionCallee Abort = M.getOrInsertFunction("abort", FunctionType::get(B.getVoidTy(), false));
+    B.CreateCall(Write, {B.getInt32(2), B.CreateGlobalStringPtr(Msg), B.getInt64(Msg.size())});
+    B.CreateCall(Abort);
+    B.CreateUnreachable();
+    F->setLinkage(GlobalValue::InternalLinkage);
+  }
+  for (GlobalVariable &G : M.globals())
+    if (unresolved(G)) {
+      G.setInitializer(Constant::getNullValue(G.getValueType()));
+      G.setLinkage(GlobalValue::InternalLinkage);
+    }
+}
+
+/// Sets the target CPU and features of every defined function (as clang's
+/// `-march`/`-mcpu` would have), where given (non-empty); the cost models of
+/// LLVM's IR passes and the code generator read them from there.
+void plab_set_target(LLVMModuleRef MR, const char *cpu, const char *features) {
+  for (Function &F : *unwrapM(MR)) {
+    if (F.isDeclaration())
+      continue;
+    if (cpu && *cpu) {
+      F.addFnAttr("target-cpu", cpu);
+      F.addFnAttr("tune-cpu", cpu);
+    }
+    if (features && *features)
+      F.addFnAttr("target-features", features);
+  }
+}
+
+/// Whether `cpu` names a processor of `triple`'s target.
+bool plab_cpu_known(const char *triple, const char *cpu) {
+  initTargets();
+  std::string T = (triple && *triple) ? std::string(triple) : sys::getDefaultTargetTriple();
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  if (!Tgt)
+    return false;
+  std::unique_ptr<MCSubtargetInfo> STI(Tgt->createMCSubtargetInfo(T, "", ""));
+  return STI && STI->isCPUStringValid(cpu);
 }
 
 /// Whether some block of `M` has its address taken (`blockaddress`, as in

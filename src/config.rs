@@ -97,12 +97,18 @@ impl From<&str> for ConfigValue {
     }
 }
 
-/// A declared option: its key, type, default and who reads it.
+/// A declared option: its key, type, default, who reads it, and which
+/// values it takes.
 #[derive(Clone, Debug)]
 pub struct ConfigOption {
     pub key: String,
     pub default: ConfigValue,
     pub description: String,
+    /// For numbers: the smallest and largest value allowed.
+    pub range: Option<(f64, f64)>,
+    /// For strings: says why a value is not allowed (the message names the
+    /// values that are).
+    pub check_text: Option<fn(&str) -> std::result::Result<(), String>>,
 }
 
 impl ConfigOption {
@@ -112,7 +118,24 @@ impl ConfigOption {
             key: key.into(),
             default: default.into(),
             description: description.into(),
+            range: None,
+            check_text: None,
         }
+    }
+
+    /// Allows only numbers from `min` to `max` (both included).
+    pub fn with_range(mut self, min: f64, max: f64) -> ConfigOption {
+        self.range = Some((min, max));
+        self
+    }
+
+    /// Allows only strings that `check` accepts.
+    pub fn with_check(
+        mut self,
+        check: fn(&str) -> std::result::Result<(), String>,
+    ) -> ConfigOption {
+        self.check_text = Some(check);
+        self
     }
 
     /// The option's type.
@@ -120,26 +143,96 @@ impl ConfigOption {
         self.default.ty()
     }
 
-    /// Checks that `value` has this option's type (an integer is accepted
-    /// for a number).
-    pub fn check(&self, value: ConfigValue) -> Result<ConfigValue> {
-        match (self.ty(), value) {
-            (ConfigType::Float, ConfigValue::Int(i)) => Ok(ConfigValue::Float(i as f64)),
-            (ty, v) if v.ty() == ty => Ok(v),
-            (ty, v) => Err(Error::ConfigType {
-                key: self.key.clone(),
-                expected: ty.to_string(),
-                got: v.to_string(),
-            }),
+    /// What the option takes, as an error message says it: `an integer
+    /// from 1 to 86400000`.
+    pub fn expected(&self) -> String {
+        let ty = self.ty().to_string();
+        match (self.range, self.ty()) {
+            (Some((min, max)), ConfigType::Int) => {
+                format!("{ty} from {} to {}", min as i64, max as i64)
+            }
+            (Some((min, max)), _) => format!("{ty} from {min} to {max}"),
+            _ => ty,
         }
     }
 
-    /// Parses `text` as this option's type.
+    /// Checks that `value` has this option's type (an integer is accepted
+    /// for a number) and is one it allows.
+    pub fn check(&self, value: ConfigValue) -> Result<ConfigValue> {
+        let value = match (self.ty(), value) {
+            (ConfigType::Float, ConfigValue::Int(i)) => ConfigValue::Float(i as f64),
+            (ty, v) if v.ty() == ty => v,
+            (_, v) => {
+                return Err(Error::ConfigType {
+                    key: self.key.clone(),
+                    expected: self.expected(),
+                    got: v.to_string(),
+                })
+            }
+        };
+        let number = match value {
+            ConfigValue::Int(i) => Some(i as f64),
+            ConfigValue::Float(x) => Some(x),
+            _ => None,
+        };
+        if let (Some((min, max)), Some(n)) = (self.range, number) {
+            if !(min..=max).contains(&n) {
+                return Err(Error::ConfigType {
+                    key: self.key.clone(),
+                    expected: self.expected(),
+                    got: value.to_string(),
+                });
+            }
+        }
+        if let (Some(check), ConfigValue::Str(s)) = (self.check_text, &value) {
+            check(s).map_err(|why| Error::ConfigType {
+                key: self.key.clone(),
+                expected: why,
+                got: s.clone(),
+            })?;
+        }
+        Ok(value)
+    }
+
+    /// Parses `text` as this option's type and checks it.
     pub fn parse(&self, text: &str) -> Result<ConfigValue> {
-        ConfigValue::parse(self.ty(), text).ok_or_else(|| Error::ConfigType {
+        let value = ConfigValue::parse(self.ty(), text).ok_or_else(|| Error::ConfigType {
             key: self.key.clone(),
-            expected: self.ty().to_string(),
+            expected: self.expected(),
             got: text.to_string(),
-        })
+        })?;
+        self.check(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_outside_the_range_are_refused_with_the_range() {
+        let o = ConfigOption::new("jit.timeout_ms", 10_000i64, "").with_range(1.0, 86_400_000.0);
+        assert_eq!(o.parse("5000").unwrap(), ConfigValue::Int(5000));
+        assert_eq!(
+            o.parse("-5").unwrap_err().to_string(),
+            "config option 'jit.timeout_ms' expects an integer from 1 to 86400000, got '-5'"
+        );
+        assert!(o
+            .parse("x")
+            .unwrap_err()
+            .to_string()
+            .contains("an integer from 1 to 86400000"));
+        let cpu = ConfigOption::new("target.cpu", "", "").with_check(|s| {
+            if s == "host" || s.is_empty() {
+                Ok(())
+            } else {
+                Err("host or a processor name".into())
+            }
+        });
+        assert!(cpu.parse("host").is_ok());
+        assert_eq!(
+            cpu.parse("pentium9").unwrap_err().to_string(),
+            "config option 'target.cpu' expects host or a processor name, got 'pentium9'"
+        );
     }
 }

@@ -15,6 +15,8 @@ pub enum ErrorKind {
     Compile,
     /// Modules could not be linked together.
     Link,
+    /// LLVM's code generator failed on a module (the session is intact).
+    Codegen,
     /// Reading or writing a file failed.
     Io,
     /// A pass name (or a pipeline's element) is not in the registry.
@@ -59,6 +61,13 @@ pub enum Error {
 
     #[error("clang-19 failed to compile {source_name}:\n{stderr}")]
     Compile { source_name: String, stderr: String },
+
+    #[error("cannot generate code for {module}: {message}")]
+    Codegen {
+        module: String,
+        /// LLVM's message, as it printed it.
+        message: String,
+    },
 
     #[error("rustc rejected the Rust code:\n{diagnostics}")]
     RustCompile {
@@ -161,6 +170,7 @@ impl Error {
         match self {
             Error::Parse { .. } => ErrorKind::Parse,
             Error::Compile { .. } | Error::RustCompile { .. } => ErrorKind::Compile,
+            Error::Codegen { .. } => ErrorKind::Codegen,
             Error::Link { .. } => ErrorKind::Link,
             Error::Io { .. } => ErrorKind::Io,
             Error::UnknownPass { .. } => ErrorKind::UnknownPass,

@@ -74,6 +74,8 @@ extern "C" {
     pub fn plab_tuning_defaults(out: *mut Tuning);
     pub fn plab_runner_new(
         triple: *const c_char,
+        cpu: *const c_char,
+        features: *const c_char,
         tuning: *const Tuning,
         sink: Sink,
         user: *mut c_void,
@@ -96,6 +98,10 @@ extern "C" {
     pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
     pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;
+    pub fn plab_unresolved(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
+    pub fn plab_stub_unresolved(m: LLVMModuleRef);
+    pub fn plab_set_target(m: LLVMModuleRef, cpu: *const c_char, features: *const c_char);
+    pub fn plab_cpu_known(triple: *const c_char, cpu: *const c_char) -> bool;
     pub fn plab_runner_pass_unit(
         r: *mut Runner,
         name: *const c_char,

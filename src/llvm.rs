@@ -9,6 +9,7 @@
 
 use crate::ffi;
 use crate::{Error, Result};
+use llvm_sys::prelude::LLVMModuleRef;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -115,8 +116,117 @@ impl Drop for RunnerHandle {
     }
 }
 
+/// The processor code is optimized and generated for. Empty strings mean
+/// the module's own (what clang wrote into each function: its default,
+/// `x86-64`), as `opt` does.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub cpu: String,
+    pub features: String,
+}
+
+impl Target {
+    /// `cpu` and `features` as the config takes them; `host` is this
+    /// machine's processor (clang's `-march=native`).
+    pub fn new(cpu: &str, features: &str) -> Result<Target> {
+        check_cpu(cpu)
+            .map_err(|why| Error::Invalid(format!("target.cpu: expects {why}, got '{cpu}'")))?;
+        check_features(features).map_err(|why| {
+            Error::Invalid(format!("target.features: expects {why}, got '{features}'"))
+        })?;
+        // With a host processor and no features given, its features too.
+        let features = if features.is_empty() && cpu == "host" {
+            "host"
+        } else {
+            features
+        };
+        Ok(Target {
+            cpu: if cpu == "host" {
+                host_cpu()
+            } else {
+                cpu.to_string()
+            },
+            features: if features == "host" {
+                host_features()
+            } else {
+                features.to_string()
+            },
+        })
+    }
+
+    /// Whether it leaves the module's own processor as it is.
+    pub fn is_default(&self) -> bool {
+        self.cpu.is_empty() && self.features.is_empty()
+    }
+}
+
+/// This machine's processor, as LLVM names it (`znver3`, `skylake`…).
+pub fn host_cpu() -> String {
+    unsafe {
+        let p = llvm_sys::target_machine::LLVMGetHostCPUName();
+        let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+        llvm_sys::core::LLVMDisposeMessage(p);
+        s
+    }
+}
+
+/// This machine's processor features (`+sse4.2,+avx2,…`).
+pub fn host_features() -> String {
+    unsafe {
+        let p = llvm_sys::target_machine::LLVMGetHostCPUFeatures();
+        let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+        llvm_sys::core::LLVMDisposeMessage(p);
+        s
+    }
+}
+
+/// Ok for a value `target.cpu` takes: empty, `host`, or a processor LLVM
+/// knows for this machine's target; else what it takes.
+pub(crate) fn check_cpu(cpu: &str) -> std::result::Result<(), String> {
+    let known = || {
+        CString::new(cpu)
+            .is_ok_and(|c| unsafe { ffi::plab_cpu_known(std::ptr::null(), c.as_ptr()) })
+    };
+    if cpu.is_empty() || cpu == "host" || known() {
+        Ok(())
+    } else {
+        Err("host, or a processor name LLVM knows for this target (x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake, znver3, …; `llc-19 -mcpu=help` lists them)".into())
+    }
+}
+
+/// Ok for a value `target.features` takes: empty, `host`, or `+f,-g,…`.
+pub(crate) fn check_features(features: &str) -> std::result::Result<(), String> {
+    let ok = features.is_empty()
+        || features == "host"
+        || features.split(',').all(|f| {
+            f.len() > 1
+                && f.starts_with(['+', '-'])
+                && f[1..]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err("host, or features such as +avx2,-fma".into())
+    }
+}
+
+/// Writes `target` into every defined function of `module` (where it is
+/// not the default), as clang's `-march` would have.
+pub(crate) fn set_target(module: LLVMModuleRef, target: &Target) {
+    if target.is_default() {
+        return;
+    }
+    let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
+    let features = CString::new(target.features.as_str()).unwrap_or_default();
+    unsafe { ffi::plab_set_target(module, cpu.as_ptr(), features.as_ptr()) }
+}
+
+type RunnerKey = (String, Tuning, Target);
+
 thread_local! {
-    static RUNNERS: RefCell<HashMap<(String, Tuning), Rc<RunnerHandle>>> = RefCell::new(HashMap::new());
+    static RUNNERS: RefCell<HashMap<RunnerKey, Rc<RunnerHandle>>> = RefCell::new(HashMap::new());
     /// The plugin generation the cached runners were made at.
     static RUNNERS_AT: Cell<u64> = const { Cell::new(0) };
 }
@@ -125,12 +235,22 @@ thread_local! {
 /// passes, so the caches drop them.
 static PLUGIN_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
+fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHandle> {
     let c_triple =
         CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
+    let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
+    let features = CString::new(target.features.as_str()).unwrap_or_default();
     let mut sinks = ffi::Sinks::default();
-    let raw =
-        unsafe { ffi::plab_runner_new(c_triple.as_ptr(), tuning, ffi::SINK_FIRST, sinks.user()) };
+    let raw = unsafe {
+        ffi::plab_runner_new(
+            c_triple.as_ptr(),
+            cpu.as_ptr(),
+            features.as_ptr(),
+            tuning,
+            ffi::SINK_FIRST,
+            sinks.user(),
+        )
+    };
     if raw.is_null() {
         return Err(Error::Invalid(sinks.first_text()));
     }
@@ -142,19 +262,19 @@ fn new_runner(triple: &str, tuning: &Tuning) -> Result<RunnerHandle> {
 
 /// The cached runner for `triple` and `tuning`, or a fresh one when the
 /// cached one is in use further up the stack (a hook that runs a pipeline).
-fn runner(triple: &str, tuning: &Tuning) -> Result<Rc<RunnerHandle>> {
+fn runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<Rc<RunnerHandle>> {
     let generation = PLUGIN_GENERATION.load(std::sync::atomic::Ordering::SeqCst);
     if RUNNERS_AT.with(|g| g.replace(generation)) != generation {
         RUNNERS.with(|m| m.borrow_mut().retain(|_, r| r.busy.get()));
     }
-    let key = (triple.to_string(), *tuning);
+    let key = (triple.to_string(), *tuning, target.clone());
     if let Some(r) = RUNNERS.with(|m| m.borrow().get(&key).cloned()) {
         if !r.busy.get() {
             return Ok(r);
         }
-        return Ok(Rc::new(new_runner(triple, tuning)?));
+        return Ok(Rc::new(new_runner(triple, tuning, target)?));
     }
-    let r = Rc::new(new_runner(triple, tuning)?);
+    let r = Rc::new(new_runner(triple, tuning, target)?);
     RUNNERS.with(|m| m.borrow_mut().insert(key, r.clone()));
     Ok(r)
 }
@@ -170,7 +290,7 @@ fn c_pipeline(text: &str) -> Result<CString> {
 /// Checks that LLVM's parser accepts `text`. The error is LLVM's message,
 /// without suggestions (the registry adds those).
 pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
-    let r = runner("", &Tuning::default()).map_err(|e| e.to_string())?;
+    let r = runner("", &Tuning::default(), &Target::default()).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
     if unsafe { ffi::plab_runner_check(r.raw, c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
@@ -201,7 +321,7 @@ pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
 /// plugins) accepts it, and the C++ classes it builds that LLVM cannot
 /// name; with `remember`, instruments will report those classes as `name`.
 pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Vec<String>)>> {
-    let r = runner("", &Tuning::default())?;
+    let r = runner("", &Tuning::default(), &Target::default())?;
     let c = CString::new(name).map_err(|_| Error::Invalid("pass name contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
     let unit = unsafe {
@@ -220,7 +340,7 @@ pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Ve
 
 /// `opt --print-passes` of the linked LLVM.
 pub(crate) fn print_passes() -> Result<String> {
-    let r = runner("", &Tuning::default())?;
+    let r = runner("", &Tuning::default(), &Target::default())?;
     let mut sinks = ffi::Sinks::default();
     unsafe { ffi::plab_runner_print_passes(r.raw, ffi::SINK_FIRST, sinks.user()) };
     Ok(String::from_utf8_lossy(&sinks.first).into_owned())
@@ -304,10 +424,11 @@ pub(crate) fn run_pipeline(
     module: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
     tuning: &Tuning,
+    target: &Target,
     text: &str,
     hooks: Option<&mut dyn Hooks>,
 ) -> Result<(), String> {
-    let r = runner(triple, tuning).map_err(|e| e.to_string())?;
+    let r = runner(triple, tuning, target).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
     r.busy.set(true);

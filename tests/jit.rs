@@ -73,10 +73,11 @@ fn buffers_are_read_and_written() {
 }
 
 #[test]
-fn output_is_captured_in_order() {
+fn stdout_and_stderr_are_captured_apart_each_in_order() {
     let j = jit_at("default<O0>");
     let r = j.call("say", &[Arg::Int(3)]).unwrap();
-    assert_eq!(r.output, "hello 3\nto stderr\nbye\n");
+    assert_eq!(r.stdout, "hello 3\nbye\n");
+    assert_eq!(r.stderr, "to stderr\n");
 }
 
 #[test]

@@ -575,7 +575,7 @@ fn config_keys_are_declared_and_typed() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "config option 'llvm.inliner_threshold' expects an integer, got 'lots'"
+        "config option 'llvm.inliner_threshold' expects an integer from -1 to 2147483647, got 'lots'"
     );
     let err = PassContext::new()
         .with_config_text(llvm_keys::LOOP_UNROLLING, "maybe")

@@ -2,7 +2,7 @@
 //! run the pipeline under the current context, JIT-compile, check the result
 //! against the first pipeline's, and time it.
 
-use super::{Arg, Jit, TimeResult, TimeSpec, Value};
+use super::{Arg, Codegen, Jit, TimeResult, TimeSpec, Value};
 use crate::instrument::Counts;
 use crate::module::Module;
 use crate::table::Table;
@@ -19,6 +19,8 @@ pub struct Entry {
     /// Running the pipeline plus JIT compilation.
     pub compile: Duration,
     pub instructions: u64,
+    /// How code was generated for it (`codegen O2`, `codegen O3, cpu host (znver3)`).
+    pub codegen: String,
     pub value: Option<Value>,
     /// Checksums of the buffer arguments after one call.
     pub buffers: Vec<u64>,
@@ -108,14 +110,15 @@ pub fn compare(
             let mut copy = module.copy();
             let counts = Rc::new(Counts::new());
             let start = Instant::now();
+            let context = c.context.clone().unwrap_or_else(PassContext::inherit);
+            let codegen = Codegen::from_context(&context)?;
             {
-                let context = c.context.clone().unwrap_or_else(PassContext::inherit);
                 let scope = context.with_instrument(counts.clone()).enter()?;
                 let r = pass.apply(&mut copy);
                 scope.exit()?;
                 r?;
             }
-            let jit = Jit::new(&copy, 2)?;
+            let jit = Jit::with_codegen(&copy, &codegen)?;
             let compile = start.elapsed();
             restore()?;
             let once = jit.call(function, args)?;
@@ -141,6 +144,7 @@ pub fn compare(
                 passes_run: counts.totals().ran,
                 compile,
                 instructions: copy.instruction_count(),
+                codegen: codegen.label(),
                 value: once.value,
                 buffers,
                 same_result,
@@ -171,6 +175,7 @@ impl Comparison {
             &format!("{}: pipelines compared (runtime per call)", self.function),
             &[
                 "pipeline",
+                "code generation",
                 "passes run>",
                 "compile ms>",
                 "instructions>",
@@ -182,13 +187,14 @@ impl Comparison {
         );
         if self.flops.is_some() {
             t.columns
-                .insert(6, ("GFLOP/s".into(), crate::table::Align::Right));
+                .insert(7, ("GFLOP/s".into(), crate::table::Align::Right));
         }
         let base = self.entries.first().map(|e| e.time.median().as_secs_f64());
         for e in &self.entries {
             let median = e.time.median().as_secs_f64();
             let mut row = vec![
                 e.pipeline.clone(),
+                e.codegen.clone(),
                 e.passes_run.to_string(),
                 format!("{:.1}", e.compile.as_secs_f64() * 1e3),
                 e.instructions.to_string(),
@@ -202,7 +208,7 @@ impl Comparison {
                 },
             ];
             if let Some(flops) = self.flops {
-                row.insert(6, format!("{:.2}", flops / median / 1e9));
+                row.insert(7, format!("{:.2}", flops / median / 1e9));
             }
             t.push(row);
         }

@@ -1,5 +1,13 @@
-//! The JIT: compile a copy of a module with LLVM's MCJIT and call its
-//! functions by name, isolated in a child process.
+//! The JIT: compile a module and call its functions by name, isolated in
+//! child processes.
+//!
+//! Compiling happens in a forked child (`codegen.rs`), which sends back an
+//! object file: LLVM reports some code generation errors as fatal, and
+//! there they end the child, not the session. The session links the object
+//! with ORC's LLJIT, whose errors are values, resolving what the module
+//! does not define from this process (the C library). A function that
+//! reaches a symbol defined nowhere is refused before it runs, with the
+//! symbols named.
 //!
 //! Every call goes through one type-erased ("packed") calling convention,
 //! as the seed's PackedFunc: for each function, a wrapper
@@ -25,23 +33,27 @@
 //! ```
 
 mod buffer;
+mod codegen;
 mod compare;
 mod isolate;
+
+pub use codegen::{Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 
 pub use isolate::interrupt;
 
 pub use buffer::{Buffer, ElemType, Fill};
 pub use compare::{compare, Candidate, Comparison, Entry, Progress};
 
-use crate::module::{LlvmContext, Module};
+use crate::module::Module;
 use crate::{Error, Result};
 use llvm_sys::core::*;
-use llvm_sys::execution_engine::*;
+use llvm_sys::error::*;
+use llvm_sys::orc2::lljit::*;
+use llvm_sys::orc2::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMTypeKind;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
-use std::rc::Rc;
 use std::time::Duration;
 
 /// The default time limit of a call.
@@ -51,12 +63,30 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// config.jit.timeout_ms=60000` gives calls in that scope a minute.
 pub const TIMEOUT_KEY: &str = "jit.timeout_ms";
 
+/// The config key of the output cap: the most bytes of each stream a call
+/// keeps (the beginning and the end).
+pub const MAX_OUTPUT_KEY: &str = "jit.max_output";
+
+/// The default output cap: 128 KiB per stream (a notebook stays usable).
+pub const DEFAULT_MAX_OUTPUT: usize = 128 << 10;
+
 pub(crate) fn config_options() -> Vec<crate::ConfigOption> {
-    vec![crate::ConfigOption::new(
-        TIMEOUT_KEY,
-        DEFAULT_TIMEOUT.as_millis() as i64,
-        "time limit of one JIT call, or of one :time run, in milliseconds",
-    )]
+    let mut options = vec![
+        crate::ConfigOption::new(
+            TIMEOUT_KEY,
+            DEFAULT_TIMEOUT.as_millis() as i64,
+            "time limit of one JIT call, or of one :time run, in milliseconds",
+        )
+        .with_range(1.0, 86_400_000.0),
+        crate::ConfigOption::new(
+            MAX_OUTPUT_KEY,
+            DEFAULT_MAX_OUTPUT as i64,
+            "the most bytes of standard output (and of standard error) a JIT call keeps: its beginning and its end",
+        )
+        .with_range(1024.0, (1u64 << 32) as f64),
+    ];
+    options.extend(codegen::config_options());
+    options
 }
 
 /// A scalar type the packed convention carries.
@@ -119,39 +149,56 @@ impl std::fmt::Display for Value {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallResult {
     pub value: Option<Value>,
-    /// stdout and stderr of the function, interleaved as written.
-    pub output: String,
+    /// What the function wrote to standard output (capped: see
+    /// [`MAX_OUTPUT_KEY`]).
+    pub stdout: String,
+    /// What it wrote to standard error.
+    pub stderr: String,
     /// Wall time of the call itself, in the child.
     pub elapsed: Duration,
 }
 
 pub(crate) type Packed = unsafe extern "C" fn(*const u64) -> u64;
 
-/// A compiled copy of a module.
+/// A compiled module, linked into this process (not run in it).
 pub struct Jit {
-    ee: LLVMExecutionEngineRef,
+    lljit: LLVMOrcLLJITRef,
     functions: BTreeMap<String, (Signature, Packed)>,
     /// Functions whose signature cannot be called, with the reason.
     unsupported: BTreeMap<String, String>,
+    /// Functions that reach symbols defined nowhere, with those symbols.
+    unresolved: BTreeMap<String, Vec<String>>,
+    codegen: Codegen,
     timeout: Option<Duration>,
-    // Dropped after the engine (declared last).
-    _ctx: Rc<LlvmContext>,
+    output: Option<isolate::OutputSpec>,
 }
 
 impl Drop for Jit {
     fn drop(&mut self) {
-        unsafe { LLVMDisposeExecutionEngine(self.ee) }
+        unsafe {
+            let e = LLVMOrcDisposeLLJIT(self.lljit);
+            if !e.is_null() {
+                LLVMConsumeError(e);
+            }
+        }
     }
 }
 
 fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| unsafe {
-        LLVMLinkInMCJIT();
         llvm_sys::target::LLVM_InitializeNativeTarget();
         llvm_sys::target::LLVM_InitializeNativeAsmPrinter();
         llvm_sys::target::LLVM_InitializeNativeAsmParser();
     });
+}
+
+/// The message of an LLVM error (consumed).
+unsafe fn error_text(e: LLVMErrorRef) -> String {
+    let m = LLVMGetErrorMessage(e);
+    let s = CStr::from_ptr(m).to_string_lossy().into_owned();
+    LLVMDisposeErrorMessage(m);
+    s
 }
 
 fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
@@ -212,6 +259,60 @@ fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
 
 const PACKED_PREFIX: &str = "__passlab_packed.";
 
+/// An LLJIT holding `object`, resolving what it does not define from this
+/// process. Linking happens at the first lookup.
+fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
+    let failed = |what: &str, e: LLVMErrorRef| Error::Codegen {
+        module: module.to_string(),
+        message: format!("{what}: {}", unsafe { error_text(e) }),
+    };
+    unsafe {
+        let mut jit = std::ptr::null_mut();
+        let e = LLVMOrcCreateLLJIT(&mut jit, LLVMOrcCreateLLJITBuilder());
+        if !e.is_null() {
+            return Err(failed("cannot create the JIT", e));
+        }
+        // Errors while linking come back from the lookup; without this,
+        // ORC would also print them.
+        LLVMOrcExecutionSessionSetErrorReporter(
+            LLVMOrcLLJITGetExecutionSession(jit),
+            quiet_errors,
+            std::ptr::null_mut(),
+        );
+        let jd = LLVMOrcLLJITGetMainJITDylib(jit);
+        let mut generator = std::ptr::null_mut();
+        let e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+            &mut generator,
+            LLVMOrcLLJITGetGlobalPrefix(jit),
+            None,
+            std::ptr::null_mut(),
+        );
+        if !e.is_null() {
+            let err = failed("cannot search this process's symbols", e);
+            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+            return Err(err);
+        }
+        LLVMOrcJITDylibAddGenerator(jd, generator);
+        let name = CString::new(module).unwrap_or_default();
+        let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr() as *const std::os::raw::c_char,
+            object.len(),
+            name.as_ptr(),
+        );
+        let e = LLVMOrcLLJITAddObjectFile(jit, jd, buf);
+        if !e.is_null() {
+            let err = failed("cannot add the compiled object", e);
+            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+            return Err(err);
+        }
+        Ok(jit)
+    }
+}
+
+extern "C" fn quiet_errors(_ctx: *mut std::ffi::c_void, e: LLVMErrorRef) {
+    unsafe { LLVMConsumeError(e) }
+}
+
 /// Adds the packed wrapper of `f` to its module: `i64 (ptr args)`, the
 /// result in the returned 64 bits (integers sign-extended, floats as their
 /// bits, pointers as integers, 0 for void).
@@ -262,102 +363,81 @@ unsafe fn add_wrapper(m: LLVMModuleRef, f: LLVMValueRef, name: &str, sig: &Signa
 }
 
 impl Jit {
-    /// Compiles a copy of `module` at codegen level `opt_level` (0-3); the
-    /// module itself stays as it is.
+    /// Compiles `module` at code generator level `opt_level` (0-3) for the
+    /// module's own processor; the module itself stays as it is.
     pub fn new(module: &Module, opt_level: u32) -> Result<Jit> {
+        Jit::with_codegen(module, &Codegen::level(opt_level))
+    }
+
+    /// Compiles `module` with the code generation settings `codegen`: in a
+    /// child process, to an object file, which is linked here.
+    pub fn with_codegen(module: &Module, codegen: &Codegen) -> Result<Jit> {
         init();
         module.verify().map_err(|m| {
             Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
         })?;
-        let copy = module.copy();
-        let (raw, ctx) = copy.into_raw();
-        let mut sigs = BTreeMap::new();
+        let raw = module.raw();
+        let mut sigs = Vec::new();
         let mut unsupported = BTreeMap::new();
         unsafe {
             let mut f = LLVMGetFirstFunction(raw);
-            let mut defined = Vec::new();
             while !f.is_null() {
                 if LLVMIsDeclaration(f) == 0 {
-                    defined.push(f);
+                    let mut len = 0;
+                    let name =
+                        crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
+                    match signature(f) {
+                        Ok(sig) => sigs.push((name, sig)),
+                        Err(why) => {
+                            unsupported.insert(name, why);
+                        }
+                    }
                 }
                 f = LLVMGetNextFunction(f);
             }
-            for f in defined {
-                let mut len = 0;
-                let name = crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
-                match signature(f) {
-                    Ok(sig) => {
-                        add_wrapper(raw, f, &name, &sig);
-                        sigs.insert(name, sig);
-                    }
-                    Err(why) => {
-                        unsupported.insert(name, why);
-                    }
+        }
+        let unresolved = codegen::unresolved(module);
+        let object = codegen::compile_object(module, &sigs, codegen)?;
+        let lljit = link(&module.name(), &object)?;
+        let mut jit = Jit {
+            lljit,
+            functions: BTreeMap::new(),
+            unsupported,
+            unresolved,
+            codegen: codegen.clone(),
+            timeout: None,
+            output: None,
+        };
+        for (name, sig) in sigs {
+            match jit.address(&format!("{PACKED_PREFIX}{name}")) {
+                Ok(addr) => {
+                    let packed: Packed = unsafe { std::mem::transmute::<usize, Packed>(addr) };
+                    jit.functions.insert(name, (sig, packed));
+                }
+                Err(e) => {
+                    jit.unsupported
+                        .insert(name, format!("linking it failed: {e}"));
                 }
             }
         }
-        // The wrappers' calls are always-inline; nothing else changes.
-        let triple = unsafe {
-            CStr::from_ptr(LLVMGetTarget(raw))
-                .to_string_lossy()
-                .into_owned()
-        };
-        if let Err(e) = crate::llvm::run_pipeline(
-            raw,
-            &triple,
-            &crate::llvm::Tuning::default(),
-            "always-inline",
-            None,
-        ) {
-            unsafe { LLVMDisposeModule(raw) };
-            return Err(Error::Invalid(format!(
-                "cannot prepare the JIT module: {e}"
-            )));
+        Ok(jit)
+    }
+
+    /// The code generation settings it was compiled with.
+    pub fn codegen(&self) -> &Codegen {
+        &self.codegen
+    }
+
+    /// The address of a symbol of the object (linking it on first use).
+    fn address(&self, symbol: &str) -> std::result::Result<usize, String> {
+        let c = CString::new(symbol).map_err(|e| e.to_string())?;
+        let mut addr = 0;
+        let e = unsafe { LLVMOrcLLJITLookup(self.lljit, &mut addr, c.as_ptr()) };
+        if e.is_null() {
+            Ok(addr as usize)
+        } else {
+            Err(unsafe { error_text(e) })
         }
-        let mut ee = std::ptr::null_mut();
-        let mut err = std::ptr::null_mut();
-        let failed = unsafe {
-            let mut opts: LLVMMCJITCompilerOptions = std::mem::zeroed();
-            LLVMInitializeMCJITCompilerOptions(
-                &mut opts,
-                std::mem::size_of::<LLVMMCJITCompilerOptions>(),
-            );
-            opts.OptLevel = opt_level.min(3);
-            LLVMCreateMCJITCompilerForModule(
-                &mut ee,
-                raw,
-                &mut opts,
-                std::mem::size_of::<LLVMMCJITCompilerOptions>(),
-                &mut err,
-            )
-        };
-        if failed != 0 {
-            let message = unsafe {
-                let m = CStr::from_ptr(err).to_string_lossy().into_owned();
-                LLVMDisposeMessage(err);
-                LLVMDisposeModule(raw);
-                m
-            };
-            return Err(Error::Invalid(format!("cannot create the JIT: {message}")));
-        }
-        let mut functions = BTreeMap::new();
-        for (name, sig) in sigs {
-            let c = CString::new(format!("{PACKED_PREFIX}{name}")).unwrap_or_default();
-            let addr = unsafe { LLVMGetFunctionAddress(ee, c.as_ptr()) };
-            if addr == 0 {
-                unsupported.insert(name, "LLVM did not compile it".into());
-                continue;
-            }
-            let packed: Packed = unsafe { std::mem::transmute::<usize, Packed>(addr as usize) };
-            functions.insert(name, (sig, packed));
-        }
-        Ok(Jit {
-            ee,
-            functions,
-            unsupported,
-            timeout: None,
-            _ctx: ctx,
-        })
     }
 
     /// The addresses of the compiled function and of its packed wrapper, for
@@ -365,9 +445,9 @@ impl Jit {
     /// isolated: a crash ends the process.
     pub fn addresses(&self, function: &str) -> Result<(usize, usize)> {
         let (_, packed) = self.lookup(function)?;
-        let c = CString::new(function)
-            .map_err(|_| Error::Invalid("function name contains NUL".into()))?;
-        let native = unsafe { LLVMGetFunctionAddress(self.ee, c.as_ptr()) } as usize;
+        let native = self
+            .address(function)
+            .map_err(|e| Error::Invalid(format!("'{function}': {e}")))?;
         Ok((native, *packed as usize))
     }
 
@@ -394,9 +474,35 @@ impl Jit {
         self.lookup(function).map(|(s, _)| s)
     }
 
+    /// Sets where calls' output goes: the cap per stream (otherwise the
+    /// context's `jit.max_output`) and a file that gets all of it.
+    pub fn with_output(mut self, max: usize, file: Option<std::path::PathBuf>) -> Jit {
+        self.output = Some(isolate::OutputSpec { max, file });
+        self
+    }
+
+    fn output_spec(&self) -> isolate::OutputSpec {
+        self.output.clone().unwrap_or_else(|| isolate::OutputSpec {
+            max: crate::PassContext::current()
+                .config_int(MAX_OUTPUT_KEY)
+                .ok()
+                .filter(|m| *m > 0)
+                .map_or(DEFAULT_MAX_OUTPUT, |m| m as usize),
+            file: None,
+        })
+    }
+
     fn lookup(&self, function: &str) -> Result<&(Signature, Packed)> {
         if let Some(why) = self.unsupported.get(function) {
             return Err(Error::Invalid(format!("cannot call '{function}': {why}")));
+        }
+        if let Some(symbols) = self.unresolved.get(function) {
+            let list = symbols.join(", ");
+            return Err(Error::Invalid(format!(
+                "cannot call '{function}': it uses {list}, which {} defined neither in the module nor in this process (undefined: {list}); define {} in the module, or :load the file that does",
+                if symbols.len() == 1 { "is" } else { "are" },
+                if symbols.len() == 1 { "it" } else { "them" },
+            )));
         }
         self.functions.get(function).ok_or_else(|| Error::NotFound {
             what: "function",
@@ -447,10 +553,24 @@ impl Jit {
     /// Calls `function` in an isolated child process (see the module
     /// documentation).
     pub fn call(&self, function: &str, args: &[Arg]) -> Result<CallResult> {
-        let (sig, run) = self.run(function, args, isolate::Plan::Call)?;
+        self.call_saving(function, args, None)
+    }
+
+    /// [`call`](Jit::call), writing all of the output to `file` (standard
+    /// output) and `file.err` (standard error), capped or not.
+    pub fn call_saving(
+        &self,
+        function: &str,
+        args: &[Arg],
+        file: Option<&std::path::Path>,
+    ) -> Result<CallResult> {
+        let mut spec = self.output_spec();
+        spec.file = file.map(std::path::Path::to_path_buf);
+        let (sig, run) = self.run_with(function, args, isolate::Plan::Call, &spec)?;
         Ok(CallResult {
             value: decode(sig, run.ret),
-            output: run.output,
+            stdout: run.stdout,
+            stderr: run.stderr,
             elapsed: run.elapsed,
         })
     }
@@ -461,9 +581,19 @@ impl Jit {
         args: &[Arg],
         plan: isolate::Plan,
     ) -> Result<(&Signature, isolate::Run)> {
+        self.run_with(function, args, plan, &self.output_spec())
+    }
+
+    fn run_with(
+        &self,
+        function: &str,
+        args: &[Arg],
+        plan: isolate::Plan,
+        output: &isolate::OutputSpec,
+    ) -> Result<(&Signature, isolate::Run)> {
         let (sig, packed) = self.lookup(function)?;
         let slots = Self::slots(function, sig, args)?;
-        let run = isolate::run(*packed, &slots, self.timeout(), plan)
+        let run = isolate::run(*packed, &slots, self.timeout(), plan, output)
             .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
         Ok((sig, run))
     }
@@ -493,7 +623,8 @@ impl Jit {
             value: decode(sig, run.ret),
             number: run.number,
             per_call,
-            output: run.output,
+            stdout: run.stdout,
+            stderr: run.stderr,
         })
     }
 }
@@ -544,7 +675,8 @@ pub struct TimeResult {
     pub number: u64,
     /// Mean time per call in each repeat: the raw samples.
     pub per_call: Vec<Duration>,
-    pub output: String,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl TimeResult {

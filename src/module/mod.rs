@@ -452,16 +452,6 @@ impl Module {
     pub(crate) fn raw(&self) -> LLVMModuleRef {
         self.raw
     }
-
-    /// Gives up ownership of the LLVM module (to an execution engine, which
-    /// disposes it), keeping its context alive through the returned handle.
-    pub(crate) fn into_raw(self) -> (LLVMModuleRef, Rc<LlvmContext>) {
-        let this = ManuallyDrop::new(self);
-        // Safe: `this` is never dropped, so each field is moved out once.
-        let ctx = unsafe { std::ptr::read(&this.ctx) };
-        let _ = unsafe { std::ptr::read(&this.last_snapshot) };
-        (this.raw, ctx)
-    }
 }
 
 /// The string attribute that [`Module::mark_skip`] sets.

@@ -23,6 +23,8 @@ pub mod keys {
     pub const MERGE_FUNCTIONS: &str = "llvm.merge_functions";
     pub const CALL_GRAPH_PROFILE: &str = "llvm.call_graph_profile";
     pub const INLINER_THRESHOLD: &str = "llvm.inliner_threshold";
+    pub const TARGET_CPU: &str = "target.cpu";
+    pub const TARGET_FEATURES: &str = "target.features";
 }
 
 pub(crate) fn config_options() -> Vec<ConfigOption> {
@@ -43,7 +45,20 @@ pub(crate) fn config_options() -> Vec<ConfigOption> {
             INLINER_THRESHOLD,
             i64::from(d.inliner_threshold),
             "inliner threshold (-1: LLVM's default for the opt level)",
-        ),
+        )
+        .with_range(-1.0, f64::from(i32::MAX)),
+        ConfigOption::new(
+            TARGET_CPU,
+            "",
+            "the processor to optimize and generate code for: a name LLVM knows (x86-64-v3, znver4, …), host (this machine's, as clang's -march=native), or empty (the module's own, clang's default)",
+        )
+        .with_check(llvm::check_cpu),
+        ConfigOption::new(
+            TARGET_FEATURES,
+            "",
+            "processor features, +feature or -feature separated by commas (+avx2,-fma), host (this machine's), or empty (the module's own)",
+        )
+        .with_check(llvm::check_features),
     ]
 }
 
@@ -63,6 +78,18 @@ fn tuning(ctx: &PassContext) -> Result<Tuning> {
             got: threshold.to_string(),
         })?,
     })
+}
+
+/// The processor a context optimizes for (`target.cpu`, `target.features`).
+pub(crate) fn target(ctx: &PassContext) -> Result<llvm::Target> {
+    use keys::*;
+    let text = |key: &str| -> Result<String> {
+        Ok(match ctx.config(key)? {
+            crate::ConfigValue::Str(s) => s,
+            other => other.to_string(),
+        })
+    };
+    llvm::Target::new(&text(TARGET_CPU)?, &text(TARGET_FEATURES)?)
 }
 
 /// A pipeline of LLVM passes, run by LLVM's new pass manager in one go.
@@ -262,6 +289,10 @@ impl Pass for LlvmPass {
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let tuning = tuning(ctx)?;
+        let target = target(ctx)?;
+        // The cost models read the processor from each function, as clang
+        // wrote it: a context's target is written there first.
+        llvm::set_target(module.raw(), &target);
         let module: &Module = module;
         let raw = module.raw();
         let triple = module.triple();
@@ -273,7 +304,7 @@ impl Pass for LlvmPass {
             && ctx.instruments().is_empty()
             && !crate::interrupt::watching()
         {
-            return llvm::run_pipeline(raw, &triple, &tuning, &self.info.name, None)
+            return llvm::run_pipeline(raw, &triple, &tuning, &target, &self.info.name, None)
                 .map_err(failed);
         }
         let mut bridge = Bridge {
@@ -284,7 +315,14 @@ impl Pass for LlvmPass {
             open: Vec::new(),
             error: None,
         };
-        let result = llvm::run_pipeline(raw, &triple, &tuning, &self.info.name, Some(&mut bridge));
+        let result = llvm::run_pipeline(
+            raw,
+            &triple,
+            &tuning,
+            &target,
+            &self.info.name,
+            Some(&mut bridge),
+        );
         // Passes left open by an error unwind their nesting here.
         bridge.open.clear();
         if let Some(e) = bridge.error {

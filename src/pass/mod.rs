@@ -15,6 +15,7 @@ mod print_ir;
 mod sequential;
 
 pub use function_pass::FunctionPass;
+pub(crate) use llvm_pass::target;
 pub use llvm_pass::{keys as llvm_keys, LlvmPass};
 pub use module_pass::ModulePass;
 pub use print_ir::PrintIr;

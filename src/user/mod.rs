@@ -47,7 +47,8 @@ pub(crate) fn config_options() -> Vec<ConfigOption> {
         TIMEOUT_MS,
         60_000i64,
         "how long a pass written in Rust may run (ms) before it is stopped and the Rust worker restarted",
-    )]
+    )
+    .with_range(1.0, 86_400_000.0)]
 }
 
 /// What a user function is, as a pass.

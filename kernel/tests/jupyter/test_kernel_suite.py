@@ -17,10 +17,13 @@ void hello(void) { printf("hello, world\\n"); }
 .
 :call hello"""
 
-# clang warns about this on standard error (-Wreturn-type), and the module
-# still loads.
-WARNING = """:module warn --lang c
-int no_return(int x) { if (x) return 1; }"""
+# JIT-compiled C writing to standard error: a `stream` named stderr (what
+# the program writes, not a compiler warning).
+STDERR = """:module oops --lang c
+#include <stdio.h>
+int oops(void) { fprintf(stderr, "oops, on standard error\\n"); return 1; }
+.
+:call oops"""
 
 CHART = """:module chart --lang c
 int sq(int x) { return x * x; }
@@ -36,7 +39,7 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
     file_extension = ".plab"
 
     code_hello_world = HELLO
-    code_stderr = WARNING
+    code_stderr = STDERR
 
     completion_samples = [
         {"text": ":ru", "matches": {":run", ":rust"}},

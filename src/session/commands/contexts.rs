@@ -34,6 +34,10 @@ pub(super) fn context_from(command: &str, settings: &[(String, String)]) -> Resu
             ),
             "disabled" => ctx.with_disabled(comma_list(value)),
             "required" => ctx.with_required(comma_list(value)),
+            // Short for the code generation settings.
+            "codegen" => ctx.with_config_text(crate::jit::CODEGEN_OPT_LEVEL_KEY, value)?,
+            "cpu" => ctx.with_config_text(crate::pass::llvm_keys::TARGET_CPU, value)?,
+            "features" => ctx.with_config_text(crate::pass::llvm_keys::TARGET_FEATURES, value)?,
             k => match k.strip_prefix("config.") {
                 Some(option) => ctx.with_config_text(option, value)?,
                 None => {
@@ -42,7 +46,15 @@ pub(super) fn context_from(command: &str, settings: &[(String, String)]) -> Resu
                         message: format!("unknown setting '{k}'"),
                         suggestions: crate::nearest_names(
                             k,
-                            ["opt_level", "disabled", "required", "config."],
+                            [
+                                "opt_level",
+                                "disabled",
+                                "required",
+                                "codegen",
+                                "cpu",
+                                "features",
+                                "config.",
+                            ],
                         ),
                     })
                 }

@@ -57,14 +57,16 @@ pub(super) fn buffers(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     table(&t)
 }
 
-/// The compiled current module (compiled again when it changed).
+/// The compiled current module (compiled again when it or the context's
+/// code generation settings changed).
 pub(super) fn jit_for(s: &mut Session, command: &str) -> Result<String> {
     let name = current(s, command)?;
     let m = s.module_named(command, &name)?;
     let fp = m.fingerprint();
-    let fresh = matches!(s.jits.get(&name), Some((f, _)) if *f == fp);
+    let codegen = crate::jit::Codegen::from_context(&PassContext::current())?;
+    let fresh = matches!(s.jits.get(&name), Some((f, j)) if *f == fp && *j.codegen() == codegen);
     if !fresh {
-        let jit = crate::jit::Jit::new(m, 2)?;
+        let jit = crate::jit::Jit::with_codegen(m, &codegen)?;
         s.jits.insert(name.clone(), (fp, jit));
     }
     Ok(name)
@@ -98,25 +100,45 @@ pub(super) fn call_args<'b>(
 }
 
 pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let (f, rest) = a
-        .words
+    let mut words = a.words.clone();
+    // `--out FILE`: all of the output goes there too.
+    let save = match words.iter().position(|w| w == "--out") {
+        Some(i) if i + 1 < words.len() => {
+            let file = words.remove(i + 1);
+            words.remove(i);
+            Some(std::path::PathBuf::from(file))
+        }
+        Some(_) => return Err(err("call", "--out expects a file name")),
+        None => None,
+    };
+    let (f, rest) = words
         .split_first()
-        .ok_or_else(|| err("call", "expects FN ARGS..."))?;
+        .ok_or_else(|| err("call", "expects FN ARGS... [--out FILE]"))?;
     if let Some((k, _)) = a.settings.first() {
         return Err(err("call", format!("takes no settings, got '{k}='")));
     }
     let name = jit_for(s, "call")?;
     let args = call_args(s, "call", rest)?;
     let jit = &s.jits[&name].1;
-    let r = jit.call(f, &args)?;
+    let r = jit.call_saving(f, &args, save.as_deref())?;
     let mut o = Output::default();
-    if !r.output.is_empty() {
-        o.items.push(Item::Stream(r.output));
+    if !r.stdout.is_empty() {
+        o.items.push(Item::Stream(r.stdout));
+    }
+    if !r.stderr.is_empty() {
+        o.items.push(Item::Stderr(r.stderr));
     }
     o.push_text(match r.value {
         Some(v) => format!("{f}({}) = {v}", rest.join(", ")),
         None => format!("{f}({}) returned", rest.join(", ")),
     });
+    if let Some(file) = save {
+        o.push_text(format!(
+            "all of its output: {} (standard output), {}.err (standard error)",
+            file.display(),
+            file.display()
+        ));
+    }
     Ok(o)
 }
 

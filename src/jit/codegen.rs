@@ -1,0 +1,228 @@
+//! Code generation: the settings (part of the pass context) and compiling a
+//! module to an object file in a forked child.
+//!
+//! LLVM reports some code generation and MC-layer errors as fatal: it
+//! prints them and ends the process (`report_fatal_error`, or an MCContext
+//! error with no handler, as for inline assembly that does not assemble).
+//! So the session never generates code itself: a child does, on its copy of
+//! the session's memory, and sends back an object file; the session then
+//! only links it ([`super::Jit`], ORC's LLJIT: errors as values). A fatal
+//! error ends the child and becomes an error naming the module and quoting
+//! LLVM's message.
+
+use super::{add_wrapper, isolate, Signature};
+use crate::context::PassContext;
+use crate::llvm::{self, Target, Tuning};
+use crate::module::Module;
+use crate::{Error, Result};
+use llvm_sys::core::*;
+use llvm_sys::target_machine::*;
+use std::ffi::{CStr, CString};
+
+/// Config key: the code generator's optimization level (LLVM's `-O0`…`-O3`
+/// for instruction selection, register allocation and scheduling).
+pub const OPT_LEVEL_KEY: &str = "codegen.opt_level";
+
+/// How code is generated: the code generator's level and the processor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Codegen {
+    pub opt_level: u32,
+    pub target: Target,
+    /// `target.cpu` as given (`host`, a name, or empty), for labels.
+    pub cpu_setting: String,
+}
+
+impl Default for Codegen {
+    /// Level 2 (as clang -O2 and llc), the module's own processor.
+    fn default() -> Codegen {
+        Codegen {
+            opt_level: 2,
+            target: Target::default(),
+            cpu_setting: String::new(),
+        }
+    }
+}
+
+impl Codegen {
+    /// Level `opt_level` (0-3) for the module's own processor.
+    pub fn level(opt_level: u32) -> Codegen {
+        Codegen {
+            opt_level: opt_level.min(3),
+            ..Codegen::default()
+        }
+    }
+
+    /// The settings of `ctx`: `codegen.opt_level`, `target.cpu`,
+    /// `target.features`.
+    pub fn from_context(ctx: &PassContext) -> Result<Codegen> {
+        let level = ctx.config_int(OPT_LEVEL_KEY)?;
+        let cpu = match ctx.config(crate::pass::llvm_keys::TARGET_CPU)? {
+            crate::ConfigValue::Str(s) => s,
+            v => v.to_string(),
+        };
+        Ok(Codegen {
+            opt_level: level.clamp(0, 3) as u32,
+            target: crate::pass::target(ctx)?,
+            cpu_setting: cpu,
+        })
+    }
+
+    /// As tables show it: `codegen O2`, `codegen O3, cpu host (znver3)`.
+    pub fn label(&self) -> String {
+        let mut s = format!("codegen O{}", self.opt_level);
+        match (self.cpu_setting.as_str(), self.target.cpu.as_str()) {
+            ("", "") => {}
+            ("host", cpu) => s.push_str(&format!(", cpu host ({cpu})")),
+            (_, cpu) => s.push_str(&format!(", cpu {cpu}")),
+        }
+        if !self.target.features.is_empty() && self.cpu_setting != "host" {
+            s.push_str(&format!(", features {}", self.target.features));
+        }
+        s
+    }
+}
+
+pub(crate) fn config_options() -> Vec<crate::ConfigOption> {
+    vec![crate::ConfigOption::new(
+        OPT_LEVEL_KEY,
+        2i64,
+        "the code generator's optimization level for JIT compilation (0-3; LLVM's default, 2, as clang -O2)",
+    )
+    .with_range(0.0, 3.0)]
+}
+
+/// The symbols each function reaches that neither the module nor this
+/// process defines: function name → symbols.
+pub(crate) fn unresolved(module: &Module) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut sinks = crate::ffi::Sinks::default();
+    unsafe { crate::ffi::plab_unresolved(module.raw(), crate::ffi::SINK_FIRST, sinks.user()) };
+    sinks
+        .first_text()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(f, syms)| (f.to_string(), syms.split(',').map(str::to_string).collect()))
+        .collect()
+}
+
+/// Compiles `module` with a packed wrapper for each of `wrappers` into an
+/// object file, in a forked child (see the module documentation).
+pub(crate) fn compile_object(
+    module: &Module,
+    wrappers: &[(String, Signature)],
+    cg: &Codegen,
+) -> Result<Vec<u8>> {
+    let name = module.name();
+    let raw = module.raw();
+    let triple = module.triple();
+    let work = move || -> std::result::Result<Vec<u8>, String> {
+        // In the child: the module is this process's copy of the session's,
+        // changed here only.
+        unsafe {
+            llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
+            for (fname, sig) in wrappers {
+                let c = CString::new(fname.as_str()).map_err(|e| e.to_string())?;
+                let f = LLVMGetNamedFunction(raw, c.as_ptr());
+                if !f.is_null() {
+                    add_wrapper(raw, f, fname, sig);
+                }
+            }
+            crate::ffi::plab_stub_unresolved(raw);
+        }
+        llvm::set_target(raw, &cg.target);
+        // The wrappers' calls are always-inline; nothing else changes.
+        llvm::run_pipeline(
+            raw,
+            &triple,
+            &Tuning::default(),
+            &cg.target,
+            "always-inline",
+            None,
+        )?;
+        emit(raw, &triple, cg)
+    };
+    isolate::in_child(work).map_err(|e| match e {
+        isolate::ChildError::Interrupted => Error::Interrupted {
+            pass: format!("code generation for {name}"),
+        },
+        isolate::ChildError::Failed(message) => Error::Codegen {
+            module: name.clone(),
+            message,
+        },
+    })
+}
+
+/// LLVM's fatal errors in the compiling child: say what, and end it now
+/// (not through `exit`, which would run the session's exit handlers).
+extern "C" fn on_fatal_error(reason: *const std::os::raw::c_char) {
+    unsafe {
+        let text = CStr::from_ptr(reason).to_bytes();
+        libc::write(2, text.as_ptr().cast(), text.len());
+        libc::write(2, b"\n".as_ptr().cast(), 1);
+        libc::_exit(70);
+    }
+}
+
+/// The object file of `m` for `cg` (position independent, small code
+/// model, as ORC's linker expects).
+fn emit(
+    m: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    cg: &Codegen,
+) -> std::result::Result<Vec<u8>, String> {
+    unsafe {
+        llvm_sys::target::LLVM_InitializeNativeTarget();
+        llvm_sys::target::LLVM_InitializeNativeAsmPrinter();
+        llvm_sys::target::LLVM_InitializeNativeAsmParser();
+        let triple = if triple.is_empty() {
+            let t = LLVMGetDefaultTargetTriple();
+            let s = CStr::from_ptr(t).to_string_lossy().into_owned();
+            LLVMDisposeMessage(t);
+            s
+        } else {
+            triple.to_string()
+        };
+        let c_triple = CString::new(triple.as_str()).map_err(|e| e.to_string())?;
+        let mut target = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        if LLVMGetTargetFromTriple(c_triple.as_ptr(), &mut target, &mut err) != 0 {
+            let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+            LLVMDisposeMessage(err);
+            return Err(format!("no target for {triple}: {m}"));
+        }
+        let cpu = CString::new(cg.target.cpu.as_str()).map_err(|e| e.to_string())?;
+        let features = CString::new(cg.target.features.as_str()).map_err(|e| e.to_string())?;
+        let level = match cg.opt_level {
+            0 => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
+            1 => LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
+            2 => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+            _ => LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+        };
+        let tm = LLVMCreateTargetMachine(
+            target,
+            c_triple.as_ptr(),
+            cpu.as_ptr(),
+            features.as_ptr(),
+            level,
+            LLVMRelocMode::LLVMRelocPIC,
+            LLVMCodeModel::LLVMCodeModelSmall,
+        );
+        let mut buf = std::ptr::null_mut();
+        let failed = LLVMTargetMachineEmitToMemoryBuffer(
+            tm,
+            m,
+            LLVMCodeGenFileType::LLVMObjectFile,
+            &mut err,
+            &mut buf,
+        ) != 0;
+        LLVMDisposeTargetMachine(tm);
+        if failed {
+            let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+            LLVMDisposeMessage(err);
+            return Err(m);
+        }
+        let start = LLVMGetBufferStart(buf) as *const u8;
+        let bytes = std::slice::from_raw_parts(start, LLVMGetBufferSize(buf)).to_vec();
+        LLVMDisposeMemoryBuffer(buf);
+        Ok(bytes)
+    }
+}
