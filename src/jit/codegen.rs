@@ -10,7 +10,7 @@
 //! error ends the child and becomes an error naming the module and quoting
 //! LLVM's message.
 
-use super::{add_wrapper, isolate, Signature};
+use super::{add_packed_entry, isolate, Signature};
 use crate::context::PassContext;
 use crate::llvm::{self, Target, Tuning};
 use crate::module::Module;
@@ -104,8 +104,9 @@ pub(crate) fn unresolved(module: &Module) -> std::collections::BTreeMap<String, 
         .collect()
 }
 
-/// Compiles `module` with a packed wrapper for each of `wrappers` into an
-/// object file, in a forked child (see the module documentation).
+/// Compiles `module` with a packed entry point for `wrappers` (in that
+/// order) into an object file, in a forked child (see the module
+/// documentation).
 pub(crate) fn compile_object(
     module: &Module,
     wrappers: &[(String, Signature)],
@@ -119,17 +120,12 @@ pub(crate) fn compile_object(
         // changed here only.
         unsafe {
             llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
-            for (fname, sig) in wrappers {
-                let c = CString::new(fname.as_str()).map_err(|e| e.to_string())?;
-                let f = LLVMGetNamedFunction(raw, c.as_ptr());
-                if !f.is_null() {
-                    add_wrapper(raw, f, fname, sig);
-                }
-            }
+            add_packed_entry(raw, wrappers);
             crate::ffi::plab_stub_unresolved(raw);
         }
         llvm::set_target(raw, &cg.target);
-        // The wrappers' calls are always-inline; nothing else changes.
+        // The entry point's calls of small functions are always-inline;
+        // nothing else changes.
         llvm::run_pipeline(
             raw,
             &triple,

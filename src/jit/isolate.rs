@@ -51,9 +51,9 @@ fn now_ns() -> u64 {
 
 /// Runs the plan in the child; fills `msg` with [ret, ns of the first
 /// call or number, repeat count, repeat times…] and returns its length.
-fn child_work(f: super::Packed, slots: &[u64], plan: Plan, msg: &mut [u64]) -> usize {
+fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut [u64]) -> usize {
     let t0 = now_ns();
-    let ret = unsafe { f(slots.as_ptr()) };
+    let ret = unsafe { f(index, slots.as_ptr()) };
     let first = now_ns() - t0;
     msg[0] = ret;
     match plan {
@@ -74,7 +74,7 @@ fn child_work(f: super::Packed, slots: &[u64], plan: Plan, msg: &mut [u64]) -> u
             let time = |n: u64| {
                 let t0 = now_ns();
                 for _ in 0..n {
-                    std::hint::black_box(unsafe { f(slots.as_ptr()) });
+                    std::hint::black_box(unsafe { f(index, slots.as_ptr()) });
                 }
                 now_ns() - t0
             };
@@ -231,6 +231,7 @@ impl Capture {
 /// with whatever the function printed.
 pub(crate) fn run(
     f: super::Packed,
+    index: u32,
     slots: &[u64],
     timeout: Duration,
     plan: Plan,
@@ -271,7 +272,7 @@ pub(crate) fn run(
             libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
             default_signals();
             let mut msg = [0u64; MAX_REPEAT + 3];
-            let n = child_work(f, slots, plan, &mut msg);
+            let n = child_work(f, index, slots, plan, &mut msg);
             libc::write(res[1], msg.as_ptr() as *const libc::c_void, n * 8);
             libc::_exit(0);
         }

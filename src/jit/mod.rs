@@ -158,12 +158,16 @@ pub struct CallResult {
     pub elapsed: Duration,
 }
 
-pub(crate) type Packed = unsafe extern "C" fn(*const u64) -> u64;
+/// The packed entry point: function index, argument slots → result bits.
+pub(crate) type Packed = unsafe extern "C" fn(u32, *const u64) -> u64;
 
 /// A compiled module, linked into this process (not run in it).
 pub struct Jit {
     lljit: LLVMOrcLLJITRef,
-    functions: BTreeMap<String, (Signature, Packed)>,
+    /// Callable functions: signature and index in the packed entry point.
+    functions: BTreeMap<String, (Signature, u32)>,
+    /// The packed entry point (null until linked).
+    packed: Packed,
     /// Functions whose signature cannot be called, with the reason.
     unsupported: BTreeMap<String, String>,
     /// Functions that reach symbols defined nowhere, with those symbols.
@@ -182,6 +186,11 @@ impl Drop for Jit {
             }
         }
     }
+}
+
+/// What `packed` is before linking: never called.
+unsafe extern "C" fn no_entry(_: u32, _: *const u64) -> u64 {
+    0
 }
 
 fn init() {
@@ -257,7 +266,27 @@ fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
     }
 }
 
-const PACKED_PREFIX: &str = "__passlab_packed.";
+/// The packed entry point of a compiled module.
+const PACKED_ENTRY: &str = "__passlab_packed";
+
+/// Functions of at most this many instructions are inlined into their case
+/// of the packed entry point.
+const INLINE_INTO_ENTRY: usize = 16;
+
+/// The instructions in `f`'s body.
+unsafe fn instruction_count(f: LLVMValueRef) -> usize {
+    let mut n = 0;
+    let mut bb = LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        let mut i = LLVMGetFirstInstruction(bb);
+        while !i.is_null() {
+            n += 1;
+            i = LLVMGetNextInstruction(i);
+        }
+        bb = LLVMGetNextBasicBlock(bb);
+    }
+    n
+}
 
 /// An LLJIT holding `object`, resolving what it does not define from this
 /// process. Linking happens at the first lookup.
@@ -313,52 +342,76 @@ extern "C" fn quiet_errors(_ctx: *mut std::ffi::c_void, e: LLVMErrorRef) {
     unsafe { LLVMConsumeError(e) }
 }
 
-/// Adds the packed wrapper of `f` to its module: `i64 (ptr args)`, the
-/// result in the returned 64 bits (integers sign-extended, floats as their
-/// bits, pointers as integers, 0 for void).
-unsafe fn add_wrapper(m: LLVMModuleRef, f: LLVMValueRef, name: &str, sig: &Signature) {
+/// Adds the packed entry point to `m`: `i64 @__passlab_packed(i32 index,
+/// ptr args)`, which calls function `index` of `functions` with its
+/// arguments loaded from 64-bit slots and returns the result in 64 bits
+/// (integers sign-extended, floats as their bits, pointers as integers, 0
+/// for void). One function with a case per callable function, not a
+/// wrapper each: LLVM's code generator has a cost per function (about a
+/// third of a millisecond here), which a thousand wrappers multiply.
+unsafe fn add_packed_entry(m: LLVMModuleRef, functions: &[(String, Signature)]) {
     let ctx = LLVMGetModuleContext(m);
     let ptr = LLVMPointerTypeInContext(ctx, 0);
     let i64t = LLVMInt64TypeInContext(ctx);
     let i32t = LLVMInt32TypeInContext(ctx);
-    let mut params = [ptr];
-    let wty = LLVMFunctionType(i64t, params.as_mut_ptr(), 1, 0);
-    let wname = CString::new(format!("{PACKED_PREFIX}{name}")).unwrap_or_default();
-    let w = LLVMAddFunction(m, wname.as_ptr(), wty);
-    let bb = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
+    let mut params = [i32t, ptr];
+    let wty = LLVMFunctionType(i64t, params.as_mut_ptr(), 2, 0);
+    let name = CString::new(PACKED_ENTRY).unwrap_or_default();
+    let w = LLVMAddFunction(m, name.as_ptr(), wty);
+    let entry = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
+    let unknown = LLVMAppendBasicBlockInContext(ctx, w, c"unknown".as_ptr());
     let b = LLVMCreateBuilderInContext(ctx);
-    LLVMPositionBuilderAtEnd(b, bb);
-    let args = LLVMGetParam(w, 0);
-    let fty = LLVMGlobalGetValueType(f);
-    let n = sig.params.len();
-    let mut ptys = vec![std::ptr::null_mut(); n];
-    LLVMGetParamTypes(fty, ptys.as_mut_ptr());
-    let mut values = Vec::with_capacity(n);
-    for (i, t) in ptys.iter().enumerate() {
-        let mut idx = [LLVMConstInt(i64t, i as u64, 0)];
-        let slot = LLVMBuildGEP2(b, i64t, args, idx.as_mut_ptr(), 1, c"".as_ptr());
-        values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
-    }
-    let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
-    // Inline the function into its wrapper (in this private copy), so that a
-    // packed call costs one call, not two.
-    let kind = LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
-    let attr = LLVMCreateEnumAttribute(ctx, kind, 0);
-    LLVMAddCallSiteAttribute(r, llvm_sys::LLVMAttributeFunctionIndex, attr);
-    let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
-    LLVMRemoveEnumAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, noinline);
-    let out = match sig.ret {
-        None => LLVMConstInt(i64t, 0, 0),
-        Some(Scalar::Int(64)) => r,
-        Some(Scalar::Int(_)) => LLVMBuildSExt(b, r, i64t, c"".as_ptr()),
-        Some(Scalar::F32) => {
-            let bits = LLVMBuildBitCast(b, r, i32t, c"".as_ptr());
-            LLVMBuildZExt(b, bits, i64t, c"".as_ptr())
+    LLVMPositionBuilderAtEnd(b, unknown);
+    LLVMBuildRet(b, LLVMConstInt(i64t, 0, 0));
+    LLVMPositionBuilderAtEnd(b, entry);
+    let index = LLVMGetParam(w, 0);
+    let args = LLVMGetParam(w, 1);
+    let switch = LLVMBuildSwitch(b, index, unknown, functions.len() as u32);
+    for (i, (fname, sig)) in functions.iter().enumerate() {
+        let Ok(c) = CString::new(fname.as_str()) else {
+            continue;
+        };
+        let f = LLVMGetNamedFunction(m, c.as_ptr());
+        if f.is_null() {
+            continue;
         }
-        Some(Scalar::F64) => LLVMBuildBitCast(b, r, i64t, c"".as_ptr()),
-        Some(Scalar::Ptr) => LLVMBuildPtrToInt(b, r, i64t, c"".as_ptr()),
-    };
-    LLVMBuildRet(b, out);
+        let case = LLVMAppendBasicBlockInContext(ctx, w, c"".as_ptr());
+        LLVMAddCase(switch, LLVMConstInt(i32t, i as u64, 0), case);
+        LLVMPositionBuilderAtEnd(b, case);
+        let fty = LLVMGlobalGetValueType(f);
+        let n = sig.params.len();
+        let mut ptys = vec![std::ptr::null_mut(); n];
+        LLVMGetParamTypes(fty, ptys.as_mut_ptr());
+        let mut values = Vec::with_capacity(n);
+        for (j, t) in ptys.iter().enumerate() {
+            let mut idx = [LLVMConstInt(i64t, j as u64, 0)];
+            let slot = LLVMBuildGEP2(b, i64t, args, idx.as_mut_ptr(), 1, c"".as_ptr());
+            values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
+        }
+        let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
+        // A small function is inlined into its case, so that a packed call
+        // costs one call, not two; a large one is called (an extra call is
+        // nothing next to its work).
+        if instruction_count(f) <= INLINE_INTO_ENTRY {
+            let kind = LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
+            let attr = LLVMCreateEnumAttribute(ctx, kind, 0);
+            LLVMAddCallSiteAttribute(r, llvm_sys::LLVMAttributeFunctionIndex, attr);
+            let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+            LLVMRemoveEnumAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, noinline);
+        }
+        let out = match sig.ret {
+            None => LLVMConstInt(i64t, 0, 0),
+            Some(Scalar::Int(64)) => r,
+            Some(Scalar::Int(_)) => LLVMBuildSExt(b, r, i64t, c"".as_ptr()),
+            Some(Scalar::F32) => {
+                let bits = LLVMBuildBitCast(b, r, i32t, c"".as_ptr());
+                LLVMBuildZExt(b, bits, i64t, c"".as_ptr())
+            }
+            Some(Scalar::F64) => LLVMBuildBitCast(b, r, i64t, c"".as_ptr()),
+            Some(Scalar::Ptr) => LLVMBuildPtrToInt(b, r, i64t, c"".as_ptr()),
+        };
+        LLVMBuildRet(b, out);
+    }
     LLVMDisposeBuilder(b);
 }
 
@@ -402,22 +455,27 @@ impl Jit {
         let mut jit = Jit {
             lljit,
             functions: BTreeMap::new(),
+            packed: no_entry,
             unsupported,
             unresolved,
             codegen: codegen.clone(),
             timeout: None,
             output: None,
         };
-        for (name, sig) in sigs {
-            match jit.address(&format!("{PACKED_PREFIX}{name}")) {
-                Ok(addr) => {
-                    let packed: Packed = unsafe { std::mem::transmute::<usize, Packed>(addr) };
-                    jit.functions.insert(name, (sig, packed));
-                }
-                Err(e) => {
-                    jit.unsupported
-                        .insert(name, format!("linking it failed: {e}"));
-                }
+        match jit.address(PACKED_ENTRY) {
+            Ok(addr) => {
+                jit.packed = unsafe { std::mem::transmute::<usize, Packed>(addr) };
+                jit.functions = sigs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (name, sig))| (name, (sig, i as u32)))
+                    .collect();
+            }
+            Err(e) => {
+                return Err(Error::Codegen {
+                    module: module.name(),
+                    message: format!("linking the compiled module failed: {e}"),
+                })
             }
         }
         Ok(jit)
@@ -440,15 +498,16 @@ impl Jit {
         }
     }
 
-    /// The addresses of the compiled function and of its packed wrapper, for
-    /// benchmarks that call them in this process. Calling them is not
-    /// isolated: a crash ends the process.
-    pub fn addresses(&self, function: &str) -> Result<(usize, usize)> {
-        let (_, packed) = self.lookup(function)?;
+    /// The address of the compiled function, and of the packed entry point
+    /// with the function's index there, for benchmarks that call them in
+    /// this process (`unsafe extern "C" fn(u32, *const u64) -> u64`).
+    /// Calling them is not isolated: a crash ends the process.
+    pub fn addresses(&self, function: &str) -> Result<(usize, usize, u32)> {
+        let (_, index) = self.lookup(function)?;
         let native = self
             .address(function)
             .map_err(|e| Error::Invalid(format!("'{function}': {e}")))?;
-        Ok((native, *packed as usize))
+        Ok((native, self.packed as usize, *index))
     }
 
     /// Sets the time limit of calls (otherwise the context's
@@ -492,7 +551,7 @@ impl Jit {
         })
     }
 
-    fn lookup(&self, function: &str) -> Result<&(Signature, Packed)> {
+    fn lookup(&self, function: &str) -> Result<&(Signature, u32)> {
         if let Some(why) = self.unsupported.get(function) {
             return Err(Error::Invalid(format!("cannot call '{function}': {why}")));
         }
@@ -591,9 +650,9 @@ impl Jit {
         plan: isolate::Plan,
         output: &isolate::OutputSpec,
     ) -> Result<(&Signature, isolate::Run)> {
-        let (sig, packed) = self.lookup(function)?;
+        let (sig, index) = self.lookup(function)?;
         let slots = Self::slots(function, sig, args)?;
-        let run = isolate::run(*packed, &slots, self.timeout(), plan, output)
+        let run = isolate::run(self.packed, *index, &slots, self.timeout(), plan, output)
             .map_err(|failure| Error::Invalid(format!("'{function}' {failure}")))?;
         Ok((sig, run))
     }

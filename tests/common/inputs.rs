@@ -69,3 +69,21 @@ pub fn zlib_source(file: &str) -> passlab::Source {
         .expect("zlib file")
         .clang_args([format!("-I{}", dir.display())])
 }
+
+/// The directory of Lua 5.4's sources (lua-src: lapi.c … lzio.c, 32 files).
+pub fn lua_dir() -> PathBuf {
+    crate_dir("lua-src").join("lua-5.4.7")
+}
+
+/// Lua's C files, sorted, and the driver that runs Lua programs
+/// (tests/inputs/lua_driver.c).
+pub fn lua_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(lua_dir())
+        .expect("lua sources")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    files.sort();
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/lua_driver.c"));
+    files
+}
