@@ -97,6 +97,10 @@ impl From<&str> for ConfigValue {
     }
 }
 
+/// Says why a string is not a value an option takes (the message names
+/// the values that are).
+pub type TextCheck = fn(&str) -> std::result::Result<(), String>;
+
 /// A declared option: its key, type, default, who reads it, and which
 /// values it takes.
 #[derive(Clone, Debug)]
@@ -108,7 +112,7 @@ pub struct ConfigOption {
     pub range: Option<(f64, f64)>,
     /// For strings: says why a value is not allowed (the message names the
     /// values that are).
-    pub check_text: Option<fn(&str) -> std::result::Result<(), String>>,
+    pub check_text: Option<TextCheck>,
 }
 
 impl ConfigOption {

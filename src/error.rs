@@ -197,6 +197,17 @@ impl Error {
     }
 }
 
+/// The message of a caught panic.
+pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with no message".into()
+    }
+}
+
 /// `passlab`'s result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -8,15 +8,33 @@
 //! A front end calls [`request`] (Ctrl-C, a Jupyter interrupt); the session
 //! clears the request before each command, so it never reaches the next.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static WATCHING: AtomicBool = AtomicBool::new(false);
+/// The child process running JIT-compiled code now (0: none); the JIT
+/// reports it here, so that a request reaches it.
+static CHILD: AtomicI32 = AtomicI32::new(0);
 
 /// Asks what runs now to stop. Async-signal-safe.
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);
-    crate::jit::interrupt();
+    interrupt_child();
+}
+
+/// Interrupts the JIT-compiled code running now, as Ctrl-C would (SIGINT to
+/// its child process): the call ends with "was interrupted" and the session
+/// stays as it was. Safe from any thread and from a signal handler. Returns
+/// whether something was running.
+pub fn interrupt_child() -> bool {
+    let pid = CHILD.load(Ordering::SeqCst);
+    // Safe: a plain signal to a process of ours.
+    pid > 0 && unsafe { libc::kill(pid, libc::SIGINT) } == 0
+}
+
+/// The JIT says which child runs code now (0: none).
+pub(crate) fn set_child(pid: i32) {
+    CHILD.store(pid, Ordering::SeqCst);
 }
 
 /// Whether an interrupt was requested and not cleared.

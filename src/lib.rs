@@ -28,6 +28,7 @@ pub mod context;
 pub mod diff;
 mod error;
 mod ffi;
+pub mod info;
 pub mod instrument;
 pub mod interrupt;
 pub mod jit;

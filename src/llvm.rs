@@ -359,7 +359,7 @@ fn guarded<R>(state: &mut HookState<'_>, default: R, f: impl FnOnce(&mut dyn Hoo
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(hooks))) {
         Ok(r) => r,
         Err(p) => {
-            state.panic = Some(crate::pass::panic_message(&p));
+            state.panic = Some(crate::error::panic_message(&p));
             default
         }
     }

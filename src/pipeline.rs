@@ -2,9 +2,13 @@
 //! turned into a [`Sequential`], and the default pipeline per opt level
 //! (TVM's `OptimizeImpl` analog).
 
-use crate::pass::{PassInfo, PassRef, Sequential};
+use crate::context::PassContext;
+use crate::instrument::{Bisect, BisectEntry};
+use crate::module::Module;
+use crate::pass::{Pass, PassInfo, PassRef, Sequential};
 use crate::registry;
 use crate::{Error, Result};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Splits pipeline text at the commas that are not inside `<…>` or `(…)`.
@@ -104,6 +108,76 @@ pub fn default_pipeline_info(opt_level: u32) -> PassInfo {
     PassInfo::new(&format!("O{level}"), 0).describe(&format!(
         "the default pipeline for opt level {level}: {what}"
     ))
+}
+
+/// What [`bisect_search`] found: the optional pass after which the result first
+/// goes bad.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BisectFound {
+    /// The culprit: the `index`-th optional pass.
+    pub entry: BisectEntry,
+    /// How many optional passes the whole pipeline asks about.
+    pub total: usize,
+    /// How many times the pipeline ran during the search.
+    pub runs: usize,
+}
+
+/// Finds the first optional pass of `pass` after which `bad` holds for a
+/// copy of `module`, by halving the bisect limit (the module itself is not
+/// touched). `bad` must be false with no optional pass run and true after
+/// the whole pipeline; each run uses the current context plus a
+/// [`Bisect`](crate::instrument::Bisect).
+pub fn bisect_search(
+    module: &Module,
+    pass: &dyn Pass,
+    mut bad: impl FnMut(&Module) -> Result<bool>,
+) -> Result<BisectFound> {
+    let mut runs = 0;
+    let mut attempt = |limit: Option<usize>, keep: bool| -> Result<(bool, Rc<Bisect>)> {
+        let mut copy = module.copy();
+        let b = Rc::new(Bisect::new(limit).keeping(keep));
+        let scope = PassContext::inherit().with_instrument(b.clone()).enter()?;
+        let result = pass.apply(&mut copy);
+        drop(scope);
+        result?;
+        runs += 1;
+        Ok((bad(&copy)?, b))
+    };
+    let (all_bad, full) = attempt(None, false)?;
+    let total = full.asked();
+    if !all_bad {
+        return Err(Error::Invalid(format!(
+            "bisect: the condition does not hold after the whole pipeline ({} optional passes), so no pass makes it go bad",
+            total
+        )));
+    }
+    let (none_bad, _) = attempt(Some(0), false)?;
+    if none_bad {
+        return Err(Error::Invalid(
+            "bisect: the condition already holds with no optional pass run (required passes or the input cause it)".into(),
+        ));
+    }
+    // Invariant: limit `lo` is good, limit `hi` is bad.
+    let (mut lo, mut hi) = (0, total);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if attempt(Some(mid), false)?.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let (_, last) = attempt(Some(hi), true)?;
+    let entry = last
+        .entries()
+        .into_iter()
+        .find(|e| e.index == hi)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
+            ))
+        })?;
+    Ok(BisectFound { entry, total, runs })
 }
 
 #[cfg(test)]

@@ -77,9 +77,6 @@ fn registry() -> &'static RwLock<Registry> {
         for option in crate::pass::config_options() {
             r.config.insert(option.key.clone(), option);
         }
-        for option in crate::jit::config_options() {
-            r.config.insert(option.key.clone(), option);
-        }
         for option in crate::passes::config_options() {
             r.config.insert(option.key.clone(), option);
         }
@@ -370,11 +367,7 @@ pub fn suggest(name: &str) -> Vec<String> {
     nearest_names(base_name(name), names)
 }
 
-/// The pass name in pipeline text: `loop-unroll` in `loop-unroll<O3>`.
-pub fn base_name(text: &str) -> &str {
-    let end = text.find(['<', '(']).unwrap_or(text.len());
-    text[..end].trim()
-}
+pub use crate::info::base_name;
 
 /// LLVM passes that crash the process on purpose.
 const REFUSED: &[&str] = &["trigger-crash-module", "trigger-crash-function"];

@@ -4,10 +4,11 @@
 mod common;
 
 use passlab::instrument::{
-    bisect_search, Bisect, Counts, FnInstrument, IrSize, PassFilter, PassRun, PrintChanged,
-    PrintPasses, Timing, Trace, VerifyEach,
+    Bisect, Counts, FnInstrument, IrSize, PassFilter, PassRun, PrintChanged, PrintPasses, Timing,
+    Trace, VerifyEach,
 };
 use passlab::llvm::IrUnit;
+use passlab::pipeline::bisect_search;
 use passlab::{
     pipeline, Error, ErrorKind, Instrument, Module, ModulePass, Pass, PassContext, PassInfo,
     PassRef, Sequential,

@@ -3,15 +3,12 @@
 //! limit until it finds the pass that first makes a result go bad.
 
 use super::{Instrument, PassRun};
-use crate::context::PassContext;
 use crate::llvm::IrUnit;
 use crate::module::Module;
-use crate::pass::Pass;
 use crate::table::Table;
-use crate::{Error, Result};
+use crate::Result;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
 /// One optional pass Bisect was asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +58,13 @@ impl Bisect {
             keep: true,
             count: RefCell::new(0),
         }
+    }
+
+    /// Whether it records each decision (for [`Bisect::entries`]); a
+    /// search turns this off for the runs whose decisions it does not read.
+    pub fn keeping(mut self, keep: bool) -> Bisect {
+        self.keep = keep;
+        self
     }
 
     /// Never runs passes of these names (full text or base name).
@@ -120,7 +124,7 @@ impl Bisect {
     }
 
     fn skipped(&self, name: &str) -> bool {
-        self.skip.contains(name) || self.skip.contains(crate::registry::base_name(name))
+        self.skip.contains(name) || self.skip.contains(crate::info::base_name(name))
     }
 }
 
@@ -144,76 +148,4 @@ impl Instrument for Bisect {
         }
         Ok(ran)
     }
-}
-
-/// What [`search`] found: the optional pass after which the result first
-/// goes bad.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BisectFound {
-    /// The culprit: the `index`-th optional pass.
-    pub entry: BisectEntry,
-    /// How many optional passes the whole pipeline asks about.
-    pub total: usize,
-    /// How many times the pipeline ran during the search.
-    pub runs: usize,
-}
-
-/// Finds the first optional pass of `pass` after which `bad` holds for a
-/// copy of `module`, by halving the bisect limit (the module itself is not
-/// touched). `bad` must be false with no optional pass run and true after
-/// the whole pipeline; each run uses the current context plus a
-/// [`Bisect`].
-pub fn search(
-    module: &Module,
-    pass: &dyn Pass,
-    mut bad: impl FnMut(&Module) -> Result<bool>,
-) -> Result<BisectFound> {
-    let mut runs = 0;
-    let mut attempt = |limit: Option<usize>, keep: bool| -> Result<(bool, Rc<Bisect>)> {
-        let mut copy = module.copy();
-        let mut b = Bisect::new(limit);
-        b.keep = keep;
-        let b = Rc::new(b);
-        let scope = PassContext::inherit().with_instrument(b.clone()).enter()?;
-        let result = pass.apply(&mut copy);
-        drop(scope);
-        result?;
-        runs += 1;
-        Ok((bad(&copy)?, b))
-    };
-    let (all_bad, full) = attempt(None, false)?;
-    let total = full.asked();
-    if !all_bad {
-        return Err(Error::Invalid(format!(
-            "bisect: the condition does not hold after the whole pipeline ({} optional passes), so no pass makes it go bad",
-            total
-        )));
-    }
-    let (none_bad, _) = attempt(Some(0), false)?;
-    if none_bad {
-        return Err(Error::Invalid(
-            "bisect: the condition already holds with no optional pass run (required passes or the input cause it)".into(),
-        ));
-    }
-    // Invariant: limit `lo` is good, limit `hi` is bad.
-    let (mut lo, mut hi) = (0, total);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if attempt(Some(mid), false)?.0 {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    let (_, last) = attempt(Some(hi), true)?;
-    let entry = last
-        .entries()
-        .into_iter()
-        .find(|e| e.index == hi)
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
-            ))
-        })?;
-    Ok(BisectFound { entry, total, runs })
 }

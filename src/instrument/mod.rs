@@ -49,7 +49,7 @@ mod trace;
 mod tracker;
 mod verify;
 
-pub use bisect::{search as bisect_search, Bisect, BisectEntry, BisectFound};
+pub use bisect::{Bisect, BisectEntry};
 pub use counts::{Counts, PassCounts};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
@@ -57,9 +57,9 @@ pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;
 pub use verify::{VerifyEach, VerifyFailure};
 
+use crate::info::PassInfo;
 use crate::llvm::{IrUnit, UnitRef};
 use crate::module::Module;
-use crate::pass::PassInfo;
 use crate::{Error, Result};
 use llvm_sys::prelude::LLVMValueRef;
 use std::cell::Cell;
@@ -237,7 +237,7 @@ fn guarded<R>(
         Err(p) => Err(Error::Instrument {
             instrument: instrument.name().to_string(),
             hook,
-            message: format!("panicked: {}", crate::pass::panic_message(&p)),
+            message: format!("panicked: {}", crate::error::panic_message(&p)),
         }),
     }
 }

@@ -13,7 +13,6 @@ use super::tracker::{module_functions, ChangeTracker, FunctionPrinter};
 use super::{Instrument, PassRun, Scope};
 use crate::llvm::IrUnit;
 use crate::module::Module;
-use crate::registry;
 use crate::Result;
 use llvm_sys::prelude::LLVMValueRef;
 use std::cell::RefCell;
@@ -56,7 +55,7 @@ impl PassFilter {
     pub fn pass_matches(&self, name: &str) -> bool {
         self.passes.is_empty()
             || self.passes.contains(name)
-            || self.passes.contains(registry::base_name(name))
+            || self.passes.contains(crate::info::base_name(name))
     }
 
     /// Whether a function of this name is selected.

@@ -33,7 +33,7 @@ const CGSCC_PASSES_EDITING_CALLERS: &[&str] = &[
 
 /// Whether a pass of this name may change functions outside its SCC.
 pub(crate) fn edits_callers(pass: &str) -> bool {
-    CGSCC_PASSES_EDITING_CALLERS.contains(&crate::registry::base_name(pass))
+    CGSCC_PASSES_EDITING_CALLERS.contains(&crate::info::base_name(pass))
 }
 
 /// The defined functions of an IR unit (see `plab_unit_functions`).

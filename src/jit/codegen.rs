@@ -55,6 +55,7 @@ impl Codegen {
     /// The settings of `ctx`: `codegen.opt_level`, `target.cpu`,
     /// `target.features`.
     pub fn from_context(ctx: &PassContext) -> Result<Codegen> {
+        super::declare_config();
         let level = ctx.config_int(OPT_LEVEL_KEY)?;
         let cpu = match ctx.config(crate::pass::llvm_keys::TARGET_CPU)? {
             crate::ConfigValue::Str(s) => s,
@@ -82,7 +83,7 @@ impl Codegen {
     }
 }
 
-pub(crate) fn config_options() -> Vec<crate::ConfigOption> {
+pub(super) fn config_options() -> Vec<crate::ConfigOption> {
     vec![crate::ConfigOption::new(
         OPT_LEVEL_KEY,
         2i64,

@@ -11,7 +11,6 @@
 //! child at the time limit or on an interrupt, and turns a signal into a
 //! message.
 
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A finished call.
@@ -119,24 +118,13 @@ fn signal_name(sig: i32) -> String {
     }
 }
 
-/// The child running JIT-compiled code now, if any (0: none).
-static RUNNING: AtomicI32 = AtomicI32::new(0);
-
-/// Interrupts the JIT-compiled code running now, as Ctrl-C would (SIGINT to
-/// the child): the call ends with "was interrupted" and the session stays as
-/// it was. Safe to call from any thread, or from a signal handler. Returns
-/// whether something was running.
-pub fn interrupt() -> bool {
-    let pid = RUNNING.load(Ordering::SeqCst);
-    pid > 0 && unsafe { libc::kill(pid, libc::SIGINT) } == 0
-}
-
-/// Clears [`RUNNING`] when the parent stops waiting, however it stops.
+/// Tells `passlab::interrupt` that no child runs any more when the parent
+/// stops waiting, however it stops.
 struct Running;
 
 impl Drop for Running {
     fn drop(&mut self) {
-        RUNNING.store(0, Ordering::SeqCst);
+        crate::interrupt::set_child(0);
     }
 }
 
@@ -277,7 +265,7 @@ pub(crate) fn run(
             libc::_exit(0);
         }
     }
-    RUNNING.store(pid, Ordering::SeqCst);
+    crate::interrupt::set_child(pid);
     let running = Running;
     unsafe {
         libc::close(out[1]);

@@ -39,7 +39,7 @@ mod isolate;
 
 pub use codegen::{Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 
-pub use isolate::interrupt;
+pub use crate::interrupt::interrupt_child as interrupt;
 
 pub use buffer::{Buffer, ElemType, Fill};
 pub use compare::{compare, Candidate, Comparison, Entry, Progress};
@@ -70,7 +70,22 @@ pub const MAX_OUTPUT_KEY: &str = "jit.max_output";
 /// The default output cap: 128 KiB per stream (a notebook stays usable).
 pub const DEFAULT_MAX_OUTPUT: usize = 128 << 10;
 
-pub(crate) fn config_options() -> Vec<crate::ConfigOption> {
+/// Declares the JIT's config options (`jit.*`, `codegen.opt_level`) in the
+/// registry, once. The JIT sits above the registry, so the registry does not
+/// know them until this runs: the JIT's entry points call it, and so does a
+/// session when it starts.
+pub fn declare_config() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for option in config_options() {
+            // Declared once here; an error would mean a key clash, which
+            // the registry's own test rules out.
+            let _ = crate::registry::register_config(option);
+        }
+    });
+}
+
+fn config_options() -> Vec<crate::ConfigOption> {
     let mut options = vec![
         crate::ConfigOption::new(
             TIMEOUT_KEY,
@@ -426,6 +441,7 @@ impl Jit {
     /// child process, to an object file, which is linked here.
     pub fn with_codegen(module: &Module, codegen: &Codegen) -> Result<Jit> {
         init();
+        declare_config();
         module.verify().map_err(|m| {
             Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
         })?;

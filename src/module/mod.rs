@@ -245,7 +245,7 @@ impl Module {
         }
     }
 
-    fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
+    pub(crate) fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
         let c =
             CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
         let f = unsafe { LLVMGetNamedFunction(self.raw, c.as_ptr()) };
@@ -384,34 +384,6 @@ impl Module {
         };
         *self.last_snapshot.borrow_mut() = Some((fingerprint, snapshot.clone()));
         snapshot
-    }
-
-    /// A copy holding only the named functions' bodies (the others become
-    /// declarations), as `llvm-extract` does: for looking at, or
-    /// benchmarking, one function of a large module.
-    pub fn extract(&self, functions: &[&str]) -> Result<Module> {
-        for name in functions {
-            self.function_ref(name)?;
-        }
-        let mut copy = self.copy();
-        // Safe: `f` is a function of `copy`, and deleting a body keeps it.
-        unsafe {
-            let mut f = LLVMGetFirstFunction(copy.raw);
-            while !f.is_null() {
-                let mut len = 0;
-                let name = ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
-                if LLVMIsDeclaration(f) == 0 && !functions.contains(&name.as_str()) {
-                    ffi::plab_delete_body(f);
-                } else if functions.contains(&name.as_str()) {
-                    // Kept functions must survive on their own, as llvm-extract makes them.
-                    LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMExternalLinkage);
-                }
-                f = LLVMGetNextFunction(f);
-            }
-        }
-        let dead = crate::passes::strip_dead_internals();
-        (&dead as &dyn crate::Pass).apply_in(&mut copy, &crate::PassContext::new())?;
-        Ok(copy)
     }
 
     /// Puts the module back to `snapshot`. The restored module lives in a

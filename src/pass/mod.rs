@@ -22,6 +22,8 @@ pub use print_ir::PrintIr;
 pub use sequential::Sequential;
 pub use sequential::VERIFY_EACH;
 
+pub use crate::info::PassInfo;
+
 use crate::config::ConfigOption;
 use crate::context::PassContext;
 use crate::instrument::{self, PassRun, Scope};
@@ -30,43 +32,6 @@ use crate::module::Module;
 use crate::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What the infrastructure knows about a pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PassInfo {
-    /// The name users type and the registry knows.
-    pub name: String,
-    /// A sequential runs the pass when `opt_level <= ` the context's level.
-    pub opt_level: u32,
-    /// Passes (by registry name) a sequential runs before this one.
-    pub required: Vec<String>,
-    /// One line saying what the pass does.
-    pub description: String,
-}
-
-impl PassInfo {
-    /// A pass named `name` at `opt_level`, requiring nothing.
-    pub fn new(name: &str, opt_level: u32) -> PassInfo {
-        PassInfo {
-            name: name.into(),
-            opt_level,
-            required: vec![],
-            description: String::new(),
-        }
-    }
-
-    /// Adds required passes.
-    pub fn requires<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> PassInfo {
-        self.required.extend(names.into_iter().map(Into::into));
-        self
-    }
-
-    /// Sets the description.
-    pub fn describe(mut self, description: &str) -> PassInfo {
-        self.description = description.into();
-        self
-    }
-}
 
 /// A module-to-module transformation under a [`PassContext`].
 pub trait Pass: Send + Sync {
@@ -184,19 +149,8 @@ pub(crate) fn guard_panics<R>(pass: &str, f: impl FnOnce() -> Result<R>) -> Resu
         }),
         Err(p) => Err(Error::PassFailed {
             pass: pass.to_string(),
-            reason: format!("panicked: {}", panic_message(&p)),
+            reason: format!("panicked: {}", crate::error::panic_message(&p)),
         }),
-    }
-}
-
-/// The message of a caught panic.
-pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with no message".into()
     }
 }
 

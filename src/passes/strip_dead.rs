@@ -1,9 +1,11 @@
 //! `strip-dead-internals`: a module pass that removes internal functions and
 //! globals nothing refers to.
 
+use crate::module::Module;
 use crate::pass::{ModulePass, PassInfo};
 use inkwell::module::Linkage;
 use inkwell::values::BasicValue;
+use llvm_sys::core::*;
 
 /// Config key: also remove unreferenced internal globals.
 pub const GLOBALS: &str = "strip-dead-internals.globals";
@@ -54,4 +56,36 @@ pub fn strip_dead_internals() -> ModulePass {
         });
         Ok(())
     })
+}
+
+// Defined here, beside the pass it runs: the module layer knows no passes.
+impl Module {
+    /// A copy holding only the named functions' bodies (the others become
+    /// declarations), as `llvm-extract` does: for looking at, or
+    /// benchmarking, one function of a large module.
+    pub fn extract(&self, functions: &[&str]) -> crate::Result<Module> {
+        for name in functions {
+            self.function_ref(name)?;
+        }
+        let mut copy = self.copy();
+        // Safe: `f` is a function of `copy`, and deleting a body keeps it.
+        unsafe {
+            let mut f = LLVMGetFirstFunction(copy.raw());
+            while !f.is_null() {
+                let mut len = 0;
+                let name = crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
+                if LLVMIsDeclaration(f) == 0 && !functions.contains(&name.as_str()) {
+                    crate::ffi::plab_delete_body(f);
+                } else if functions.contains(&name.as_str()) {
+                    // Kept functions must survive on their own, as llvm-extract makes them.
+                    LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMExternalLinkage);
+                }
+                f = LLVMGetNextFunction(f);
+            }
+        }
+        let dead = strip_dead_internals();
+        (&dead as &dyn crate::pass::Pass)
+            .apply_in(&mut copy, &crate::context::PassContext::new())?;
+        Ok(copy)
+    }
 }

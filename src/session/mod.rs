@@ -216,6 +216,7 @@ impl Default for Session {
 impl Session {
     pub fn new() -> Session {
         crate::interrupt::watch();
+        crate::jit::declare_config();
         Session {
             modules: BTreeMap::new(),
             current: None,
