@@ -73,15 +73,18 @@ install_kernel() {
 }
 
 # The real C sources the examples load, where scripts can name them:
-# target/inputs/zlib (libz-sys) and target/inputs/sqlite3 (libsqlite3-sys).
+# target/inputs/zlib (libz-sys), target/inputs/sqlite3 (libsqlite3-sys) and
+# target/inputs/lua (Lua 5.4, lua-src).
 link_inputs() {
     mkdir -p target/inputs
     local meta
     meta=$(cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml)
-    local zlib sqlite
+    local zlib sqlite lua
     zlib=$(grep -o '"manifest_path":"[^"]*/libz-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
     sqlite=$(grep -o '"manifest_path":"[^"]*/libsqlite3-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
+    lua=$(grep -o '"manifest_path":"[^"]*/lua-src-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
     ln -sfn "$zlib/src/zlib" target/inputs/zlib
+    ln -sfn "$lua/lua-5.4.7" target/inputs/lua
     ln -sfn "$sqlite/sqlite3" target/inputs/sqlite3
 }
 
@@ -152,7 +155,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator]|rust|kernel]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|kernel]" >&2
     exit 2
     ;;
 esac

@@ -24,8 +24,12 @@ pub struct Entry {
     pub value: Option<Value>,
     /// Checksums of the buffer arguments after one call.
     pub buffers: Vec<u64>,
-    /// Whether value and buffers equal the first pipeline's.
+    /// Whether value and buffers equal the first pipeline's (bit for bit,
+    /// or within the comparison's relative tolerance for floats).
     pub same_result: bool,
+    /// When floats differ from the first pipeline's but within the
+    /// tolerance: the largest relative difference.
+    pub within: Option<f64>,
     pub time: TimeResult,
 }
 
@@ -36,6 +40,8 @@ pub struct Comparison {
     pub entries: Vec<Entry>,
     /// Floating-point operations per call, if known: adds a GFLOP/s column.
     pub flops: Option<f64>,
+    /// The relative tolerance floats were compared with, if any.
+    pub rtol: Option<f64>,
 }
 
 /// One pipeline to compare: what to run, under which context, and the
@@ -82,6 +88,23 @@ pub fn compare(
     spec: TimeSpec,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Comparison> {
+    compare_within(module, function, args, candidates, spec, None, progress)
+}
+
+/// [`compare`], where floats (a float or double result, f32 and f64
+/// buffers) count as the same when they differ by at most `rtol` relative
+/// to the larger magnitude: a pipeline that contracts `a * b + c` into a
+/// fused multiply-add (`cpu=host` on a machine with FMA) rounds
+/// differently without being wrong.
+pub fn compare_within(
+    module: &Module,
+    function: &str,
+    args: &[Arg],
+    candidates: &[Candidate],
+    spec: TimeSpec,
+    rtol: Option<f64>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Comparison> {
     let saved: Vec<Option<Vec<u8>>> = args
         .iter()
         .map(|a| match a {
@@ -98,6 +121,9 @@ pub fn compare(
         Ok(())
     };
     let mut entries: Vec<Entry> = Vec::new();
+    // The first pipeline's value and buffers after its call, to compare
+    // the others' with when their checksums differ.
+    let mut reference: Option<(Option<Value>, Vec<Vec<u8>>)> = None;
     let result = (|| -> Result<()> {
         let total = candidates.len() * 2;
         for (i, c) in candidates.iter().enumerate() {
@@ -129,6 +155,44 @@ pub fn compare(
                     _ => None,
                 })
                 .collect();
+            let outputs: Vec<Vec<u8>> = args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Buffer(b) => Some(b.bytes().to_vec()),
+                    _ => None,
+                })
+                .collect();
+            let (same_result, within) = match (&reference, entries.first()) {
+                (Some((value, bufs)), Some(first)) => {
+                    if first.value == once.value && first.buffers == buffers {
+                        (true, None)
+                    } else if let Some(rtol) = rtol {
+                        let float_args: Vec<_> = args
+                            .iter()
+                            .filter_map(|a| match a {
+                                Arg::Buffer(b) => Some(b.elem_type()),
+                                _ => None,
+                            })
+                            .collect();
+                        match max_relative_difference(
+                            value,
+                            &once.value,
+                            bufs,
+                            &outputs,
+                            &float_args,
+                        ) {
+                            Some(d) if d <= rtol => (true, Some(d)),
+                            _ => (false, None),
+                        }
+                    } else {
+                        (false, None)
+                    }
+                }
+                _ => {
+                    reference = Some((once.value, outputs));
+                    (true, None)
+                }
+            };
             restore()?;
             progress(&Progress {
                 done: 2 * i + 1,
@@ -136,9 +200,6 @@ pub fn compare(
                 stage: format!("timing {}", c.label),
             });
             let time = jit.time(function, args, spec)?;
-            let same_result = entries
-                .first()
-                .is_none_or(|first| first.value == once.value && first.buffers == buffers);
             entries.push(Entry {
                 pipeline: c.label.clone(),
                 passes_run: counts.totals().ran,
@@ -148,6 +209,7 @@ pub fn compare(
                 value: once.value,
                 buffers,
                 same_result,
+                within,
                 time,
             });
         }
@@ -164,7 +226,57 @@ pub fn compare(
         function: function.to_string(),
         entries,
         flops: None,
+        rtol,
     })
+}
+
+/// The largest relative difference between two results (value and
+/// buffers), or `None` when they differ where only exact equality counts
+/// (integers, pointers, a different kind of value).
+fn max_relative_difference(
+    a: &Option<Value>,
+    b: &Option<Value>,
+    a_bufs: &[Vec<u8>],
+    b_bufs: &[Vec<u8>],
+    types: &[super::ElemType],
+) -> Option<f64> {
+    use super::ElemType;
+    let rel = |x: f64, y: f64| {
+        if x == y || (x.is_nan() && y.is_nan()) {
+            0.0
+        } else {
+            (x - y).abs() / x.abs().max(y.abs()).max(f64::MIN_POSITIVE)
+        }
+    };
+    let mut worst: f64 = match (a, b) {
+        (Some(Value::F32(x)), Some(Value::F32(y))) => rel(f64::from(*x), f64::from(*y)),
+        (Some(Value::F64(x)), Some(Value::F64(y))) => rel(*x, *y),
+        (x, y) if x == y => 0.0,
+        _ => return None,
+    };
+    for ((x, y), ty) in a_bufs.iter().zip(b_bufs).zip(types) {
+        if x == y {
+            continue;
+        }
+        match ty {
+            ElemType::F32 => {
+                for (p, q) in x.chunks_exact(4).zip(y.chunks_exact(4)) {
+                    let p = f32::from_ne_bytes(p.try_into().ok()?);
+                    let q = f32::from_ne_bytes(q.try_into().ok()?);
+                    worst = worst.max(rel(f64::from(p), f64::from(q)));
+                }
+            }
+            ElemType::F64 => {
+                for (p, q) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+                    let p = f64::from_ne_bytes(p.try_into().ok()?);
+                    let q = f64::from_ne_bytes(q.try_into().ok()?);
+                    worst = worst.max(rel(p, q));
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(worst)
 }
 
 impl Comparison {
@@ -201,10 +313,13 @@ impl Comparison {
                 format!("{:.3}", median * 1e6),
                 format!("{:.3}", e.time.stdev().as_secs_f64() * 1e6),
                 base.map_or("-".into(), |b| format!("{:.2}x", b / median)),
-                if e.same_result {
-                    "same".into()
-                } else {
-                    "DIFFERENT: possible miscompile".into()
+                match (e.same_result, e.within) {
+                    (true, Some(d)) => format!("same within rtol ({d:.1e})"),
+                    (true, None) => "same".into(),
+                    (false, _) if self.rtol.is_some() => {
+                        "DIFFERENT beyond rtol: possible miscompile".into()
+                    }
+                    (false, _) => "DIFFERENT: possible miscompile".into(),
                 },
             ];
             if let Some(flops) = self.flops {
@@ -213,5 +328,31 @@ impl Comparison {
             t.push(row);
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::ElemType;
+
+    #[test]
+    fn floats_differ_relatively_integers_not_at_all() {
+        let f = |v: &[f32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let a = vec![f(&[1.0, 100.0, 0.0])];
+        let b = vec![f(&[1.0, 100.001, 0.0])];
+        let d = max_relative_difference(&None, &None, &a, &b, &[ElemType::F32]).unwrap();
+        assert!((d - 1e-5).abs() < 1e-6, "{d}");
+        let i = vec![vec![1u8, 0, 0, 0]];
+        let j = vec![vec![2u8, 0, 0, 0]];
+        assert_eq!(
+            max_relative_difference(&None, &None, &i, &j, &[ElemType::I32]),
+            None
+        );
+        let v = Some(Value::F64(2.0));
+        let w = Some(Value::F64(2.0 + 2e-9));
+        assert!(max_relative_difference(&v, &w, &[], &[], &[]).unwrap() < 2e-9);
+        let n = Some(Value::Int { value: 1, bits: 32 });
+        assert_eq!(max_relative_difference(&n, &v, &[], &[], &[]), None);
     }
 }

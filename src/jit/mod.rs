@@ -42,7 +42,7 @@ pub use codegen::{Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 pub use crate::interrupt::interrupt_child as interrupt;
 
 pub use buffer::{Buffer, ElemType, Fill};
-pub use compare::{compare, Candidate, Comparison, Entry, Progress};
+pub use compare::{compare, compare_within, Candidate, Comparison, Entry, Progress};
 
 use crate::module::Module;
 use crate::{Error, Result};

@@ -202,6 +202,18 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
         Some(i) => Some(flops(&head.settings.remove(i).1)?),
         None => None,
     };
+    let rtol = match head.settings.iter().position(|(k, _)| k == "rtol") {
+        Some(i) => {
+            let text = head.settings.remove(i).1;
+            Some(
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|r| (0.0..1.0).contains(r))
+                    .ok_or_else(|| err("bench", format!("rtol expects a relative tolerance from 0 to 1 such as 1e-5, got '{text}'")))?,
+            )
+        }
+        None => None,
+    };
     let (f, rest) = head
         .words
         .split_first()
@@ -222,7 +234,7 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
             Some(p) => p.as_mut(),
             None => &mut quiet,
         };
-        crate::jit::compare(m, f, &args, &candidates, spec, progress)
+        crate::jit::compare_within(m, f, &args, &candidates, spec, rtol, progress)
     })();
     s.progress = sink;
     let mut c = result?;

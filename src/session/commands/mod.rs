@@ -110,7 +110,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
     cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
-    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
+    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
     cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
     cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),
