@@ -85,7 +85,7 @@ impl Command {
 pub static COMMANDS: &[Command] = &[
     cmd("help", "[COMMAND]", "list the commands, or explain one", help),
     cmd_with_body("module", "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", module),
-    cmd("load", "PATH... [as NAME] [cflags=FLAG,...]", "load .ll .bc .c .cpp files (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", load),
+    cmd("load", "PATH... [as NAME] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", load),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module),
     cmd("show", "[FUNCTION]", "print the current module, or one function", show),

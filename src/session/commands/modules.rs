@@ -70,6 +70,30 @@ pub(super) fn summary(m: &Module) -> String {
     )
 }
 
+/// The paths, with glob patterns (`src/*.c`) expanded in sorted order; a
+/// pattern that matches nothing is an error.
+fn expand(paths: &[&str]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.contains(['*', '?', '[']) {
+            out.push(p.to_string());
+            continue;
+        }
+        let matches =
+            glob::glob(p).map_err(|e| err("load", format!("'{p}' is not a valid pattern: {e}")))?;
+        let mut found: Vec<String> = matches
+            .filter_map(|m| m.ok())
+            .map(|m| m.display().to_string())
+            .collect();
+        if found.is_empty() {
+            return Err(err("load", format!("no file matches '{p}'")));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let mut paths: Vec<&str> = a.words.iter().map(String::as_str).collect();
     let mut name = None;
@@ -94,13 +118,14 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
     }
     let cflags = cflags("load", a)?;
-    let sources = paths
+    let files = expand(&paths)?;
+    let sources = files
         .iter()
         .map(|p| Source::file(p).map(|s| s.clang_args(cflags.clone())))
         .collect::<Result<Vec<_>>>()?;
     let m = Module::load(&sources)?;
     let name = name.map(str::to_string).unwrap_or_else(|| {
-        std::path::Path::new(paths[0])
+        std::path::Path::new(&files[0])
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "module".into())
