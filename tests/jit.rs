@@ -299,3 +299,39 @@ fn comparing_pipelines_checks_results_and_flags_differences() {
         .to_text()
         .contains("DIFFERENT: possible miscompile"));
 }
+
+#[test]
+fn code_generation_settings_come_from_the_context() {
+    use passlab::jit::Codegen;
+    use passlab::PassContext;
+    let m = Module::from_c("int add(int a, int b) { return a + b; }", "add.c").unwrap();
+    let _scope = PassContext::inherit()
+        .with_config_text("codegen.opt_level", "3")
+        .unwrap()
+        .with_config_text("target.cpu", "host")
+        .unwrap()
+        .enter()
+        .unwrap();
+    let cg = Codegen::from_context(&PassContext::current()).unwrap();
+    assert_eq!(cg.opt_level, 3);
+    assert_eq!(cg.target.cpu, passlab::llvm::host_cpu());
+    assert!(!cg.target.features.is_empty(), "host features");
+    assert!(
+        cg.label().starts_with("codegen O3, cpu host ("),
+        "{}",
+        cg.label()
+    );
+    let j = Jit::with_codegen(&m, &cg).unwrap();
+    assert_eq!(
+        j.call("add", &[Arg::Int(40), Arg::Int(2)])
+            .unwrap()
+            .value
+            .unwrap()
+            .to_string(),
+        "42"
+    );
+    let e = PassContext::inherit()
+        .with_config_text("target.cpu", "pentium9")
+        .unwrap_err();
+    assert!(e.to_string().contains("a processor name LLVM knows"), "{e}");
+}

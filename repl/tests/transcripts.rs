@@ -95,13 +95,17 @@ fn mask(text: &str) -> String {
             let mut i = 0;
             while i < parts.len() {
                 let p = parts[i];
-                let number = p == "#" || (!p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                // An opening bracket may come first: `(902 µs in all)`.
+                let digits = p.trim_start_matches(['(', '[']);
+                let opening = &p[..p.len() - digits.len()];
+                let number = digits == "#"
+                    || (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()));
                 let unit = parts
                     .get(i + 1)
                     .map(|u| u.trim_end_matches([')', ',', ';', ']']));
                 if number && matches!(unit, Some("ms" | "us" | "µs" | "ns" | "s")) {
                     let rest = &parts[i + 1][unit.map_or(0, str::len)..];
-                    timed.push_str(&format!("# t{rest} "));
+                    timed.push_str(&format!("{opening}# t{rest} "));
                     i += 2;
                 } else {
                     timed.push_str(p);
@@ -340,4 +344,31 @@ fn notebook_twins_run_to_the_stored_results() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Without a Rust toolchain, `:rust` says what to install and the rest of
+/// the language works as before.
+#[test]
+fn rust_cells_without_a_toolchain_say_what_to_install() {
+    let out = Command::new(env!("CARGO_BIN_EXE_passlab"))
+        .args(["run", "--keep-going", "-"])
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(
+                b":rust\nfn f() {}\n.\n:module m --lang c\nint sq(int x) { return x * x; }\n.\n:call sq 7\n",
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("writing passes in Rust needs a Rust toolchain: cargo is not on PATH (install it with rustup: https://rustup.rs)"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sq(7) = 49"));
 }
