@@ -81,6 +81,10 @@ pub fn run(
     Ok(ok)
 }
 
+/// Marks the commands of a notebook cell whose output varies from run to
+/// run (tagged `nbval-ignore-output`: a table sorted by time).
+pub const OUTPUT_VARIES: &str = "# (this cell's output varies from run to run)";
+
 /// A notebook (`.ipynb`) as a script: what `passlab script` prints.
 pub fn from_notebook(path: &Path) -> anyhow::Result<String> {
     let text =
@@ -113,7 +117,21 @@ pub fn from_notebook(path: &Path) -> anyhow::Result<String> {
                     out.push('\n');
                 }
             }
-            Some("code") => out.push_str(&code_cell_as_script(&source)),
+            Some("code") => {
+                let tags = cell["metadata"]["tags"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let tagged = |t: &str| tags.iter().any(|v| v.as_str() == Some(t));
+                if tagged("nbval-ignore-output") {
+                    out.push_str(OUTPUT_VARIES);
+                    out.push('\n');
+                }
+                if tagged("raises-exception") {
+                    out.push_str("# (an error is expected here)\n");
+                }
+                out.push_str(&code_cell_as_script(&source))
+            }
             _ => {}
         }
     }

@@ -268,6 +268,44 @@ fn passlab_reference() -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The commands of a twin in cells marked as varying (see `passlab
+/// script`): those after the marker, up to the cell's end (a blank line).
+fn varying_commands(twin: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut inside = false;
+    for line in twin.lines() {
+        if line.starts_with("# (this cell's output varies") {
+            inside = true;
+        } else if line.trim().is_empty() {
+            inside = false;
+        } else if inside && line.starts_with(':') {
+            out.insert(line.trim().to_string());
+        }
+    }
+    out
+}
+
+/// `passlab run --echo` output with what those commands printed replaced by
+/// a line saying it varies.
+fn without_varying_output(text: &str, varies: &std::collections::BTreeSet<String>) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        if let Some(cmd) = line.strip_prefix("> ") {
+            skipping = varies.contains(cmd.trim());
+            out.push_str(line);
+            out.push('\n');
+            if skipping {
+                out.push_str("(output varies)\n");
+            }
+        } else if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The notebooks that have a `.plab` twin beside them.
 fn notebooks_with_twins() -> Vec<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notebooks");
@@ -308,25 +346,29 @@ fn notebook_twins_are_what_passlab_script_writes() {
     }
 }
 
-/// Each twin, run by `passlab run` from the repository root (where the
-/// notebooks' kernel runs too), gives the stored results
+/// Each twin, run by `passlab run` in the notebooks' folder (where Jupyter
+/// starts their kernel), gives the stored results
 /// (repl/tests/twins/NAME.out; `PASSLAB_BLESS=1` updates them).
 #[test]
 fn notebook_twins_run_to_the_stored_results() {
     let _turn = rust_worker_turn();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notebooks");
     let expected_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/twins");
     let bless = std::env::var_os("PASSLAB_BLESS").is_some();
     let mut failures = Vec::new();
     for nb in notebooks_with_twins() {
         let twin = nb.with_extension("plab");
         let name = twin.file_stem().unwrap().to_string_lossy().into_owned();
-        let got = mask(&run_merged(
-            Command::new(env!("CARGO_BIN_EXE_passlab"))
-                .args(["run", "--echo", "--keep-going"])
-                .arg(&twin)
-                .args(["--charts", "target/twin-charts"])
-                .current_dir(&root),
+        let varies = varying_commands(&std::fs::read_to_string(&twin).unwrap());
+        let got = mask(&without_varying_output(
+            &run_merged(
+                Command::new(env!("CARGO_BIN_EXE_passlab"))
+                    .args(["run", "--echo", "--keep-going"])
+                    .arg(&twin)
+                    .args(["--charts", "../target/twin-charts"])
+                    .current_dir(&folder),
+            ),
+            &varies,
         ));
         let expected_path = expected_dir.join(format!("{name}.out"));
         if bless {

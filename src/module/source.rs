@@ -67,6 +67,14 @@ impl Source {
         Ok(Source::file_as(path, lang))
     }
 
+    /// The same source under another name (in messages and as the module's
+    /// identifier): a file found on a search path keeps the name it was
+    /// asked for by.
+    pub fn named(mut self, name: &str) -> Source {
+        self.name = name.to_string();
+        self
+    }
+
     /// A file in the given language, whatever its extension.
     pub fn file_as(path: impl AsRef<Path>, lang: Lang) -> Source {
         let path = path.as_ref();

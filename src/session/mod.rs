@@ -176,6 +176,8 @@ pub struct Session {
     last_bench: Option<crate::jit::Comparison>,
     /// Told how a long command (`:bench`) is getting on.
     progress: Option<ProgressSink>,
+    /// Folders `:path` added to where `:load` looks.
+    extra_path: Vec<std::path::PathBuf>,
     /// Where the command being run was written: a name for messages
     /// (`cell`, a script's path) and the command's line number there, so
     /// that diagnostics in a body point at the user's own lines.
@@ -229,6 +231,7 @@ impl Session {
             last_bench: None,
             progress: None,
             origin: ("cell".into(), 1),
+            extra_path: Vec::new(),
             quit: false,
         }
     }
@@ -355,6 +358,42 @@ impl Session {
                 .map(|o| format!("config.{}", o.key)),
         );
         names
+    }
+
+    /// Where `:load` looks for a relative path, in order, with why each
+    /// folder is there: the session's folder (a notebook's own), folders
+    /// added with `:path`, `PASSLAB_PATH`, and passlab's sample inputs (the
+    /// real C sources the set-up links under target/inputs, and examples/).
+    pub fn input_path_explained(&self) -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        if let Ok(cwd) = std::env::current_dir() {
+            out.push((cwd, "where this session runs".to_string()));
+        }
+        for d in &self.extra_path {
+            out.push((d.clone(), "added with :path".into()));
+        }
+        if let Some(p) = std::env::var_os("PASSLAB_PATH") {
+            for d in std::env::split_paths(&p) {
+                out.push((d, "PASSLAB_PATH".into()));
+            }
+        }
+        let source = std::env::var_os("PASSLAB_SOURCE")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        out.push((
+            source.join("target/inputs"),
+            "passlab's sample inputs: zlib, sqlite3, lua (linked by the set-up)".into(),
+        ));
+        out.push((source.join("examples"), "passlab's examples".into()));
+        out
+    }
+
+    /// The folders of [`input_path_explained`](Session::input_path_explained).
+    pub fn input_path(&self) -> Vec<std::path::PathBuf> {
+        self.input_path_explained()
+            .into_iter()
+            .map(|(d, _)| d)
+            .collect()
     }
 
     fn module(&self) -> Result<&Module> {

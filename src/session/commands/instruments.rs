@@ -73,11 +73,32 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             format!("expects one of: {}", INSTRUMENT_NAMES.join(", ")),
         ));
     }
+    // `functions=F,...`: the printing instruments of this command show only
+    // these functions (LLVM's -filter-print-funcs).
+    let functions: Vec<String> = a
+        .settings
+        .iter()
+        .filter(|(k, _)| k == "functions")
+        .flat_map(|(_, v)| comma_list(v))
+        .collect();
+    let filter = |names: Vec<String>| {
+        let f = PassFilter::passes(names);
+        if functions.is_empty() {
+            f
+        } else {
+            f.in_functions(functions.clone())
+        }
+    };
     let items: Vec<(String, Option<String>)> = a
         .words
         .iter()
         .map(|w| (w.clone(), None))
-        .chain(a.settings.iter().map(|(k, v)| (k.clone(), Some(v.clone()))))
+        .chain(
+            a.settings
+                .iter()
+                .filter(|(k, _)| k != "functions")
+                .map(|(k, v)| (k.clone(), Some(v.clone()))),
+        )
         .collect();
     for (name, value) in items {
         let spec = match &value {
@@ -95,16 +116,13 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             // The printing instruments share one buffer, so that their
             // output comes in the order the passes ran.
             "print-before" => Handle::PrintBefore(Rc::new(
-                PrintPasses::before(PassFilter::passes(names))
-                    .writing_to(Box::new(s.printed.clone())),
+                PrintPasses::before(filter(names)).writing_to(Box::new(s.printed.clone())),
             )),
             "print-after" => Handle::PrintAfter(Rc::new(
-                PrintPasses::after(PassFilter::passes(names))
-                    .writing_to(Box::new(s.printed.clone())),
+                PrintPasses::after(filter(names)).writing_to(Box::new(s.printed.clone())),
             )),
             "print-changed" => Handle::PrintChanged(Rc::new(
-                PrintChanged::new(PassFilter::passes(names))
-                    .writing_to(Box::new(s.printed.clone())),
+                PrintChanged::new(filter(names)).writing_to(Box::new(s.printed.clone())),
             )),
             "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
             "bisect" => {

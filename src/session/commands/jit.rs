@@ -281,3 +281,143 @@ fn flops(text: &str) -> Result<f64> {
             )
         })
 }
+
+/// `:bisect FN ARGS... | PIPELINE`: the first optional pass of the pipeline
+/// after which `FN`'s result (its value and its buffers) differs from the
+/// result with no optional pass run, found by halving LLVM's bisect limit,
+/// with that pass's change to the code.
+pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::instrument::Bisect;
+    use crate::jit::{Arg, Codegen, Jit};
+    let usage = "expects FN ARGS... | PIPELINE";
+    let (head, pipeline_text) = a.rest.split_once('|').ok_or_else(|| err("bisect", usage))?;
+    let pipeline_text = pipeline_text.trim();
+    if pipeline_text.is_empty() || pipeline_text.contains('|') {
+        return Err(err("bisect", format!("{usage}: one pipeline")));
+    }
+    let head = Args::parse(&format!(":bisect {head}"))?;
+    let (f, rest) = head
+        .words
+        .split_first()
+        .ok_or_else(|| err("bisect", usage))?;
+    let pass = pipeline::parse(pipeline_text)?;
+    let name = current(s, "bisect")?;
+    let args = call_args(s, "bisect", rest)?;
+    let m = s.module_named("bisect", &name)?;
+    let codegen = Codegen::from_context(&PassContext::current())?;
+    let saved: Vec<Option<Vec<u8>>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Buffer(b) => Some(b.bytes().to_vec()),
+            _ => None,
+        })
+        .collect();
+    let restore = || -> Result<()> {
+        for (a, bytes) in args.iter().zip(&saved) {
+            if let (Arg::Buffer(b), Some(bytes)) = (a, bytes) {
+                b.load(bytes)?;
+            }
+        }
+        Ok(())
+    };
+    // The result of `f` in a module: its value and its buffers' checksums.
+    let result_of = |module: &crate::Module| -> Result<String> {
+        restore()?;
+        let r = Jit::with_codegen(module, &codegen)?.call(f, &args)?;
+        let mut text = r.value.map_or("void".into(), |v| v.to_string());
+        for a in &args {
+            if let Arg::Buffer(b) = a {
+                text.push_str(&format!(", buffer {:016x}", b.checksum()));
+            }
+        }
+        Ok(text)
+    };
+    // With no optional pass run: the result the optimized one is held to.
+    let with_limit = |limit: usize| -> Result<crate::Module> {
+        let mut copy = m.copy();
+        let scope = PassContext::inherit()
+            .with_instrument(Rc::new(Bisect::new(Some(limit)).keeping(false)))
+            .enter()?;
+        let r = pass.apply(&mut copy);
+        drop(scope);
+        r.map(|()| copy)
+    };
+    let reference = result_of(&with_limit(0)?);
+    let reference = match reference {
+        Ok(r) => r,
+        Err(e) => {
+            restore()?;
+            return Err(err(
+                "bisect",
+                format!("{f} does not run with no optional pass of {pipeline_text}: {e}"),
+            ));
+        }
+    };
+    let mut last_result = String::new();
+    let found = pipeline::bisect_search(m, pass.as_ref(), |copy| {
+        let r = result_of(copy)?;
+        let bad = r != reference;
+        if bad {
+            last_result = r;
+        }
+        Ok(bad)
+    });
+    restore()?;
+    let found = found.map_err(|e| match e {
+        Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => err(
+            "bisect",
+            format!("{f} gives {reference} with and without {pipeline_text}'s optional passes: no pass changes it"),
+        ),
+        other => other,
+    })?;
+    let e = &found.entry;
+    let mut o = Output::default();
+    let mut t = Table::new(
+        &format!(
+            "{f}({}): the first pass of {pipeline_text} that changes the result",
+            rest.join(", ")
+        ),
+        &[
+            "optional pass",
+            "pass",
+            "unit",
+            "on",
+            "result before",
+            "result after",
+        ],
+    );
+    t.push([
+        format!("{} of {}", e.index, found.total),
+        e.pass.clone(),
+        e.unit.to_string(),
+        e.target.clone(),
+        reference.clone(),
+        last_result,
+    ]);
+    t.notes.push(format!(
+        "found in {} runs of the pipeline (LLVM's -opt-bisect-limit={} is the last that keeps the result)",
+        found.runs,
+        e.index - 1
+    ));
+    o.push_table(&t);
+    // What that pass did: the functions it changed, before and after.
+    let before = with_limit(e.index - 1)?;
+    let after = with_limit(e.index)?;
+    for fname in after.defined_functions() {
+        let (Ok(a_text), Ok(b_text)) =
+            (before.print_function(&fname), after.print_function(&fname))
+        else {
+            continue;
+        };
+        if a_text != b_text {
+            o.push_text(crate::diff::unified(
+                &a_text,
+                &b_text,
+                &format!("{fname} before {}", e.pass),
+                &format!("{fname} after {}", e.pass),
+                3,
+            ));
+        }
+    }
+    Ok(o)
+}

@@ -13,8 +13,8 @@ pub(crate) use instruments::Handle;
 
 use contexts::{context, context_from, end, with};
 use instruments::{instrument, instruments, plot, report};
-use jit::{bench, buffer, buffers, call, time};
-use modules::{copy, diff, load, module, modules, save, show, stats, use_module};
+use jit::{bench, bisect, buffer, buffers, call, time};
+use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use rust::{dep, register, rust};
 
@@ -86,6 +86,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("help", "[COMMAND]", "list the commands, or explain one", help),
     cmd_with_body("module", "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", module),
     cmd("load", "PATH... [as NAME] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", load),
+    cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module),
     cmd("show", "[FUNCTION]", "print the current module, or one function", show),
@@ -96,7 +97,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with),
     cmd("end", "", "leave the innermost :with context", end),
     cmd("context", "", "show the stack of pass contexts", context),
-    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed | verify | bisect=N | skip=P,... | trace | counts | clear", "add instruments to the passes :run runs", instrument),
+    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | clear", "add instruments to the passes :run runs", instrument),
     cmd("instruments", "", "list the active instruments", instruments),
     cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
     cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass),
@@ -111,6 +112,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
+    cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass of PIPELINE after which FN's result changes (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
     cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
     cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),

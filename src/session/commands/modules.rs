@@ -70,25 +70,69 @@ pub(super) fn summary(m: &Module) -> String {
     )
 }
 
-/// The paths, with glob patterns (`src/*.c`) expanded in sorted order; a
-/// pattern that matches nothing is an error.
-fn expand(paths: &[&str]) -> Result<Vec<String>> {
+/// The files `paths` name, each with the name it was asked for by: a
+/// relative path (or glob pattern, expanded in sorted order) is looked for
+/// in each folder of the session's input path in turn (see `:path`); the
+/// first folder where it matches wins. What matches nowhere is an error
+/// that says where passlab looked.
+fn resolve(s: &Session, paths: &[&str]) -> Result<Vec<(std::path::PathBuf, String)>> {
+    use std::path::{Path, PathBuf};
+    let dirs = s.input_path();
     let mut out = Vec::new();
     for p in paths {
-        if !p.contains(['*', '?', '[']) {
-            out.push(p.to_string());
-            continue;
+        let pattern = p.contains(['*', '?', '[']);
+        let candidates: Vec<PathBuf> = if Path::new(p).is_absolute() {
+            vec![PathBuf::new()]
+        } else {
+            dirs.clone()
+        };
+        let mut found = Vec::new();
+        for dir in &candidates {
+            let full = dir.join(p);
+            if pattern {
+                let text = full.display().to_string();
+                let matches = glob::glob(&text)
+                    .map_err(|e| err("load", format!("'{p}' is not a valid pattern: {e}")))?;
+                let mut here: Vec<PathBuf> = matches.filter_map(|m| m.ok()).collect();
+                here.sort();
+                if !here.is_empty() {
+                    for f in here {
+                        // The name the user would have typed: the match,
+                        // relative to the folder it was found in.
+                        let name = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+                        found.push((f, name));
+                    }
+                    break;
+                }
+            } else if full.exists() {
+                found.push((full, p.to_string()));
+                break;
+            }
         }
-        let matches =
-            glob::glob(p).map_err(|e| err("load", format!("'{p}' is not a valid pattern: {e}")))?;
-        let mut found: Vec<String> = matches
-            .filter_map(|m| m.ok())
-            .map(|m| m.display().to_string())
-            .collect();
         if found.is_empty() {
-            return Err(err("load", format!("no file matches '{p}'")));
+            let looked: Vec<String> = candidates
+                .iter()
+                .map(|d| {
+                    if d.as_os_str().is_empty() {
+                        p.to_string()
+                    } else {
+                        d.join(p).display().to_string()
+                    }
+                })
+                .collect();
+            return Err(err(
+                "load",
+                format!(
+                    "{} '{p}' (looked for {}; :path adds folders to look in)",
+                    if pattern {
+                        "no file matches"
+                    } else {
+                        "no file"
+                    },
+                    looked.join(", ")
+                ),
+            ));
         }
-        found.sort();
         out.extend(found);
     }
     Ok(out)
@@ -118,14 +162,14 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
     }
     let cflags = cflags("load", a)?;
-    let files = expand(&paths)?;
+    let files = resolve(s, &paths)?;
     let sources = files
         .iter()
-        .map(|p| Source::file(p).map(|s| s.clang_args(cflags.clone())))
+        .map(|(path, name)| Source::file(path).map(|s| s.named(name).clang_args(cflags.clone())))
         .collect::<Result<Vec<_>>>()?;
     let m = Module::load(&sources)?;
     let name = name.map(str::to_string).unwrap_or_else(|| {
-        std::path::Path::new(&files[0])
+        std::path::Path::new(&files[0].1)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "module".into())
@@ -227,4 +271,29 @@ pub(super) fn save(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let path = one_word(a, "a path")?;
     s.module()?.save(path)?;
     text(format!("wrote {path}"))
+}
+
+pub(super) fn path(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if !a.settings.is_empty() {
+        return Err(err("path", "expects folders, not settings"));
+    }
+    let cwd = std::env::current_dir().map_err(|e| err("path", e.to_string()))?;
+    for w in &a.words {
+        let dir = cwd.join(w);
+        if !dir.is_dir() {
+            return Err(err("path", format!("'{w}' is not a folder")));
+        }
+        if !s.extra_path.contains(&dir) {
+            s.extra_path.push(dir);
+        }
+    }
+    let mut t = Table::new(
+        "where :load looks for a relative path, in order",
+        &["#", "folder", "why"],
+    );
+    for (i, (dir, why)) in s.input_path_explained().into_iter().enumerate() {
+        let mark = if dir.is_dir() { "" } else { " (missing)" };
+        t.push([(i + 1).to_string(), format!("{}{mark}", dir.display()), why]);
+    }
+    table(&t)
 }
