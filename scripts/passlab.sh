@@ -31,6 +31,17 @@ setup() {
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
 }
 
+# Debian's Chromium, for the browser test of the lessons.
+setup_browser() {
+    if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+        echo "passlab: installing chromium (for the browser test)" >&2
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    fi
+}
+
 # Passes written in Rust (`:rust`): builds passlab-evcxr, the host that
 # compiles cells with evcxr, and warms evcxr's build folder (kept between
 # sessions under ~/.cache/passlab/evcxr) by compiling passlab and LLVM's
@@ -122,6 +133,9 @@ test)
     python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
     # The notebooks, executed through the kernel, against their stored outputs.
     python notebooks/check.py notebooks/*.ipynb
+    # And each opened in JupyterLab, in a real browser, from its own folder.
+    setup_browser
+    python notebooks/browser.py notebooks/*.ipynb
     ;;
 bench)
     setup

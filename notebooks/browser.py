@@ -1,0 +1,248 @@
+"""Opens every lesson in JupyterLab in a real browser (Debian's headless
+Chromium, driven by Playwright) and runs it as a person would: JupyterLab
+serves the notebook's own folder, the notebook is opened there, and Run >
+Run All Cells runs it. Then, in the page as rendered:
+
+* no cell shows an error, except cells tagged `raises-exception`;
+* the charts are there (an `svg` or `img` in the output) and the HTML
+  tables are there (`table`), as many as the stored outputs have;
+* the kernel is still alive.
+
+Screenshots of each notebook (its top, its end, and each chart) go to
+target/browser/. Nothing is saved into the notebooks (autosave is off).
+
+    python notebooks/browser.py notebooks/*.ipynb
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "target", "browser")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# As a headless Chromium must run here: as root, on a machine whose network
+# is closed (no background connections, no updates).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+RUN_TIMEOUT = 600
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def expected(path):
+    """Per code cell: its tags, and how many charts and tables its stored
+    outputs have."""
+    nb = json.load(open(path))
+    cells = []
+    for c in nb["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        charts = tables = 0
+        stderr = []
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                text = o["text"] if isinstance(o["text"], str) else "".join(o["text"])
+                stderr.append(" ".join(text.split()))
+            data = o.get("data", {})
+            if "image/svg+xml" in data or "image/png" in data:
+                charts += 1
+            html = data.get("text/html", "")
+            if isinstance(html, list):
+                html = "".join(html)
+            tables += html.count("<table")
+        cells.append({"tags": c.get("metadata", {}).get("tags", []), "charts": charts, "tables": tables,
+                      "stderr": " ".join(stderr)})
+    return cells
+
+
+class Lab:
+    """A JupyterLab server on the folder of the notebooks, with settings of
+    its own: autosave off, no news or update checks."""
+
+    def __init__(self, folder):
+        self.tmp = tempfile.mkdtemp(prefix="passlab-lab-")
+        settings = os.path.join(self.tmp, "settings")
+        for plugin, values in [
+            ("@jupyterlab/docmanager-extension/plugin", {"autosave": False}),
+            ("@jupyterlab/apputils-extension/notification", {"fetchNews": "false", "checkForUpdates": False}),
+            # Every cell in the page, so that each can be checked (JupyterLab
+            # 4 otherwise renders only the cells near the view).
+            ("@jupyterlab/notebook-extension/tracker", {"windowingMode": "none"}),
+        ]:
+            path = os.path.join(settings, plugin + ".jupyterlab-settings")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            json.dump(values, open(path, "w"))
+        self.port = free_port()
+        self.token = "passlab-browser-test"
+        env = dict(os.environ, JUPYTER_CONFIG_DIR=os.path.join(self.tmp, "config"))
+        self.log = open(os.path.join(OUT, "jupyterlab.log"), "a")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={self.port}", f"--IdentityProvider.token={self.token}",
+             f"--ServerApp.root_dir={folder}", f"--LabApp.user_settings_dir={settings}",
+             f"--LabApp.workspaces_dir={os.path.join(self.tmp, 'workspaces')}",
+             # Checkpoints go here, not beside the notebooks.
+             f"--FileCheckpoints.checkpoint_dir={os.path.join(self.tmp, 'checkpoints')}"],
+            cwd=folder, env=env, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 60
+        while True:
+            try:
+                self.api("status")
+                break
+            except OSError:
+                if time.time() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("JupyterLab did not start (see target/browser/jupyterlab.log)")
+                time.sleep(0.3)
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}/{path}?token={self.token}"
+
+    def api(self, path, method="GET"):
+        req = urllib.request.Request(self.url(f"api/{path}"), method=method)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+            return json.loads(body) if body else None
+
+    def close(self):
+        for k in self.api("kernels"):
+            self.api(f"kernels/{k['id']}", method="DELETE")
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def run_notebook(page, lab, path):
+    name = os.path.basename(path)
+    stem = os.path.splitext(name)[0]
+    want = expected(path)
+    # A workspace of its own, fresh: only this notebook is open.
+    page.goto(lab.url(f"lab/workspaces/{stem}/tree/{name}") + "&reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
+    # The kernel has started when the execution indicator says idle.
+    indicator = page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']")
+    indicator.first.wait_for(timeout=60_000)
+    # The status bar says when the kernel is connected and idle.
+    page.get_by_text("passlab | Idle").first.wait_for(timeout=60_000)
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
+
+    def run_all():
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+    def started():
+        return any(t.strip() not in ("[ ]:", "") for t in prompts.all_inner_texts())
+
+    run_all()
+    for _ in range(100):
+        if started():
+            break
+        time.sleep(0.1)
+    else:
+        # A kernel that had only just connected can miss the first request.
+        run_all()
+    deadline = time.time() + RUN_TIMEOUT
+    while True:
+        texts = prompts.all_inner_texts()
+        done = all(t.strip().startswith("[") and t.strip() not in ("[*]:", "[ ]:") for t in texts)
+        if done and indicator.count():
+            break
+        if time.time() > deadline:
+            raise AssertionError(f"{name}: cells still running after {RUN_TIMEOUT} s: {texts}")
+        time.sleep(0.5)
+    problems = []
+    cells = page.locator(".jp-Notebook .jp-CodeCell")
+    if cells.count() != len(want):
+        problems.append(f"{cells.count()} code cells on the page, {len(want)} in the file")
+    charts = tables = 0
+    chart_cells = []
+    for i, w in enumerate(want):
+        cell = cells.nth(i)
+        outputs = cell.locator(".jp-OutputArea-output")
+        # An error renders as standard error does; in a cell not expected to
+        # fail, standard error must be what the stored notebook has there.
+        stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        errors = [t for t in stderr.all_inner_texts()
+                  if " ".join(t.split()) not in w["stderr"] or "raises-exception" in w["tags"]]
+        if errors and "raises-exception" not in w["tags"]:
+            problems.append(f"cell {i + 1}: an error: {errors[0][:300]}")
+        if not errors and "raises-exception" in w["tags"]:
+            problems.append(f"cell {i + 1}: tagged raises-exception, but showed no error")
+        n_charts = cell.locator(".jp-OutputArea-output[data-mime-type^='image/']").count()
+        n_tables = outputs.locator("table").count()
+        charts += n_charts
+        tables += n_tables
+        if n_charts < w["charts"]:
+            problems.append(f"cell {i + 1}: {n_charts} charts rendered, {w['charts']} expected")
+        if n_tables < w["tables"]:
+            problems.append(f"cell {i + 1}: {n_tables} tables rendered, {w['tables']} expected")
+        if n_charts:
+            chart_cells.append(i)
+    kernels = lab.api("kernels")
+    if not kernels or any(k["execution_state"] == "dead" for k in kernels):
+        problems.append(f"the kernel is not alive: {kernels}")
+    shots = [os.path.join(OUT, f"{stem}-end.png"), os.path.join(OUT, f"{stem}.png")]
+    page.screenshot(path=shots[0])
+    # JupyterLab 4 scrolls the notebook in its windowed panel.
+    page.evaluate("document.querySelectorAll('.jp-WindowedPanel-outer').forEach(e => e.scrollTop = 0)")
+    time.sleep(0.3)
+    page.screenshot(path=shots[1])
+    for j, i in enumerate(chart_cells[:6]):
+        cell = cells.nth(i)
+        cell.scroll_into_view_if_needed()
+        shot = os.path.join(OUT, f"{stem}-chart{j + 1}.png")
+        cell.locator(".jp-OutputArea").screenshot(path=shot)
+        shots.append(shot)
+    return problems, charts, tables, shots
+
+
+def main(paths):
+    os.makedirs(OUT, exist_ok=True)
+    folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
+    failed = False
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for folder in folders:
+            lab = Lab(folder)
+            try:
+                for path in sorted(x for x in paths if os.path.dirname(os.path.abspath(x)) == folder):
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    start = time.time()
+                    try:
+                        problems, charts, tables, shots = run_notebook(page, lab, path)
+                    except Exception as e:  # a timeout, a missing element
+                        problems, charts, tables, shots = [f"{type(e).__name__}: {e}"], 0, 0, []
+                        page.screenshot(path=os.path.join(OUT, os.path.basename(path) + "-failed.png"))
+                    page.close()
+                    for s in lab.api("sessions"):
+                        lab.api(f"sessions/{s['id']}", method="DELETE")
+                    status = "ok" if not problems else "FAILED"
+                    print(f"{path}: {status} in JupyterLab ({time.time() - start:.0f} s): "
+                          f"{charts} charts and {tables} tables rendered; screenshots: "
+                          f"{', '.join(os.path.relpath(s, ROOT) for s in shots)}")
+                    for problem in problems:
+                        print(f"  {problem}")
+                    failed |= bool(problems)
+            finally:
+                lab.close()
+        browser.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
