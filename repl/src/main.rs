@@ -172,6 +172,32 @@ pub fn show_progress(session: &mut Session) {
     });
 }
 
+/// The next line to run: one left from a pasted block (shown with its
+/// prompt, so each output follows the line it belongs to), else one read
+/// from the editor. A block pasted at once arrives as one string with
+/// newlines; its first line is returned and the rest wait in `pending`.
+fn next_line(
+    editor: &mut Editor<Completion, rustyline::history::FileHistory>,
+    pending: &mut std::collections::VecDeque<String>,
+    prompt: &str,
+) -> Result<String, ReadlineError> {
+    if let Some(line) = pending.pop_front() {
+        println!("{prompt}{line}");
+        return Ok(line);
+    }
+    let text = editor.readline(prompt)?;
+    if !text.contains('\n') {
+        return Ok(text);
+    }
+    let mut lines = text.lines().map(str::to_string);
+    let first = lines.next().unwrap_or_default();
+    pending.extend(lines);
+    // The editor showed the block as typed; from here on each line is
+    // shown again before its output.
+    println!("{prompt}{first}");
+    Ok(first)
+}
+
 fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
     let mut session = Session::new();
     show_progress(&mut session);
@@ -183,6 +209,9 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
         let _ = editor.load_history(&h);
     }
     println!("passlab: a workbench for compiler experiments on LLVM 19. :help lists the commands.");
+    // Lines pasted as one block (bracketed paste gives them to us together)
+    // wait here and run one by one, each shown with its prompt.
+    let mut pending: std::collections::VecDeque<String> = Default::default();
     loop {
         let ctx = session.prompt_context();
         let prompt = if ctx.is_empty() {
@@ -190,7 +219,7 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
         } else {
             format!("passlab[{ctx}]> ")
         };
-        let line = match editor.readline(&prompt) {
+        let line = match next_line(&mut editor, &mut pending, &prompt) {
             Ok(line) => line,
             // Ctrl-C clears the line; Ctrl-D quits.
             Err(ReadlineError::Interrupted) => continue,
@@ -204,11 +233,12 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
         let body = if passlab::session::takes_body(&line) {
             let mut lines = Vec::new();
             loop {
-                match editor.readline("...> ") {
+                match next_line(&mut editor, &mut pending, "...> ") {
                     Ok(l) if l.trim() == script::TERMINATOR => break,
                     Ok(l) => lines.push(l),
                     Err(ReadlineError::Interrupted) => {
                         lines.clear();
+                        pending.clear();
                         break;
                     }
                     Err(_) => break,
@@ -233,6 +263,7 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
         };
         match result {
             Ok(out) => renderer.print(&out),
+            // A pasted block goes on after an error, as typed lines do.
             Err(e) => eprintln!("error: {e}"),
         }
         if session.quit_requested() {

@@ -91,3 +91,53 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     std::fs::remove_dir_all(&home).unwrap();
     Ok(())
 }
+
+/// Five commands pasted at once (bracketed paste, as terminals send it),
+/// one of them a multi-line `:module`, all run in order, each shown; lines
+/// typed ahead while a command runs are not lost.
+#[test]
+fn pasted_and_typed_ahead_lines_all_run() -> Result<(), rexpect::error::Error> {
+    let home = std::env::temp_dir().join(format!("passlab-paste-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passlab"));
+    cmd.env("HOME", &home).env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000))?;
+    p.exp_string("passlab> ")?;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+
+    let block = [
+        ":module m --lang c",
+        "int f(int x) {",
+        "  return x * 2 + 0;",
+        "}",
+        ".",
+        ":run mem2reg,instcombine",
+        ":with opt_level=3",
+        ":call f 21",
+        ":modules",
+    ]
+    .join("\n");
+    p.send(&format!("\x1b[200~{block}\n\x1b[201~\r"))?;
+    p.flush()?;
+    p.exp_string("module m: 1 functions")?;
+    p.exp_string("passlab> :run mem2reg,instcombine")?;
+    p.exp_string("ran mem2reg,instcombine on m")?;
+    p.exp_string("passlab> :with opt_level=3")?;
+    p.exp_string("passlab[O3]> :call f 21")?;
+    p.exp_string("f(21) = 42")?;
+    p.exp_string("passlab[O3]> :modules")?;
+    p.exp_string("| *   m ")?;
+
+    // Typed without waiting for the prompt: the second and third lines
+    // arrive while the first command runs.
+    p.send(":call f 1\r:call f 2\r:call f 3\r")?;
+    p.flush()?;
+    p.exp_string("f(1) = 2")?;
+    p.exp_string("f(2) = 4")?;
+    p.exp_string("f(3) = 6")?;
+
+    p.send_control('d')?;
+    p.exp_eof()?;
+    std::fs::remove_dir_all(&home).unwrap();
+    Ok(())
+}

@@ -120,9 +120,30 @@ fn resolve(s: &Session, paths: &[&str]) -> Result<Vec<(std::path::PathBuf, Strin
                     }
                 })
                 .collect();
-            return Err(err(
-                "load",
-                format!(
+            // A file of that name one folder down (zlib/adler32.c for
+            // adler32.c) is most likely what was meant.
+            let mut suggestions = Vec::new();
+            if !pattern {
+                for d in candidates.iter().filter(|d| !d.as_os_str().is_empty()) {
+                    let Ok(entries) = std::fs::read_dir(d) else {
+                        continue;
+                    };
+                    let mut subs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                    subs.sort();
+                    for sub in subs {
+                        if sub.join(p).is_file() {
+                            if let Some(folder) = sub.file_name() {
+                                suggestions.push(format!("{}/{p}", folder.to_string_lossy()));
+                            }
+                        }
+                    }
+                }
+                suggestions.dedup();
+                suggestions.truncate(3);
+            }
+            return Err(Error::Command {
+                command: "load".into(),
+                message: format!(
                     "{} '{p}' (looked for {}; :path adds folders to look in)",
                     if pattern {
                         "no file matches"
@@ -131,7 +152,8 @@ fn resolve(s: &Session, paths: &[&str]) -> Result<Vec<(std::path::PathBuf, Strin
                     },
                     looked.join(", ")
                 ),
-            ));
+                suggestions,
+            });
         }
         out.extend(found);
     }
