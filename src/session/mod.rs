@@ -182,6 +182,9 @@ pub struct Session {
     /// (`cell`, a script's path) and the command's line number there, so
     /// that diagnostics in a body point at the user's own lines.
     origin: (String, usize),
+    /// The commands that succeeded since the session began or was reset,
+    /// with their bodies, for `:export`.
+    history: Vec<(String, Option<String>)>,
     quit: bool,
 }
 
@@ -232,6 +235,7 @@ impl Session {
             progress: None,
             origin: ("cell".into(), 1),
             extra_path: Vec::new(),
+            history: Vec::new(),
             quit: false,
         }
     }
@@ -316,6 +320,9 @@ impl Session {
             out.items.push(Item::Stream(printed));
         }
         out.extend(result?);
+        if let Some(entry) = commands::history_entry(command, &args, line, body) {
+            self.history.push(entry);
+        }
         Ok(out)
     }
 

@@ -116,6 +116,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("undo", "", "put the module back as it was before the last :run", undo),
     cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
     cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),
+    cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
 ];
@@ -239,6 +240,65 @@ pub fn reference_markdown() -> String {
         ));
     }
     out
+}
+
+/// What `:export` will write for a command that succeeded: nothing for
+/// the commands that only look or leave (`:help`, `:export`, `:quit`;
+/// `:reset` starts a new history), `:path` with its folders made absolute
+/// (the script may run elsewhere), others as typed.
+pub(super) fn history_entry(
+    command: &Command,
+    a: &Args,
+    line: &str,
+    body: Option<&str>,
+) -> Option<(String, Option<String>)> {
+    match command.name {
+        "help" | "export" | "quit" | "reset" => None,
+        "path" if !a.words.is_empty() => {
+            let cwd = std::env::current_dir().ok()?;
+            let dirs: Vec<String> = a
+                .words
+                .iter()
+                .map(|w| cwd.join(w).display().to_string())
+                .collect();
+            Some((format!(":path {}", dirs.join(" ")), None))
+        }
+        _ => Some((line.trim().to_string(), body.map(str::to_string))),
+    }
+}
+
+fn export(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let path = one_word(a, "a file to write, such as session.plab")?;
+    let mut script = String::from(
+        "# A passlab session: the commands that succeeded, in order, with their\n\
+         # sources (written by :export). Run it with: passlab run FILE\n",
+    );
+    if let Ok(cwd) = std::env::current_dir() {
+        script.push_str(&format!(
+            "# The session ran in {}: relative inputs are looked for there too.\n:path {}\n",
+            cwd.display(),
+            cwd.display()
+        ));
+    }
+    let mut sources = 0;
+    for (line, body) in &s.history {
+        script.push_str(line);
+        script.push('\n');
+        if let Some(body) = body {
+            sources += 1;
+            script.push_str(body);
+            if !body.ends_with('\n') {
+                script.push('\n');
+            }
+            script.push_str(".\n");
+        }
+    }
+    std::fs::write(path, script).map_err(|e| Error::io(path, e))?;
+    let n = s.history.len();
+    text(format!(
+        "wrote {path}: {n} command{} ({sources} with a source); passlab run {path} replays them",
+        if n == 1 { "" } else { "s" }
+    ))
 }
 
 fn reset(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
