@@ -4,11 +4,15 @@ serves the notebook's own folder, the notebook is opened there, and Run >
 Run All Cells runs it. Then, in the page as rendered:
 
 * no cell shows an error, except cells tagged `raises-exception`;
-* the charts are there (an `svg` or `img` in the output) and the HTML
-  tables are there (`table`), as many as the stored outputs have;
+* the charts are there (an `svg` or `img` in the output), the HTML
+  tables (`table`) and the syntax-highlighted IR and diffs (a `pre` of
+  coloured spans), as many as the stored outputs have;
 * the kernel is still alive.
 
-Screenshots of each notebook (its top, its end, and each chart) go to
+JupyterLab's launcher must show passlab with its logo.
+
+Screenshots of the launcher and of each notebook (its top, its end, each chart and the first
+highlighted IR) go to
 target/browser/. Nothing is saved into the notebooks (autosave is off).
 
     python notebooks/browser.py notebooks/*.ipynb
@@ -50,7 +54,7 @@ def expected(path):
     for c in nb["cells"]:
         if c["cell_type"] != "code":
             continue
-        charts = tables = 0
+        charts = tables = code = 0
         stderr = []
         for o in c.get("outputs", []):
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
@@ -63,8 +67,9 @@ def expected(path):
             if isinstance(html, list):
                 html = "".join(html)
             tables += html.count("<table")
+            code += html.startswith("<pre")
         cells.append({"tags": c.get("metadata", {}).get("tags", []), "charts": charts, "tables": tables,
-                      "stderr": " ".join(stderr)})
+                      "code": code, "stderr": " ".join(stderr)})
     return cells
 
 
@@ -169,8 +174,9 @@ def run_notebook(page, lab, path):
     cells = page.locator(".jp-Notebook .jp-CodeCell")
     if cells.count() != len(want):
         problems.append(f"{cells.count()} code cells on the page, {len(want)} in the file")
-    charts = tables = 0
+    charts = tables = code = 0
     chart_cells = []
+    code_cells = []
     for i, w in enumerate(want):
         cell = cells.nth(i)
         outputs = cell.locator(".jp-OutputArea-output")
@@ -185,8 +191,15 @@ def run_notebook(page, lab, path):
             problems.append(f"cell {i + 1}: tagged raises-exception, but showed no error")
         n_charts = cell.locator(".jp-OutputArea-output[data-mime-type^='image/']").count()
         n_tables = outputs.locator("table").count()
+        # IR and diffs, syntax-highlighted: coloured spans in a <pre>.
+        n_code = cell.locator(".jp-OutputArea-output[data-mime-type='text/html'] pre:has(span[style*='color'])").count()
         charts += n_charts
         tables += n_tables
+        code += n_code
+        if n_code < w["code"]:
+            problems.append(f"cell {i + 1}: {n_code} highlighted IR blocks rendered, {w['code']} expected")
+        if n_code:
+            code_cells.append(i)
         if n_charts < w["charts"]:
             problems.append(f"cell {i + 1}: {n_charts} charts rendered, {w['charts']} expected")
         if n_tables < w["tables"]:
@@ -208,7 +221,32 @@ def run_notebook(page, lab, path):
         shot = os.path.join(OUT, f"{stem}-chart{j + 1}.png")
         cell.locator(".jp-OutputArea").screenshot(path=shot)
         shots.append(shot)
-    return problems, charts, tables, shots
+    if code_cells:
+        # The page as a reader sees it there (a long listing is taller
+        # than the window).
+        cells.nth(code_cells[0]).scroll_into_view_if_needed()
+        time.sleep(0.3)
+        shot = os.path.join(OUT, f"{stem}-ir.png")
+        page.screenshot(path=shot)
+        shots.append(shot)
+    return problems, f"{charts} charts, {tables} tables and {code} highlighted IR blocks", shots
+
+
+def launcher(page, lab):
+    """JupyterLab's launcher shows passlab with its logo (the kernelspec's
+    logo-svg.svg); its screenshot goes to target/browser/launcher.png."""
+    page.goto(lab.url("lab/workspaces/launcher"))
+    card = page.locator(".jp-LauncherCard", has_text="passlab").first
+    card.wait_for(timeout=60_000)
+    img = card.locator("img")
+    problems = []
+    if img.count() == 0:
+        problems.append("the launcher shows passlab without a logo")
+    elif "logo-svg" not in (img.first.get_attribute("src") or ""):
+        problems.append(f"the launcher's passlab logo is {img.first.get_attribute('src')}, not logo-svg.svg")
+    shot = os.path.join(OUT, "launcher.png")
+    page.screenshot(path=shot)
+    return problems, shot
 
 
 def main(paths):
@@ -220,20 +258,28 @@ def main(paths):
         for folder in folders:
             lab = Lab(folder)
             try:
+                page = browser.new_page(viewport={"width": 1200, "height": 700})
+                problems, shot = launcher(page, lab)
+                page.close()
+                print(f"launcher: {'ok' if not problems else 'FAILED'}: passlab shown with its logo; "
+                      f"screenshot: {os.path.relpath(shot, ROOT)}")
+                for problem in problems:
+                    print(f"  {problem}")
+                failed |= bool(problems)
                 for path in sorted(x for x in paths if os.path.dirname(os.path.abspath(x)) == folder):
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     start = time.time()
                     try:
-                        problems, charts, tables, shots = run_notebook(page, lab, path)
+                        problems, seen, shots = run_notebook(page, lab, path)
                     except Exception as e:  # a timeout, a missing element
-                        problems, charts, tables, shots = [f"{type(e).__name__}: {e}"], 0, 0, []
+                        problems, seen, shots = [f"{type(e).__name__}: {e}"], "nothing", []
                         page.screenshot(path=os.path.join(OUT, os.path.basename(path) + "-failed.png"))
                     page.close()
                     for s in lab.api("sessions"):
                         lab.api(f"sessions/{s['id']}", method="DELETE")
                     status = "ok" if not problems else "FAILED"
                     print(f"{path}: {status} in JupyterLab ({time.time() - start:.0f} s): "
-                          f"{charts} charts and {tables} tables rendered; screenshots: "
+                          f"{seen} rendered; screenshots: "
                           f"{', '.join(os.path.relpath(s, ROOT) for s in shots)}")
                     for problem in problems:
                         print(f"  {problem}")

@@ -349,33 +349,50 @@ impl Chart {
     }
 }
 
-/// passlab's logo, `size` pixels square, as PNG (for the Jupyter
-/// kernelspec): "pl" in white on the charts' blue.
-pub fn logo_png(size: u32) -> Result<Vec<u8>> {
-    let error = |message: String| Error::Chart {
+/// Draws passlab's logo on `root`, `size` pixels square: "pl" in white on
+/// the charts' blue.
+fn draw_logo<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, size: u32) -> Result<(), String> {
+    root.fill(&RGBColor(49, 104, 178))
+        .map_err(|e| e.to_string())?;
+    let style = ("sans-serif", size as f64 * 0.55)
+        .into_font()
+        .style(FontStyle::Bold)
+        .color(&WHITE)
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    let c = size as i32 / 2;
+    root.draw(&Text::new("pl", (c, c), style))
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+fn logo_error(message: String) -> Error {
+    Error::Chart {
         title: "passlab logo".into(),
         message,
-    };
+    }
+}
+
+/// passlab's logo, `size` pixels square, as PNG (for the Jupyter
+/// kernelspec).
+pub fn logo_png(size: u32) -> Result<Vec<u8>> {
     let mut pixels = vec![0u8; size as usize * size as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut pixels, (size, size)).into_drawing_area();
         register_fonts();
-        let draw = || -> Result<(), String> {
-            root.fill(&RGBColor(49, 104, 178))
-                .map_err(|e| e.to_string())?;
-            let style = ("sans-serif", size as f64 * 0.55)
-                .into_font()
-                .style(FontStyle::Bold)
-                .color(&WHITE)
-                .pos(Pos::new(HPos::Center, VPos::Center));
-            let c = size as i32 / 2;
-            root.draw(&Text::new("pl", (c, c), style))
-                .map_err(|e| e.to_string())?;
-            root.present().map_err(|e| e.to_string())
-        };
-        draw().map_err(error)?;
+        draw_logo(&root, size).map_err(logo_error)?;
     }
-    encode_png(size, size, &pixels).map_err(error)
+    encode_png(size, size, &pixels).map_err(logo_error)
+}
+
+/// passlab's logo as SVG (the kernelspec's `logo-svg.svg`, which launchers
+/// scale to any size).
+pub fn logo_svg() -> Result<String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (64, 64)).into_drawing_area();
+        draw_logo(&root, 64).map_err(logo_error)?;
+    }
+    Ok(out)
 }
 
 /// RGB pixels as a PNG file.

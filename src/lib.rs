@@ -28,6 +28,7 @@ pub mod context;
 pub mod diff;
 mod error;
 mod ffi;
+pub mod highlight;
 pub mod info;
 pub mod instrument;
 pub mod interrupt;

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "table",
             "diff",
+            "highlight",
             "output",
             "llvm",
             "interrupt",

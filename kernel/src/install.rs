@@ -67,6 +67,7 @@ pub fn install(target: Target) -> anyhow::Result<PathBuf> {
         let png = passlab::chart::logo_png(size)?;
         std::fs::write(dir.join(format!("logo-{size}x{size}.png")), png)?;
     }
+    std::fs::write(dir.join("logo-svg.svg"), passlab::chart::logo_svg()?)?;
     Ok(dir)
 }
 
@@ -95,6 +96,11 @@ mod tests {
         assert!(std::fs::read(dir.join("logo-64x64.png"))
             .unwrap()
             .starts_with(b"\x89PNG"));
+        let svg = std::fs::read_to_string(dir.join("logo-svg.svg")).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("pl\n</text>") || svg.contains(">pl</text>"),
+            "{svg}"
+        );
         std::fs::remove_dir_all(prefix).unwrap();
     }
 }

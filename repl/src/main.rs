@@ -200,6 +200,8 @@ fn next_line(
 
 fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
     let mut session = Session::new();
+    // The terminal shows text only.
+    session.set_html(false);
     show_progress(&mut session);
     let mut editor: Editor<Completion, rustyline::history::FileHistory> = Editor::new()?;
     editor.set_helper(Some(Completion {

@@ -28,6 +28,7 @@ pub fn run(
         (path.display().to_string(), text)
     };
     let mut session = Session::new();
+    session.set_html(false);
     crate::show_progress(&mut session);
     let lines: Vec<&str> = text.lines().collect();
     let mut ok = true;

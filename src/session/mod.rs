@@ -27,6 +27,7 @@ mod commands;
 mod language;
 
 pub use args::Args;
+
 pub use commands::{reference_markdown, takes_body, Command, COMMANDS};
 pub use language::{complete_with, Completeness};
 
@@ -59,6 +60,24 @@ impl Bundle {
                 ("text/html".into(), t.to_html()),
             ],
         }
+    }
+
+    /// Source code (LLVM IR, or a unified diff of it): the text, and when
+    /// `html` and it is not too long, the text syntax-highlighted.
+    pub fn code(text: String, kind: Code, html: bool) -> Bundle {
+        let highlighted = if html {
+            match kind {
+                Code::Ir => crate::highlight::ir(&text),
+                Code::Diff => crate::highlight::diff(&text),
+            }
+        } else {
+            None
+        };
+        let mut data = vec![("text/plain".to_string(), text)];
+        if let Some(h) = highlighted {
+            data.push(("text/html".into(), h));
+        }
+        Bundle { data }
     }
 
     /// A chart: a line of text naming it, SVG, and PNG (base64, as
@@ -94,6 +113,13 @@ impl Bundle {
     pub fn plain(&self) -> &str {
         self.get("text/plain").unwrap_or("")
     }
+}
+
+/// What kind of source a [`Bundle::code`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    Ir,
+    Diff,
 }
 
 /// What a command produced, in order.
@@ -185,6 +211,9 @@ pub struct Session {
     /// The commands that succeeded since the session began or was reset,
     /// with their bodies, for `:export`.
     history: Vec<(String, Option<String>)>,
+    /// Whether IR and diffs carry highlighted HTML (front ends that show
+    /// only text turn it off: highlighting a large module takes a while).
+    html: bool,
     quit: bool,
 }
 
@@ -236,6 +265,7 @@ impl Session {
             origin: ("cell".into(), 1),
             extra_path: Vec::new(),
             history: Vec::new(),
+            html: true,
             quit: false,
         }
     }
@@ -324,6 +354,12 @@ impl Session {
             self.history.push(entry);
         }
         Ok(out)
+    }
+
+    /// Whether `:show` and `:diff` add syntax-highlighted HTML to their
+    /// text (on unless turned off; it stays across `:reset`).
+    pub fn set_html(&mut self, on: bool) {
+        self.html = on;
     }
 
     /// Sets what is told how long commands (`:bench`) are getting on: a

@@ -18,7 +18,7 @@ use modules::{copy, diff, load, module, modules, path, save, show, stats, use_mo
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use rust::{dep, register, rust};
 
-use super::{Active, Args, Item, Output, Scope, Session};
+use super::{Active, Args, Code, Item, Output, Scope, Session};
 use crate::instrument::{
     Bisect, Counts, IrSize, PassFilter, PrintChanged, PrintPasses, Timing, Trace, VerifyEach,
 };
@@ -155,6 +155,15 @@ fn err(command: &str, message: impl Into<String>) -> Error {
 fn text(t: impl Into<String>) -> Result<Output> {
     let mut o = Output::default();
     o.push_text(t);
+    Ok(o)
+}
+
+/// IR or a diff of it: text, and highlighted HTML for front ends that show
+/// it.
+fn code(s: &Session, text: String, kind: Code) -> Result<Output> {
+    let mut o = Output::default();
+    o.items
+        .push(Item::Display(super::Bundle::code(text, kind, s.html)));
     Ok(o)
 }
 
@@ -307,8 +316,10 @@ fn reset(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         let _ = scope.guard.exit();
     }
     let progress = s.progress.take();
+    let html = s.html;
     *s = Session::new();
     s.progress = progress;
+    s.html = html;
     crate::user::reset();
     text("session reset")
 }

@@ -232,8 +232,8 @@ pub(super) fn use_module(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
 pub(super) fn show(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let m = s.module()?;
     match a.words.as_slice() {
-        [] => text(m.print()),
-        [f] => text(m.print_function(f)?),
+        [] => code(s, m.print(), Code::Ir),
+        [f] => code(s, m.print_function(f)?, Code::Ir),
         _ => Err(err("show", "expects at most one function name")),
     }
 }
@@ -282,11 +282,11 @@ pub(super) fn diff(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         Some(f) => (format!("{x}/{f}"), format!("{y}/{f}")),
     };
     let d = crate::diff::unified(&tx, &ty, &lx, &ly, 3);
-    text(if d.is_empty() {
-        format!("{x}{what} and {y}{what} print the same")
+    if d.is_empty() {
+        text(format!("{x}{what} and {y}{what} print the same"))
     } else {
-        d
-    })
+        code(s, d, Code::Diff)
+    }
 }
 
 pub(super) fn save(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

@@ -1,0 +1,38 @@
+"""What a notebook shows for IR: `:show` and `:diff` carry syntax-highlighted
+HTML (a `<pre>` of coloured spans) beside the text, and the text is exactly
+what the REPL prints."""
+
+import os
+import subprocess
+import unittest
+
+from test_protocol import KernelCase, ROOT
+
+MODULE = ":module m --lang c\nint f(int x) {\n  return x * 2 + 0;\n}\n.\n"
+
+
+class DisplayTests(KernelCase):
+    def bundles(self, outputs):
+        return [m["content"]["data"] for m in outputs if m["msg_type"] in ("execute_result", "display_data")]
+
+    def test_show_and_diff_are_highlighted_and_their_text_is_the_repls(self):
+        cell = MODULE + ":copy before\n:use m\n:run mem2reg,instcombine\n:show f\n:diff before m f"
+        reply, outputs = self.run_cell(cell)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        show, diff = self.bundles(outputs)[-2:]
+        for data in (show, diff):
+            html = data["text/html"]
+            self.assertTrue(html.startswith("<pre"), html[:200])
+            self.assertGreaterEqual(len(set(part.split(";")[0] for part in html.split("color:")[1:])), 3, html)
+        self.assertIn("shl nsw i32 %x, 1", show["text/plain"])
+        self.assertIn("+++ m/f", diff["text/plain"])
+
+        passlab = os.path.join(ROOT, "target", "debug", "passlab")
+        repl = subprocess.run([passlab, "run", "-"], input=cell + "\n", capture_output=True, text=True,
+                              check=True).stdout
+        self.assertIn(show["text/plain"], repl)
+        self.assertIn(diff["text/plain"], repl)
+
+
+if __name__ == "__main__":
+    unittest.main()
