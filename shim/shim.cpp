@@ -916,8 +916,9 @@ Printer *plab_printer_new(LLVMModuleRef M) { return new Printer(unwrapM(M)); }
 void plab_printer_free(Printer *P) { delete P; }
 
 /// Sends the text of `F`. Returns false when the tracker was stale (some
-/// metadata had no number): the text is then not sent and the caller should
-/// rebuild the printer and ask again.
+/// metadata or attribute group had no number: an address, or `#-1`): the
+/// text is then not sent and the caller should rebuild the printer and ask
+/// again.
 bool plab_printer_function(Printer *P, LLVMValueRef FR, plab_sink sink, void *user) {
   const Function &F = *reinterpret_cast<Function *>(FR);
   std::string S;
@@ -925,7 +926,7 @@ bool plab_printer_function(Printer *P, LLVMValueRef FR, plab_sink sink, void *us
   // Value::print with a tracker; Function::print would build a new one.
   static_cast<const Value &>(F).print(OS, P->MST);
   OS.flush();
-  if (StringRef(S).contains("<0x"))
+  if (StringRef(S).contains("<0x") || StringRef(S).contains("#-1"))
     return false;
   send(sink, user, S);
   return true;

@@ -122,6 +122,105 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
     out
 }
 
+/// One step of an edit script from one text to another, by lines: keep
+/// `keep` lines, then delete `delete`, then insert the lines of `insert`
+/// (each ending in `\n`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub keep: u32,
+    pub delete: u32,
+    pub insert: String,
+}
+
+/// The edit script that turns `old` into `new` (empty when they are
+/// equal; lines after the last step are kept). Found as [`unified`] finds
+/// its hunks: common head and tail skipped, Myers on the middle.
+///
+/// ```
+/// let e = passlab::diff::edits("a\nb\nc\n", "a\nB\nc\nd\n");
+/// assert_eq!(passlab::diff::apply("a\nb\nc\n", &e), "a\nB\nc\nd\n");
+/// assert_eq!(e.len(), 2);
+/// ```
+pub fn edits(old: &str, new: &str) -> Vec<Edit> {
+    if old == new {
+        return Vec::new();
+    }
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let same = ob.iter().zip(nb).take_while(|(x, y)| x == y).count();
+    let pre = ob[..same]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut suf = ob[pre..]
+        .iter()
+        .rev()
+        .zip(nb[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let line_start = |t: &[u8], at: usize| at == 0 || t[at - 1] == b'\n';
+    while suf > 0 && !(line_start(ob, ob.len() - suf) && line_start(nb, nb.len() - suf)) {
+        suf -= 1;
+    }
+    let middle_a: Vec<&str> = old[pre..ob.len() - suf].split_inclusive('\n').collect();
+    let middle_b: Vec<&str> = new[pre..nb.len() - suf].split_inclusive('\n').collect();
+    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(middle_a.len() + middle_b.len());
+    let ia = intern(&middle_a, &mut ids);
+    let ib = intern(&middle_b, &mut ids);
+    let deadline = Instant::now() + Duration::from_millis(50);
+    let mut out: Vec<Edit> = Vec::new();
+    let mut keep = old[..pre].matches('\n').count() as u32;
+    for op in capture_diff_slices_deadline(Algorithm::Myers, &ia, &ib, Some(deadline)) {
+        let (delete, insert) = match op {
+            DiffOp::Equal { len, .. } => {
+                keep += len as u32;
+                continue;
+            }
+            DiffOp::Delete { old_len, .. } => (old_len, 0..0),
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => (0, new_index..new_index + new_len),
+            DiffOp::Replace {
+                old_len,
+                new_index,
+                new_len,
+                ..
+            } => (old_len, new_index..new_index + new_len),
+        };
+        // Steps with nothing kept between them are one step (deleting old
+        // lines and inserting new ones at one place commute).
+        match out.last_mut() {
+            Some(last) if keep == 0 => {
+                last.delete += delete as u32;
+                last.insert.extend(middle_b[insert].iter().copied());
+            }
+            _ => out.push(Edit {
+                keep,
+                delete: delete as u32,
+                insert: middle_b[insert].concat(),
+            }),
+        }
+        keep = 0;
+    }
+    out
+}
+
+/// `old` with an edit script from [`edits`] applied.
+pub fn apply(old: &str, edits: &[Edit]) -> String {
+    let mut lines = old.split_inclusive('\n');
+    let mut out = String::with_capacity(old.len());
+    for e in edits {
+        for _ in 0..e.keep {
+            out.extend(lines.next());
+        }
+        for _ in 0..e.delete {
+            lines.next();
+        }
+        out.push_str(&e.insert);
+    }
+    out.extend(lines);
+    out
+}
+
 /// `op` with its indices moved by `by` lines.
 fn shift(op: DiffOp, by: usize) -> DiffOp {
     match op {
@@ -188,7 +287,32 @@ fn range(start: usize, len: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::unified;
+    use super::{apply, edits, unified};
+
+    #[test]
+    fn edit_scripts_turn_old_into_new() {
+        let base: String = (0..40)
+            .map(|i| format!("  %v{i} = add i32 %a, {i}\n"))
+            .collect();
+        let lines: Vec<&str> = base.split_inclusive('\n').collect();
+        let cases = [
+            String::new(),
+            base.replace("%v3 ", "%w3 "),
+            base.replace("%v39 = add i32 %a, 39\n", ""),
+            format!("new first\n{base}"),
+            format!("{base}no newline at the end"),
+            lines[5..30].concat(),
+            lines.iter().rev().copied().collect::<String>(),
+        ];
+        for new in &cases {
+            let e = edits(&base, new);
+            assert_eq!(&apply(&base, &e), new);
+            assert_eq!(&apply(new, &edits(new, &base)), &base);
+        }
+        assert!(edits(&base, &base).is_empty());
+        // One changed line: one step.
+        assert_eq!(edits(&base, &cases[1]).len(), 1);
+    }
 
     #[test]
     fn equal_texts_give_no_diff() {

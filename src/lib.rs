@@ -27,6 +27,7 @@ pub mod config;
 pub mod context;
 pub mod diff;
 mod error;
+pub mod explore;
 mod ffi;
 pub mod highlight;
 pub mod info;

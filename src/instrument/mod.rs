@@ -42,6 +42,7 @@
 
 mod bisect;
 mod counts;
+mod explore;
 mod ir_size;
 pub mod print;
 mod timing;
@@ -51,6 +52,7 @@ mod verify;
 
 pub use bisect::{Bisect, BisectEntry};
 pub use counts::{Counts, PassCounts};
+pub use explore::{Explore, FunctionLog, PassNode, Reach, Recording, Version};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};

@@ -150,6 +150,8 @@ pub(crate) struct FunctionChange {
     pub name: String,
     pub before: Option<String>,
     pub after: Option<String>,
+    /// Its instruction count after the pass (0: it is gone).
+    pub instructions: u64,
 }
 
 /// What a pass did, as far as the tracker can tell.
@@ -253,6 +255,7 @@ impl ChangeTracker {
                             name: e.name,
                             before: e.text,
                             after: None,
+                            instructions: 0,
                         });
                     }
                 }
@@ -287,6 +290,7 @@ impl ChangeTracker {
             name: e.name,
             before: e.text,
             after: None,
+            instructions: 0,
         }));
     }
 
@@ -309,6 +313,7 @@ impl ChangeTracker {
                             name: old.name,
                             before: old.text,
                             after: None,
+                            instructions: 0,
                         });
                     }
                     self.add(f, name, fp, out);
@@ -329,12 +334,14 @@ impl ChangeTracker {
                         name,
                         before,
                         after: Some(text),
+                        instructions: function_size(f).1,
                     });
                 } else {
                     out.push(FunctionChange {
                         name,
                         before: None,
                         after: None,
+                        instructions: function_size(f).1,
                     });
                 }
             }
@@ -351,6 +358,7 @@ impl ChangeTracker {
             name: name.clone(),
             before: None,
             after: text.clone(),
+            instructions: function_size(f).1,
         });
         self.functions.insert(
             f,

@@ -200,6 +200,8 @@ pub struct Session {
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
     /// The result of the last `:bench`.
     last_bench: Option<crate::jit::Comparison>,
+    /// The last run recorded for `:explore`.
+    recording: Option<crate::instrument::Recording>,
     /// Told how a long command (`:bench`) is getting on.
     progress: Option<ProgressSink>,
     /// Folders `:path` added to where `:load` looks.
@@ -261,6 +263,7 @@ impl Session {
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
             last_bench: None,
+            recording: None,
             progress: None,
             origin: ("cell".into(), 1),
             extra_path: Vec::new(),

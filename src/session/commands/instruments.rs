@@ -14,6 +14,7 @@ pub(crate) enum Handle {
     Bisect(Rc<Bisect>),
     Trace(Rc<Trace>),
     Counts(Rc<Counts>),
+    Explore(Rc<crate::instrument::Explore>),
 }
 
 impl Handle {
@@ -27,6 +28,7 @@ impl Handle {
             Handle::Bisect(i) => i.clone(),
             Handle::Trace(i) => i.clone(),
             Handle::Counts(i) => i.clone(),
+            Handle::Explore(i) => i.clone(),
         }
     }
 
@@ -42,6 +44,7 @@ impl Handle {
             Handle::Bisect(_) => "bisect",
             Handle::Trace(_) => "trace",
             Handle::Counts(_) => "counts",
+            Handle::Explore(_) => "explore",
         }
     }
 
@@ -63,6 +66,7 @@ pub(super) const INSTRUMENT_NAMES: &[&str] = &[
     "skip",
     "trace",
     "counts",
+    "explore",
     "clear",
 ];
 
@@ -147,6 +151,7 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
                 }
             }))),
             "counts" => Handle::Counts(Rc::new(Counts::new())),
+            "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
             other => {
                 return Err(Error::Command {
                     command: "instrument".into(),

@@ -3,6 +3,7 @@
 //! reference all read [`COMMANDS`].
 
 mod contexts;
+mod explore;
 mod instruments;
 mod jit;
 mod modules;
@@ -12,6 +13,7 @@ mod rust;
 pub(crate) use instruments::Handle;
 
 use contexts::{context, context_from, end, with};
+use explore::explore;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, time};
 use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
@@ -97,7 +99,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with),
     cmd("end", "", "leave the innermost :with context", end),
     cmd("context", "", "show the stack of pass contexts", context),
-    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | clear", "add instruments to the passes :run runs", instrument),
+    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | clear", "add instruments to the passes :run runs", instrument),
     cmd("instruments", "", "list the active instruments", instruments),
     cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
     cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass),
@@ -113,6 +115,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass of PIPELINE after which FN's result changes (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
+    cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
     cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
     cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),

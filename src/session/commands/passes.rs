@@ -65,20 +65,40 @@ pub(super) fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result
             ),
         ));
     }
-    let pass = if a.rest.is_empty() {
+    run_recording(s, &a.rest, "run", None)
+}
+
+/// Runs `pipeline` (empty: the context's default) on the current module
+/// with the active instruments and `extra`; the module can be put back
+/// with `:undo`. When an explore instrument (or `extra`) recorded the run,
+/// the recording becomes the one `:explore` shows.
+pub(super) fn run_recording(
+    s: &mut Session,
+    pipeline_text: &str,
+    command: &str,
+    extra: Option<Rc<crate::instrument::Explore>>,
+) -> Result<Output> {
+    let pass = if pipeline_text.is_empty() {
         pipeline::default_pipeline(PassContext::current().opt_level())?
     } else {
-        pipeline::parse(&a.rest)?
+        pipeline::parse(pipeline_text)?
     };
-    let name = current(s, "run")?;
+    let name = current(s, command)?;
     let mut ctx = PassContext::inherit();
+    let mut explorers = extra.clone().into_iter().collect::<Vec<_>>();
     for i in &s.instruments {
         ctx = ctx.with_instrument(i.handle.instrument());
+        if let Handle::Explore(e) = &i.handle {
+            explorers.push(e.clone());
+        }
+    }
+    if let Some(e) = &extra {
+        ctx = ctx.with_instrument(e.clone());
     }
     let module = s
         .modules
         .get_mut(&name)
-        .ok_or_else(|| err("run", format!("module '{name}' is gone")))?;
+        .ok_or_else(|| err(command, format!("module '{name}' is gone")))?;
     let before = module.instruction_count();
     let snapshot = module.snapshot();
     s.printed.take(); // what a failed run printed
@@ -91,6 +111,14 @@ pub(super) fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result
     let after = module.instruction_count();
     let ms = start.elapsed().as_secs_f64() * 1e3;
     s.undo.push((name.clone(), snapshot));
+    if let Some(e) = explorers.first() {
+        let mut rec = e.take();
+        rec.module = name.clone();
+        if pipeline_text.is_empty() {
+            rec.pipeline = pass.info().name.clone();
+        }
+        s.recording = Some(rec);
+    }
     let mut o = Output::default();
     o.push_text(s.printed.take());
     for i in &s.instruments {

@@ -1,0 +1,453 @@
+// passlab's pipeline explorer, in the page. `root` is the explorer's
+// element; `data` is {meta, blobs}: meta (gzip, base64) holds the passes
+// column by column and the functions; blobs[i] (gzip, base64, or null when
+// left out) holds function i's history: its initial text and each version
+// as an edit script (keep, delete, insert triples). A function's history is
+// decompressed when it is selected.
+function plabExplore(root, data, hljs) {
+  const UNITS = ["module", "cgscc", "function", "loop", "other"];
+  const CONTEXT = 3;
+
+  async function gunzip(b64) {
+    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return await new Response(stream).text();
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  const lineCache = new Map();
+  function highlightLine(line) {
+    let h = lineCache.get(line);
+    if (h === undefined) {
+      try {
+        h = hljs.highlight(line, { language: "llvm", ignoreIllegals: true }).value;
+      } catch (e) {
+        h = line.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]);
+      }
+      if (lineCache.size > 50000) lineCache.clear();
+      lineCache.set(line, h);
+    }
+    return h;
+  }
+
+  function splitLines(text) {
+    if (!text) return [];
+    const lines = text.split("\n");
+    if (lines[lines.length - 1] === "") lines.pop();
+    return lines;
+  }
+
+  function applyEdits(lines, edits) {
+    const out = [];
+    let o = 0;
+    for (let j = 0; j < edits.length; j += 3) {
+      for (let k = 0; k < edits[j]; k++) out.push(lines[o++]);
+      o += edits[j + 1];
+      for (const l of splitLines(edits[j + 2])) out.push(l);
+    }
+    while (o < lines.length) out.push(lines[o++]);
+    return out;
+  }
+
+  async function start() {
+    const meta = JSON.parse(await gunzip(data.meta));
+    const N = meta.pn.length;
+    const F = meta.functions.length;
+    const histories = new Map();
+    const state = { f: -1, pass: -1, hideUnchanged: false, sideBySide: false, whole: false, onlyChanged: true, filter: "" };
+
+    function reaches(i, f) {
+      const s = meta.rs[i];
+      if (s < 0) return true;
+      const n = meta.rf[s];
+      for (let k = 1; k <= n; k++) if (meta.rf[s + k] === f) return true;
+      return false;
+    }
+
+    // The same rule as Recording::passes_on: the passes that ran on f and
+    // the passes they ran inside.
+    function passesOn(f) {
+      const keep = new Uint8Array(N);
+      for (let i = 0; i < N; i++) {
+        if (!keep[i] && reaches(i, f)) {
+          keep[i] = 1;
+          let u = meta.pp[i];
+          while (u >= 0 && !keep[u]) {
+            keep[u] = 1;
+            u = meta.pp[u];
+          }
+        }
+      }
+      const out = [];
+      for (let i = 0; i < N; i++) if (keep[i]) out.push(i);
+      return out;
+    }
+
+    async function history(f) {
+      if (histories.has(f)) return histories.get(f);
+      const blob = data.blobs[f];
+      if (!blob) return null;
+      const h = JSON.parse(await gunzip(blob));
+      // Texts of each version, computed as they are needed.
+      h.texts = [splitLines(h.i)];
+      h.byPass = new Map();
+      h.v.forEach((v, k) => h.byPass.set(v[0], k));
+      histories.set(f, h);
+      return h;
+    }
+
+    function textAt(h, k) {
+      while (h.texts.length <= k) {
+        const n = h.texts.length;
+        h.texts.push(applyEdits(h.texts[n - 1], h.v[n - 1][3]));
+      }
+      return h.texts[k];
+    }
+
+    function passLabel(i) {
+      const u = meta.pu[i];
+      const name = meta.names[meta.pn[i]];
+      return u === 0 || u === 2 ? name : `${name} [${UNITS[u]} ${meta.targets[meta.pt[i]]}]`;
+    }
+
+    // ---- layout
+    root.textContent = "";
+    const totalVersions = meta.functions.reduce((s, f) => s + f[3], 0);
+    const changedFns = meta.functions.filter((f) => f[3] > 0).length;
+    const embedded = meta.functions.filter((f) => f[4]).length;
+    const head = el("div", "plab-x-head");
+    head.append(
+      el("b", "", `${meta.pipeline}`),
+      document.createTextNode(` on ${meta.module}: ${N} pass executions, ${F} functions (${changedFns} changed, ${totalVersions} versions)`)
+    );
+    if (embedded < changedFns) {
+      head.append(el("div", "plab-x-note",
+        `Diffs of the ${embedded} functions changed most are in this page; for the others, :explore FUNCTION shows them.`));
+    }
+    const body = el("div", "plab-x-body");
+    const fnPane = el("div", "plab-x-pane plab-x-fns");
+    const passPane = el("div", "plab-x-pane plab-x-passes");
+    const diffPane = el("div", "plab-x-pane plab-x-diff");
+    body.append(fnPane, passPane, diffPane);
+    root.append(head, body);
+
+    function toggle(label, key, after) {
+      const l = el("label", "plab-x-toggle");
+      const box = el("input");
+      box.type = "checkbox";
+      box.checked = state[key];
+      box.addEventListener("change", () => {
+        state[key] = box.checked;
+        after();
+      });
+      l.append(box, document.createTextNode(" " + label));
+      return l;
+    }
+
+    // ---- functions
+    const filter = el("input", "plab-x-filter");
+    filter.placeholder = "filter functions";
+    filter.addEventListener("input", () => {
+      state.filter = filter.value;
+      renderFunctions();
+    });
+    const fnList = el("div", "plab-x-list");
+    fnPane.append(filter, toggle("only functions that changed", "onlyChanged", renderFunctions), fnList);
+    const order = [...Array(F).keys()].sort((a, b) => meta.functions[b][3] - meta.functions[a][3] || (meta.functions[a][0] < meta.functions[b][0] ? -1 : 1));
+
+    function renderFunctions() {
+      fnList.textContent = "";
+      const whole = el("div", "plab-x-row" + (state.f < 0 ? " plab-x-sel" : ""), "(whole module)");
+      whole.addEventListener("click", () => selectFunction(-1));
+      fnList.append(whole);
+      const needle = state.filter.toLowerCase();
+      let shown = 0;
+      for (const i of order) {
+        const [name, before, after, versions, has] = meta.functions[i];
+        if (state.onlyChanged && versions === 0) continue;
+        if (needle && !name.toLowerCase().includes(needle)) continue;
+        if (++shown > 5000) {
+          fnList.append(el("div", "plab-x-more", "… more: filter to find them"));
+          break;
+        }
+        const row = el("div", "plab-x-row" + (i === state.f ? " plab-x-sel" : ""));
+        row.dataset.function = name;
+        row.append(el("span", "plab-x-name", name), el("span", "plab-x-num", `${versions}× ${before}→${after}`));
+        if (!has && versions) row.classList.add("plab-x-nodata");
+        row.addEventListener("click", () => selectFunction(i));
+        fnList.append(row);
+      }
+    }
+
+    // ---- passes
+    const passHead = el("div", "plab-x-summary");
+    const passList = el("div", "plab-x-list");
+    passPane.append(passHead, toggle("hide passes that changed nothing", "hideUnchanged", renderPasses), passList);
+
+    function row(i, number, mark) {
+      const r = el("div", "plab-x-row plab-x-pass" + (i === state.pass ? " plab-x-sel" : ""));
+      r.dataset.pass = String(number);
+      r.style.paddingLeft = 4 + 12 * meta.pd[i] + "px";
+      r.append(el("span", "plab-x-idx", String(number)), el("span", "plab-x-name", passLabel(i)));
+      if (mark) {
+        r.classList.add("plab-x-changed");
+        r.append(el("span", "plab-x-num", mark));
+      } else if (meta.pc[i] && state.f < 0) {
+        r.classList.add("plab-x-changed");
+      }
+      return r;
+    }
+
+    async function renderPasses() {
+      passList.textContent = "";
+      if (state.f < 0) return renderModulePasses();
+      const f = state.f;
+      const [name, before, after] = meta.functions[f];
+      const list = passesOn(f);
+      const h = await history(f);
+      const sizes = new Map();
+      if (h) {
+        let b = before;
+        for (const v of h.v) {
+          sizes.set(v[0], v[2] ? "deleted" : `${b} → ${v[1]}`);
+          b = v[1];
+        }
+      } else {
+        for (let i = 0; i < N; i++) for (const g of meta.cb[i]) if (g === f) sizes.set(i, "changed");
+      }
+      const ran = list.filter((i) => reaches(i, f)).length;
+      passHead.textContent = `${name}: ${ran} passes ran on it, ${meta.functions[f][3]} changed it; ${before} → ${after} instructions`;
+      // With the toggle: the passes that changed f and those above them.
+      let keep = null;
+      if (state.hideUnchanged) {
+        keep = new Set();
+        for (const i of sizes.keys()) {
+          let u = i;
+          while (u >= 0 && !keep.has(u)) {
+            keep.add(u);
+            u = meta.pp[u];
+          }
+        }
+      }
+      const frag = document.createDocumentFragment();
+      list.forEach((i, k) => {
+        if (keep && !keep.has(i)) return;
+        const r = row(i, k + 1, sizes.get(i));
+        r.addEventListener("click", () => selectPass(i, k + 1));
+        frag.append(r);
+      });
+      passList.append(frag);
+    }
+
+    // The whole module: the outermost passes; a pass opens to the passes it ran.
+    function renderModulePasses() {
+      passHead.textContent = `${meta.module}: ${N} pass executions; open a pass to see the passes it ran`;
+      const children = new Map();
+      for (let i = 0; i < N; i++) {
+        const p = meta.pp[i];
+        if (!children.has(p)) children.set(p, []);
+        children.get(p).push(i);
+      }
+      function add(container, parent) {
+        const kids = children.get(parent) || [];
+        const shown = state.hideUnchanged ? kids.filter((i) => meta.pc[i]) : kids;
+        const frag = document.createDocumentFragment();
+        for (const i of shown.slice(0, 2000)) {
+          const r = row(i, i + 1, meta.cb[i].length ? `${meta.cb[i].length} fn` : "");
+          const sub = el("div", "plab-x-sub");
+          if (children.has(i)) {
+            r.classList.add("plab-x-open");
+            r.addEventListener("click", () => {
+              if (sub.childElementCount) sub.textContent = "";
+              else add(sub, i);
+              selectPass(i, i + 1);
+            });
+          } else {
+            r.addEventListener("click", () => selectPass(i, i + 1));
+          }
+          frag.append(r, sub);
+        }
+        if (shown.length > 2000) frag.append(el("div", "plab-x-more", `… ${shown.length - 2000} more`));
+        container.append(frag);
+      }
+      add(passList, -1);
+    }
+
+    // ---- the diff
+    const diffHead = el("div", "plab-x-summary");
+    const diffView = el("div", "plab-x-code");
+    diffPane.append(diffHead, toggle("side by side", "sideBySide", renderDiff), toggle("whole function", "whole", renderDiff), diffView);
+
+    async function renderDiff() {
+      diffView.textContent = "";
+      const i = state.pass;
+      if (i < 0) {
+        diffHead.textContent = "select a pass";
+        return;
+      }
+      if (state.f < 0) {
+        const fns = meta.cb[i];
+        diffHead.textContent = `${passLabel(i)}: ${fns.length ? `changed ${fns.length} functions` : "changed no function"}`;
+        for (const g of fns.slice(0, 500)) {
+          const r = el("div", "plab-x-row", meta.functions[g][0]);
+          r.addEventListener("click", () => selectFunction(g, i));
+          diffView.append(r);
+        }
+        return;
+      }
+      const f = state.f;
+      const h = await history(f);
+      const name = meta.functions[f][0];
+      if (!h) {
+        diffHead.textContent = `${name}'s diffs were left out of this page: :explore ${name} ${state.number} shows this one`;
+        return;
+      }
+      const k = h.byPass.get(i);
+      if (k === undefined) {
+        diffHead.textContent = `${state.number}. ${passLabel(i)} did not change ${name}`;
+        return;
+      }
+      const v = h.v[k];
+      diffHead.textContent = `${state.number}. ${passLabel(i)} on ${name}: ` + (v[2] ? "deleted it" : `${k === 0 ? meta.functions[f][1] : h.v[k - 1][1]} → ${v[1]} instructions`);
+      const old = textAt(h, k);
+      const rows = [];
+      let o = 0;
+      let n = 0;
+      const edits = v[3];
+      for (let j = 0; j < edits.length; j += 3) {
+        for (let q = 0; q < edits[j]; q++) rows.push([" ", old[o++], o, ++n]);
+        const del = [];
+        for (let q = 0; q < edits[j + 1]; q++) del.push([old[o++], o]);
+        const ins = splitLines(edits[j + 2]).map((l) => [l, ++n]);
+        rows.push(["±", del, ins]);
+      }
+      while (o < old.length) rows.push([" ", old[o++], o, ++n]);
+      const table = el("table", "plab-x-diffrows" + (state.sideBySide ? " plab-x-sbs" : ""));
+      if (state.sideBySide) {
+        const cols = el("colgroup");
+        for (const w of ["3.5em", "", "3.5em", ""]) {
+          const c = el("col");
+          if (w) c.style.width = w;
+          cols.append(c);
+        }
+        table.append(cols);
+      }
+      const tbody = el("tbody");
+      table.append(tbody);
+      const code = (text) => {
+        const c = el("td", "plab-x-line");
+        c.innerHTML = highlightLine(text);
+        return c;
+      };
+      const numCell = (x) => el("td", "plab-x-ln", x === null ? "" : String(x));
+      const emit = (kind, left, right) => {
+        const tr = el("tr", kind === "-" ? "plab-x-del" : kind === "+" ? "plab-x-ins" : "");
+        if (state.sideBySide) {
+          tr.className = "";
+          const l = left ? [numCell(left[1]), code(left[0])] : [numCell(null), el("td", "plab-x-line plab-x-empty")];
+          const r = right ? [numCell(right[1]), code(right[0])] : [numCell(null), el("td", "plab-x-line plab-x-empty")];
+          if (left && kind !== " ") l[1].classList.add("plab-x-delcell");
+          if (right && kind !== " ") r[1].classList.add("plab-x-inscell");
+          tr.append(...l, ...r);
+        } else {
+          const text = kind === "+" ? right[0] : left[0];
+          const c = code(text);
+          tr.append(numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null), el("td", "plab-x-mark", kind), c);
+        }
+        tbody.append(tr);
+      };
+      const skip = (count) => {
+        const tr = el("tr", "plab-x-skip");
+        const td = el("td", "", `⋯ ${count} unchanged lines`);
+        td.colSpan = 4;
+        tr.append(td);
+        tbody.append(tr);
+      };
+      // Which unchanged lines to show: near a change, or all.
+      const near = new Uint8Array(rows.length);
+      rows.forEach((r, idx) => {
+        if (r[0] === "±") for (let d = -CONTEXT; d <= CONTEXT; d++) if (idx + d >= 0 && idx + d < rows.length) near[idx + d] = 1;
+      });
+      let skipped = 0;
+      for (let idx = 0; idx < rows.length; idx++) {
+        const r = rows[idx];
+        if (r[0] === " ") {
+          if (!state.whole && !near[idx]) {
+            skipped++;
+            continue;
+          }
+          if (skipped) skip(skipped);
+          skipped = 0;
+          emit(" ", [r[1], r[2]], [r[1], r[3]]);
+          continue;
+        }
+        if (skipped) skip(skipped);
+        skipped = 0;
+        const [, del, ins] = r;
+        if (state.sideBySide) {
+          for (let q = 0; q < Math.max(del.length, ins.length); q++) emit("±", del[q], ins[q]);
+        } else {
+          for (const d of del) emit("-", d, null);
+          for (const a of ins) emit("+", null, a);
+        }
+      }
+      if (skipped) skip(skipped);
+      diffView.append(table);
+    }
+
+    function selectFunction(f, pass) {
+      state.f = f;
+      state.pass = -1;
+      renderFunctions();
+      renderPasses().then(() => {
+        if (pass !== undefined && f >= 0) {
+          const number = passesOn(f).indexOf(pass) + 1;
+          if (number > 0) selectPass(pass, number);
+        } else if (f >= 0 && data.blobs[f]) {
+          // The first pass that changed it.
+          history(f).then((h) => {
+            if (h && h.v.length) selectPass(h.v[0][0], passesOn(f).indexOf(h.v[0][0]) + 1);
+          });
+        } else {
+          renderDiff();
+        }
+      });
+    }
+
+    function selectPass(i, number) {
+      state.pass = i;
+      state.number = number;
+      for (const r of passList.querySelectorAll(".plab-x-sel")) r.classList.remove("plab-x-sel");
+      for (const r of passList.querySelectorAll(`.plab-x-pass[data-pass="${number}"]`)) r.classList.add("plab-x-sel");
+      renderDiff();
+    }
+
+    renderFunctions();
+    if (meta.select) {
+      const [f, n] = meta.select;
+      if (n) {
+        state.f = f;
+        renderFunctions();
+        await renderPasses();
+        const list = passesOn(f);
+        if (n >= 1 && n <= list.length) selectPass(list[n - 1], n);
+      } else {
+        selectFunction(f);
+      }
+    } else {
+      const first = order.find((i) => data.blobs[i]);
+      selectFunction(first === undefined ? -1 : first);
+    }
+    root.dataset.ready = "1";
+  }
+
+  start().catch((e) => {
+    root.textContent = "The explorer could not start: " + e;
+  });
+}

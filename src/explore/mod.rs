@@ -1,0 +1,452 @@
+//! The pipeline explorer: a run recorded by [`Explore`](crate::instrument::Explore)
+//! shown the way Compiler Explorer's "Opt Pipeline" view shows one — the
+//! passes in the order they ran, nested under the pass that ran them, the
+//! ones that changed a function marked with its size change, and the
+//! before/after diff of any of them.
+//!
+//! Two forms from the same [`Recording`]: text for terminals
+//! ([`summary`], [`pass_list`], [`pass_diff`]) and one self-contained HTML
+//! page or fragment ([`html`]) — the data gzip-compressed and embedded, a
+//! function's history decompressed in the browser only when it is
+//! selected, highlight.js's LLVM grammar for the IR, nothing fetched from
+//! the network. Past a size budget, the histories of the functions changed
+//! least are left out (the page says so, and `:explore FUNCTION` shows any
+//! of them).
+
+use crate::instrument::{Reach, Recording};
+use crate::llvm::IrUnit;
+use crate::table::Table;
+use crate::{Error, Result};
+use base64::Engine;
+use std::fmt::Write;
+use std::io::Write as _;
+
+const HLJS: &str = include_str!("hljs.js");
+const SCRIPT: &str = include_str!("explorer.js");
+const STYLE: &str = include_str!("explorer.css");
+
+/// Compressed histories embedded in one page, at most (the rest are listed
+/// without their diffs).
+pub const DEFAULT_BUDGET: usize = 24 << 20;
+
+fn unit_word(u: IrUnit) -> &'static str {
+    match u {
+        IrUnit::Module => "module",
+        IrUnit::Cgscc => "cgscc",
+        IrUnit::Function => "function",
+        IrUnit::Loop => "loop",
+        IrUnit::Other => "other",
+    }
+}
+
+/// The function named `name` in the recording, or an error suggesting the
+/// nearest names.
+pub fn function_index(rec: &Recording, name: &str) -> Result<usize> {
+    rec.function(name).ok_or_else(|| Error::NotFound {
+        what: "function in the recorded run",
+        name: name.into(),
+        suggestions: crate::nearest_names(name, rec.functions.iter().map(|f| f.name.as_str())),
+    })
+}
+
+/// The run at a glance: one row per function (those changed most first),
+/// at most `top` rows.
+pub fn summary(rec: &Recording, top: usize) -> Table {
+    let (runs, versions) = rec.totals();
+    let changed = rec
+        .functions
+        .iter()
+        .filter(|f| !f.versions.is_empty())
+        .count();
+    let mut t = Table::new(
+        &format!(
+            "{} on {}: {runs} pass executions, {} functions ({changed} changed, {versions} versions)",
+            rec.pipeline,
+            rec.module,
+            rec.functions.len()
+        ),
+        &[
+            "function",
+            "passes run>",
+            "changed it>",
+            "instructions before>",
+            "after>",
+        ],
+    );
+    let mut order: Vec<usize> = (0..rec.functions.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (fa, fb) = (&rec.functions[a], &rec.functions[b]);
+        fb.versions
+            .len()
+            .cmp(&fa.versions.len())
+            .then(fa.name.cmp(&fb.name))
+    });
+    for &i in order.iter().take(top) {
+        let f = &rec.functions[i];
+        let (ran, changed) = rec.counts(i);
+        t.push([
+            f.name.clone(),
+            ran.to_string(),
+            changed.to_string(),
+            f.instructions_before.to_string(),
+            f.instructions_after.to_string(),
+        ]);
+    }
+    if order.len() > top {
+        t.notes.push(format!(
+            "{} more functions; :explore FUNCTION lists the passes on one",
+            order.len() - top
+        ));
+    }
+    t
+}
+
+/// One line about function `f`: passes run, changed, sizes.
+pub fn function_line(rec: &Recording, f: usize) -> String {
+    let log = &rec.functions[f];
+    let (ran, changed) = rec.counts(f);
+    let fate = match (log.instructions_before, log.instructions_after) {
+        (0, a) => format!("created during the run, {a} instructions at the end"),
+        (b, 0) => format!("{b} instructions, deleted during the run"),
+        (b, a) => format!("{b} -> {a} instructions"),
+    };
+    format!(
+        "{}: {ran} passes ran on it, {changed} changed it; {fate}",
+        log.name
+    )
+}
+
+/// The passes that ran on function `f`, numbered as [`pass_diff`] takes
+/// them, indented by nesting, those that changed it marked `*` with their
+/// size change.
+pub fn pass_list(rec: &Recording, f: usize) -> String {
+    let log = &rec.functions[f];
+    let mut by_pass = std::collections::HashMap::new();
+    let mut before = log.instructions_before;
+    for v in &log.versions {
+        by_pass.insert(v.pass as usize, (before, v.instructions, v.deleted));
+        before = v.instructions;
+    }
+    let mut out = function_line(rec, f);
+    out.push('\n');
+    for (n, &i) in rec.passes_on(f).iter().enumerate() {
+        let p = &rec.passes[i];
+        let mark = match by_pass.get(&i) {
+            Some((_, _, true)) => "  * deleted".to_string(),
+            Some((b, a, false)) => format!("  * {b} -> {a}"),
+            None => String::new(),
+        };
+        let on = match p.unit {
+            IrUnit::Module | IrUnit::Function => String::new(),
+            u => format!(" [{} {}]", unit_word(u), p.target),
+        };
+        let _ = writeln!(
+            out,
+            "{:>4} {}{}{on}{mark}",
+            n + 1,
+            "  ".repeat(p.depth as usize),
+            p.name
+        );
+    }
+    out
+}
+
+/// The diff pass number `n` (1-based, as [`pass_list`] numbers them) made
+/// to function `f`: a title and a unified diff (empty if it changed
+/// nothing there).
+pub fn pass_diff(rec: &Recording, f: usize, n: usize) -> Result<(String, String)> {
+    let passes = rec.passes_on(f);
+    let log = &rec.functions[f];
+    let Some(&i) = n.checked_sub(1).and_then(|k| passes.get(k)) else {
+        return Err(Error::Invalid(format!(
+            "{} passes ran on {}; pass numbers go from 1 to {}",
+            passes.len(),
+            log.name,
+            passes.len()
+        )));
+    };
+    let p = &rec.passes[i];
+    let title = format!(
+        "pass {n} on {}: {} ({} {})",
+        log.name,
+        p.name,
+        unit_word(p.unit),
+        p.target
+    );
+    let Some(k) = log.versions.iter().position(|v| v.pass as usize == i) else {
+        return Ok((format!("{title} did not change it"), String::new()));
+    };
+    let old = log.text_at(k);
+    let new = log.text_at(k + 1);
+    let diff = crate::diff::unified(
+        &old,
+        &new,
+        &format!("{} (before {})", log.name, p.name),
+        &format!("{} (after {})", log.name, p.name),
+        3,
+    );
+    Ok((title, diff))
+}
+
+/// What went into a page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageStats {
+    /// The page's size in bytes.
+    pub bytes: usize,
+    /// Functions whose history (diffs) is embedded, of those changed.
+    pub embedded: usize,
+    pub changed: usize,
+}
+
+fn gzip_base64(data: &[u8]) -> String {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(data);
+    let bytes = enc.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The explorer as HTML: a fragment for a notebook output, or with
+/// `standalone` a whole page to save and share. `select` opens a function
+/// (and a pass number on it). Histories beyond `budget` bytes (compressed)
+/// are left out, those of the functions changed least first.
+pub fn html(
+    rec: &Recording,
+    select: Option<(usize, Option<usize>)>,
+    standalone: bool,
+    budget: usize,
+) -> (String, PageStats) {
+    use serde_json::json;
+    // Passes, column by column; names and targets once each.
+    let mut names: Vec<&str> = Vec::new();
+    let mut name_ix = std::collections::HashMap::new();
+    let mut targets: Vec<&str> = Vec::new();
+    let mut target_ix = std::collections::HashMap::new();
+    let n = rec.passes.len();
+    let (mut pn, mut pu, mut pt, mut pd, mut pp, mut pc) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut rs, mut rf) = (Vec::with_capacity(n), Vec::new());
+    for p in &rec.passes {
+        let ni = *name_ix.entry(&*p.name).or_insert_with(|| {
+            names.push(&p.name);
+            names.len() - 1
+        });
+        let ti = *target_ix.entry(p.target.as_str()).or_insert_with(|| {
+            targets.push(&p.target);
+            targets.len() - 1
+        });
+        pn.push(ni);
+        pu.push(p.unit.code());
+        pt.push(ti);
+        pd.push(p.depth);
+        pp.push(p.parent.map_or(-1, |x| x as i64));
+        pc.push(p.changed as u8);
+        match &p.reach {
+            Reach::Module => rs.push(-1i64),
+            Reach::Functions(v) => {
+                rs.push(rf.len() as i64);
+                rf.push(v.len() as u32);
+                rf.extend(v);
+            }
+        }
+    }
+    // Histories, most changed first, while the budget lasts.
+    let mut order: Vec<usize> = (0..rec.functions.len())
+        .filter(|&i| !rec.functions[i].versions.is_empty())
+        .collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(rec.functions[i].versions.len()));
+    if let Some((f, _)) = select {
+        // The selected function first, whatever its size.
+        order.retain(|&i| i != f);
+        if !rec.functions[f].versions.is_empty() {
+            order.insert(0, f);
+        }
+    }
+    let mut blobs: Vec<Option<String>> = vec![None; rec.functions.len()];
+    let mut used = 0;
+    let mut embedded = 0;
+    for &i in &order {
+        let log = &rec.functions[i];
+        let versions: Vec<serde_json::Value> = log
+            .versions
+            .iter()
+            .map(|v| {
+                let mut edits = Vec::with_capacity(v.edits.len() * 3);
+                for e in &v.edits {
+                    edits.push(json!(e.keep));
+                    edits.push(json!(e.delete));
+                    edits.push(json!(e.insert));
+                }
+                json!([v.pass, v.instructions, v.deleted as u8, edits])
+            })
+            .collect();
+        let blob = gzip_base64(
+            json!({"i": log.initial, "v": versions})
+                .to_string()
+                .as_bytes(),
+        );
+        if used + blob.len() > budget && embedded > 0 {
+            continue;
+        }
+        used += blob.len();
+        embedded += 1;
+        blobs[i] = Some(blob);
+    }
+    let functions: Vec<serde_json::Value> = rec
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            json!([
+                f.name,
+                f.instructions_before,
+                f.instructions_after,
+                f.versions.len(),
+                blobs[i].is_some() as u8
+            ])
+        })
+        .collect();
+    // Which functions each pass changed, for the module view.
+    let mut changed_by: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, f) in rec.functions.iter().enumerate() {
+        for v in &f.versions {
+            changed_by[v.pass as usize].push(i as u32);
+        }
+    }
+    let meta = json!({
+        "pipeline": rec.pipeline,
+        "module": rec.module,
+        "names": names,
+        "targets": targets,
+        "pn": pn, "pu": pu, "pt": pt, "pd": pd, "pp": pp, "pc": pc,
+        "rs": rs, "rf": rf,
+        "cb": changed_by,
+        "functions": functions,
+        "select": select.map(|(f, n)| json!([f, n])),
+    });
+    let meta = gzip_base64(meta.to_string().as_bytes());
+    let blobs_js: Vec<serde_json::Value> = blobs
+        .into_iter()
+        .map(|b| b.map_or(serde_json::Value::Null, serde_json::Value::String))
+        .collect();
+    let id = format!("plab-x{:x}", fastrand_id(rec));
+    let body = format!(
+        "<div class=\"plab-explore\" id=\"{id}\">\
+         <div class=\"plab-x-fallback\">The pipeline explorer needs JavaScript: run the cell (a \
+         notebook's stored outputs run scripts only when the notebook is trusted), or open the \
+         page written by <code>:explore --out FILE.html</code>.</div></div>\
+         <style>{STYLE}</style>\
+         <script type=\"application/json\" id=\"{id}-data\">{{\"meta\":\"{meta}\",\"blobs\":{}}}</script>\
+         <script>(function(){{\"use strict\";\n{HLJS}\n{SCRIPT}\nplabExplore(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), hljs);\n}})();</script>",
+        serde_json::Value::Array(blobs_js)
+    );
+    let page = if standalone {
+        format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{} on {} — passlab explorer</title>\
+             <style>body{{margin:12px;font-family:system-ui,sans-serif}}</style></head><body>{body}</body></html>\n",
+            crate::table::escape(&rec.pipeline),
+            crate::table::escape(&rec.module)
+        )
+    } else {
+        body
+    };
+    let changed = rec
+        .functions
+        .iter()
+        .filter(|f| !f.versions.is_empty())
+        .count();
+    let stats = PageStats {
+        bytes: page.len(),
+        embedded,
+        changed,
+    };
+    (page, stats)
+}
+
+/// An id for the page's elements, distinct between outputs of one
+/// notebook (several explorers may share a page).
+fn fastrand_id(rec: &Recording) -> u64 {
+    use std::hash::{Hash, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    rec.pipeline.hash(&mut h);
+    rec.passes.len().hash(&mut h);
+    std::process::id().hash(&mut h);
+    COUNTER
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        .hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instrument::Explore;
+    use crate::{pipeline, Module, PassContext};
+    use std::rc::Rc;
+
+    fn recorded() -> (Recording, Module) {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 2; return s; }\n\
+                   int g(int x) { return x + 0; }\n";
+        let mut m = Module::from_c(src, "t.c").unwrap();
+        let e = Rc::new(Explore::new());
+        {
+            let _g = PassContext::inherit()
+                .with_instrument(e.clone())
+                .enter()
+                .unwrap();
+            pipeline::parse("default<O2>")
+                .unwrap()
+                .apply(&mut m)
+                .unwrap();
+        }
+        let mut r = e.take();
+        r.module = "t".into();
+        (r, m)
+    }
+
+    #[test]
+    fn text_forms_number_the_passes_and_show_their_diffs() {
+        let (r, _) = recorded();
+        let t = summary(&r, 10).to_text();
+        assert!(t.contains("default<O2> on t"), "{t}");
+        let f = function_index(&r, "f").unwrap();
+        let list = pass_list(&r, f);
+        // sroa changed f: find its number and ask for its diff.
+        let line = list
+            .lines()
+            .find(|l| l.contains("sroa") && l.contains('*'))
+            .unwrap();
+        let n: usize = line.split_whitespace().next().unwrap().parse().unwrap();
+        let (title, diff) = pass_diff(&r, f, n).unwrap();
+        assert!(title.contains("sroa"), "{title}");
+        assert!(
+            diff.contains("-  %s = alloca i32") || diff.contains("alloca"),
+            "{diff}"
+        );
+        assert!(pass_diff(&r, f, 100_000).is_err());
+        assert!(function_index(&r, "ff")
+            .unwrap_err()
+            .to_string()
+            .contains("'f'"));
+    }
+
+    #[test]
+    fn the_page_embeds_compressed_histories_within_the_budget() {
+        let (r, _) = recorded();
+        let (page, stats) = html(&r, None, true, DEFAULT_BUDGET);
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert_eq!(stats.embedded, stats.changed);
+        assert!(stats.changed >= 2);
+        assert!(page.contains("registerLanguage(\"llvm\""));
+        // A tiny budget still embeds one history, and says what it left out.
+        let (_, small) = html(&r, None, false, 1);
+        assert_eq!(small.embedded, 1);
+    }
+}

@@ -1,0 +1,315 @@
+//! [`Explore`]: records a run for the pipeline explorer — every pass in the
+//! order it ran, nested under the pass that ran it, the functions in its
+//! scope, and for each function every version a pass made, as edit scripts
+//! from the version before. What changed is kept, nothing else: a function
+//! a pass did not change costs nothing past a fingerprint.
+
+use super::tracker::{function_name, function_size, module_functions, ChangeTracker};
+use super::{Instrument, PassRun};
+use crate::diff::Edit;
+use crate::llvm::IrUnit;
+use crate::module::Module;
+use crate::Result;
+use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The functions a pass ran on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Every function (a module pass).
+    Module,
+    /// These functions (indices into [`Recording::functions`]).
+    Functions(Vec<u32>),
+}
+
+impl Reach {
+    /// Whether the pass ran on function `f`.
+    pub fn includes(&self, f: u32) -> bool {
+        match self {
+            Reach::Module => true,
+            Reach::Functions(v) => v.contains(&f),
+        }
+    }
+}
+
+/// One pass execution.
+#[derive(Clone, Debug)]
+pub struct PassNode {
+    pub name: Rc<str>,
+    pub unit: IrUnit,
+    /// Its IR unit's name (a function, an SCC as LLVM prints it, a loop).
+    pub target: String,
+    pub depth: u32,
+    /// The pass that ran it (an index into [`Recording::passes`]).
+    pub parent: Option<u32>,
+    pub reach: Reach,
+    /// It changed the IR, itself or through passes nested in it.
+    pub changed: bool,
+}
+
+/// One version of a function: what a pass made of it.
+#[derive(Clone, Debug)]
+pub struct Version {
+    /// The pass (an index into [`Recording::passes`]).
+    pub pass: u32,
+    /// Instructions after the pass (0: the pass deleted the function).
+    pub instructions: u64,
+    /// From the previous version's text to this one's.
+    pub edits: Vec<Edit>,
+    /// The pass deleted the function.
+    pub deleted: bool,
+}
+
+/// A function's history over the run.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionLog {
+    pub name: String,
+    /// Its text before the first pass that changed it (empty if a pass
+    /// created it, or no pass changed it).
+    pub initial: String,
+    /// Instructions when the run began (0: created during the run).
+    pub instructions_before: u64,
+    /// Instructions when the run ended (0: deleted).
+    pub instructions_after: u64,
+    pub versions: Vec<Version>,
+}
+
+impl FunctionLog {
+    /// The text after `n` versions (0: the initial text).
+    pub fn text_at(&self, n: usize) -> String {
+        let mut text = self.initial.clone();
+        for v in &self.versions[..n.min(self.versions.len())] {
+            text = crate::diff::apply(&text, &v.edits);
+        }
+        text
+    }
+}
+
+/// Everything the explorer shows about one run.
+#[derive(Clone, Debug, Default)]
+pub struct Recording {
+    /// The pipeline that ran, as the user wrote it.
+    pub pipeline: String,
+    pub module: String,
+    pub passes: Vec<PassNode>,
+    pub functions: Vec<FunctionLog>,
+}
+
+impl Recording {
+    /// The index of the function named `name`.
+    pub fn function(&self, name: &str) -> Option<usize> {
+        self.functions.iter().position(|f| f.name == name)
+    }
+
+    /// The passes that ran on function `f`, in order, with the passes
+    /// they ran inside (module passes, pass managers) that lead to them.
+    pub fn passes_on(&self, f: usize) -> Vec<usize> {
+        let f = f as u32;
+        let mut keep = vec![false; self.passes.len()];
+        for (i, p) in self.passes.iter().enumerate() {
+            if !keep[i] && p.reach.includes(f) {
+                keep[i] = true;
+                let mut up = p.parent;
+                while let Some(u) = up {
+                    if keep[u as usize] {
+                        break;
+                    }
+                    keep[u as usize] = true;
+                    up = self.passes[u as usize].parent;
+                }
+            }
+        }
+        (0..self.passes.len()).filter(|&i| keep[i]).collect()
+    }
+
+    /// (passes that ran on `f`, of which changed it).
+    pub fn counts(&self, f: usize) -> (usize, usize) {
+        let ran = self
+            .passes
+            .iter()
+            .filter(|p| p.reach.includes(f as u32))
+            .count();
+        (ran, self.functions[f].versions.len())
+    }
+
+    /// The total number of pass executions and of function versions.
+    pub fn totals(&self) -> (usize, usize) {
+        (
+            self.passes.len(),
+            self.functions.iter().map(|f| f.versions.len()).sum(),
+        )
+    }
+}
+
+struct State {
+    tracker: ChangeTracker,
+    recording: Recording,
+    names: HashMap<String, u32>,
+    open: Vec<u32>,
+    /// The last instruction count of each function.
+    sizes: Vec<u64>,
+    /// The outermost pass has ended.
+    done: bool,
+}
+
+/// Records runs for the explorer; the last outermost run is kept until the
+/// next one starts.
+pub struct Explore {
+    state: RefCell<State>,
+}
+
+impl Default for Explore {
+    fn default() -> Self {
+        Explore::new()
+    }
+}
+
+impl Explore {
+    pub fn new() -> Explore {
+        Explore {
+            state: RefCell::new(State {
+                tracker: ChangeTracker::new(true),
+                recording: Recording::default(),
+                names: HashMap::default(),
+                open: Vec::new(),
+                sizes: Vec::new(),
+                done: false,
+            }),
+        }
+    }
+
+    /// The last run recorded (the one in progress, if any).
+    pub fn recording(&self) -> Recording {
+        self.state.borrow().recording.clone()
+    }
+
+    /// Takes the last run recorded, leaving an empty one.
+    pub fn take(&self) -> Recording {
+        std::mem::take(&mut self.state.borrow_mut().recording)
+    }
+
+    /// Forgets what was recorded.
+    pub fn clear(&self) {
+        let mut s = self.state.borrow_mut();
+        s.recording = Recording::default();
+        s.names.clear();
+        s.sizes.clear();
+    }
+}
+
+impl State {
+    fn index(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.names.get(name) {
+            return i;
+        }
+        let i = self.recording.functions.len() as u32;
+        self.recording.functions.push(FunctionLog {
+            name: name.to_string(),
+            ..FunctionLog::default()
+        });
+        self.sizes.push(0);
+        self.names.insert(name.to_string(), i);
+        i
+    }
+
+    fn start(&mut self, module: &Module, run: &PassRun) {
+        self.recording = Recording {
+            pipeline: run.name().to_string(),
+            module: String::new(),
+            passes: Vec::new(),
+            functions: Vec::new(),
+        };
+        self.names.clear();
+        self.sizes.clear();
+        self.open.clear();
+        self.done = false;
+        for f in module_functions(module.raw()) {
+            let i = self.index(&function_name(f)) as usize;
+            let n = function_size(f).1;
+            self.recording.functions[i].instructions_before = n;
+            self.sizes[i] = n;
+        }
+    }
+}
+
+impl Instrument for Explore {
+    fn name(&self) -> &str {
+        "explore"
+    }
+
+    fn run_before_pass(&self, module: &Module, pass: &PassRun) -> Result<()> {
+        let mut s = self.state.borrow_mut();
+        if pass.depth == 0 {
+            s.start(module, pass);
+        }
+        s.tracker.before(module, pass);
+        let reach = if pass.scope.is_module() {
+            Reach::Module
+        } else {
+            let fs = pass.scope.functions(false);
+            Reach::Functions(fs.into_iter().map(|f| s.index(&function_name(f))).collect())
+        };
+        let parent = s.open.last().copied();
+        let index = s.recording.passes.len() as u32;
+        // Pass names repeat: share one string per name.
+        let name: Rc<str> = match s
+            .recording
+            .passes
+            .iter()
+            .rev()
+            .take(64)
+            .find(|p| &*p.name == pass.name())
+        {
+            Some(p) => p.name.clone(),
+            None => Rc::from(pass.name()),
+        };
+        s.recording.passes.push(PassNode {
+            name,
+            unit: pass.unit,
+            target: pass.target.to_string(),
+            depth: pass.depth as u32,
+            parent,
+            reach,
+            changed: false,
+        });
+        s.open.push(index);
+        Ok(())
+    }
+
+    fn run_after_pass(&self, module: &Module, pass: &PassRun) -> Result<()> {
+        let mut s = self.state.borrow_mut();
+        let Some(index) = s.open.pop() else {
+            return Ok(());
+        };
+        let change = s.tracker.after(module, pass);
+        s.recording.passes[index as usize].changed = change.changed;
+        for c in change.functions {
+            let f = s.index(&c.name) as usize;
+            let before = c.before.unwrap_or_default();
+            let after = c.after.unwrap_or_default();
+            let log = &mut s.recording.functions[f];
+            if log.versions.is_empty() {
+                log.initial = before.clone();
+            }
+            log.versions.push(Version {
+                pass: index,
+                instructions: c.instructions,
+                edits: crate::diff::edits(&before, &after),
+                deleted: c.instructions == 0 && after.is_empty(),
+            });
+            s.sizes[f] = c.instructions;
+        }
+        if pass.depth == 0 {
+            s.tracker.finish();
+            let State {
+                recording, sizes, ..
+            } = &mut *s;
+            for (log, &n) in recording.functions.iter_mut().zip(sizes.iter()) {
+                log.instructions_after = n;
+            }
+            s.done = true;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! `:explore`: the pipeline explorer over a recorded run.
+
+use super::*;
+
+pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects [FUNCTION [N]] [run=PIPELINE] [--out FILE.html]";
+    let mut words: Vec<&str> = a.words.iter().map(String::as_str).collect();
+    let out_file = match words.iter().position(|w| *w == "--out") {
+        Some(i) if i + 1 < words.len() => {
+            let f = words[i + 1].to_string();
+            words.drain(i..i + 2);
+            Some(f)
+        }
+        Some(_) => {
+            return Err(err(
+                "explore",
+                "--out expects a file name, such as explore.html",
+            ))
+        }
+        None => None,
+    };
+    let mut run = None;
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "run" => run = Some(v.clone()),
+            other => {
+                return Err(Error::Command {
+                    command: "explore".into(),
+                    message: format!("unknown setting '{other}' ({usage})"),
+                    suggestions: crate::nearest_names(other, ["run"]),
+                })
+            }
+        }
+    }
+    let mut o = Output::default();
+    if let Some(p) = run {
+        let recorder = Rc::new(crate::instrument::Explore::new());
+        o = passes::run_recording(s, &p, "explore", Some(recorder))?;
+    }
+    let rec = s.recording.as_ref().ok_or_else(|| {
+        err(
+            "explore",
+            "no run recorded yet: :explore run=PIPELINE runs one on the current module, or \
+             :instrument explore records every :run",
+        )
+    })?;
+    let (function, number) = match words.as_slice() {
+        [] => (None, None),
+        [f] => (Some(crate::explore::function_index(rec, f)?), None),
+        [f, n] => {
+            let n = n
+                .parse::<usize>()
+                .map_err(|_| err("explore", format!("'{n}' is not a pass number ({usage})")))?;
+            (Some(crate::explore::function_index(rec, f)?), Some(n))
+        }
+        _ => return Err(err("explore", usage)),
+    };
+    let plain = match (function, number) {
+        (None, _) => crate::explore::summary(rec, 25).to_text(),
+        (Some(f), None) => crate::explore::pass_list(rec, f),
+        (Some(f), Some(n)) => {
+            let (title, diff) =
+                crate::explore::pass_diff(rec, f, n).map_err(|e| err("explore", e.to_string()))?;
+            if diff.is_empty() {
+                title
+            } else {
+                format!("{title}\n{diff}")
+            }
+        }
+    };
+    let select = function.map(|f| (f, number));
+    if let Some(path) = out_file {
+        let (page, stats) = crate::explore::html(rec, select, true, crate::explore::DEFAULT_BUDGET);
+        std::fs::write(&path, &page).map_err(|e| Error::io(&path, e))?;
+        o.push_text(format!(
+            "wrote {path}: {:.1} MB, the diffs of {} of the {} functions that changed",
+            stats.bytes as f64 / 1e6,
+            stats.embedded,
+            stats.changed
+        ));
+        return Ok(o);
+    }
+    let mut bundle = super::super::Bundle::text(plain);
+    if s.html {
+        let (page, _) = crate::explore::html(rec, select, false, crate::explore::DEFAULT_BUDGET);
+        bundle.data.push(("text/html".into(), page));
+    }
+    o.items.push(Item::Display(bundle));
+    Ok(o)
+}
