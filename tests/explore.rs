@@ -2,7 +2,7 @@
 //! nesting, each function's versions replaying to the IR as it ends.
 
 use passlab::instrument::Explore;
-use passlab::{pipeline, Module, Pass, PassContext};
+use passlab::{pipeline, Module, PassContext};
 use std::rc::Rc;
 
 #[test]
