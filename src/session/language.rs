@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(complete_with(&names(), ":plot t", 7).1, vec!["timing"]);
         // The second line of a cell.
         assert_eq!(
-            complete_with(&names(), ":stats\n:expl", 12),
+            complete_with(&names(), ":stats\n:expla", 13),
             (7, vec![":explain".to_string()])
         );
         assert_eq!(
