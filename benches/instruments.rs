@@ -4,13 +4,22 @@
 //! 1. default<O2> with timing + ir-size at LLVM-internal granularity vs
 //!    plain `opt-19 -passes='default<O2>'` (target ratio ≤ 1.10), plus
 //!    passlab without instruments for reference;
-//! 2. default<O2> with print-changed (diffs written to a file) vs
+//! 2. the same as a user running `passlab run` experiences it: a script
+//!    that loads the bitcode, runs default<O2> with timing + ir-size,
+//!    prints both reports and saves the result, against `opt-19
+//!    -passes='default<O2>' in.bc -o out.bc`, each a process (start-up,
+//!    load, report, write included; target ratio ≤ 1.10). Needs
+//!    target/release/passlab (`scripts/passlab.sh bench instruments`
+//!    builds it);
+//! 3. default<O2> with print-changed (diffs written to a file) vs
 //!    `opt-19 -passes='default<O2>' -print-changed=diff` (target ≤ 1.0).
 //!    opt's diff mode runs the system `diff` for every change and did not
 //!    finish in 25 minutes on this machine, so it is given a time limit
 //!    (`PASSLAB_BENCH_OPT_LIMIT` seconds, default 300); if it is stopped,
-//!    the ratio printed is an upper bound. The ratio against plain opt-19
-//!    (aim ≤ 3) is printed too.
+//!    the ratio printed is an upper bound. The ratios against plain
+//!    default<O2> in this process and plain opt-19 (target ≤ 3) are
+//!    printed too, and the explore instrument (`:explore`'s recording:
+//!    every pass, every function's versions as edit scripts) beside it.
 //!
 //! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5); medians.
 
@@ -19,7 +28,7 @@ mod common;
 mod inputs;
 
 use common::{median, median_f, opt, rounds, run_opt, wanted};
-use passlab::instrument::{IrSize, PrintChanged, Timing};
+use passlab::instrument::{Explore, IrSize, PrintChanged, Timing};
 use passlab::{registry, Module, Pass, PassContext};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -69,6 +78,9 @@ fn main() {
     let o2 = registry::get_pass("default<O2>").unwrap();
     if wanted("timing") {
         timing_and_ir_size(&input, &dir, o2.as_ref());
+    }
+    if wanted("process") {
+        process(&input, &dir);
     }
     if wanted("print-changed") {
         print_changed(&input, &dir, o2.as_ref());
@@ -157,7 +169,109 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
     );
 }
 
-/// 2. print-changed.
+/// The release build of the REPL (`passlab run`).
+fn passlab_binary() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("release").join("passlab")
+}
+
+/// 2. timing + ir-size, process against process.
+fn process(input: &Path, dir: &Path) {
+    let passlab = passlab_binary();
+    if !passlab.exists() {
+        println!(
+            "process-level: {} not found (cargo build --release -p passlab-repl)",
+            passlab.display()
+        );
+        return;
+    }
+    let script = |name: &str, instruments: &str| {
+        let path = dir.join(format!("{name}.plab"));
+        let reports = if instruments.is_empty() {
+            String::new()
+        } else {
+            format!(":instrument {instruments}\n")
+        };
+        let after = if instruments.is_empty() {
+            ""
+        } else {
+            ":report timing\n:report ir-size\n"
+        };
+        std::fs::write(
+            &path,
+            format!(
+                ":load {}\n{reports}:run default<O2>\n{after}:save {}\n",
+                input.display(),
+                dir.join(format!("{name}.bc")).display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let instrumented = script("instrumented", "timing ir-size");
+    let plain = script("plain", "");
+    let run = |script: &Path| {
+        let t = Instant::now();
+        let out = Command::new(&passlab)
+            .arg("run")
+            .arg(script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let elapsed = t.elapsed();
+        assert!(
+            out.status.success(),
+            "passlab run {} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (elapsed, out.stdout.len())
+    };
+    let (mut ours, mut ours_plain, mut theirs, mut ratios) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut report_bytes = 0;
+    for round in 0..rounds() {
+        let (mut a, mut b, mut c) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        for k in 0..3 {
+            match (round + k) % 3 {
+                0 => c = run_opt(input, &dir.join("opt.bc")),
+                1 => (b, report_bytes) = run(&instrumented),
+                _ => a = run(&plain).0,
+            }
+        }
+        eprintln!(
+            "  round {}: passlab run {:.2} s, with timing+ir-size {:.2} s, opt-19 {:.2} s",
+            round + 1,
+            a.as_secs_f64(),
+            b.as_secs_f64(),
+            c.as_secs_f64()
+        );
+        ratios.push(b.as_secs_f64() / c.as_secs_f64());
+        ours_plain.push(a);
+        ours.push(b);
+        theirs.push(c);
+    }
+    let (p, i, t) = (median(ours_plain), median(ours), median(theirs));
+    println!("sqlite3 default<O2>, process against process (start-up, load, reports, write):");
+    println!(
+        "  passlab run (timing + ir-size, {report_bytes} bytes of reports) {:.3} s, opt-19 {:.3} s, ratio of medians {:.3}; median of per-round ratios {:.3} (target <= 1.10)",
+        i.as_secs_f64(),
+        t.as_secs_f64(),
+        i.as_secs_f64() / t.as_secs_f64(),
+        median_f(ratios)
+    );
+    println!(
+        "  passlab run without instruments {:.3} s: ratio {:.3}; {} rounds",
+        p.as_secs_f64(),
+        p.as_secs_f64() / t.as_secs_f64(),
+        rounds()
+    );
+}
+
+/// 3. print-changed, and explore beside it.
 fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
     let t = {
         let mut v: Vec<Duration> = (0..rounds().min(3))
@@ -166,32 +280,84 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
         v.sort();
         v[v.len() / 2]
     };
-    let mut ours = Vec::new();
+    let (mut ours, mut plain, mut explored) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ratios, mut explore_ratios) = (Vec::new(), Vec::new());
     let mut lines = String::new();
-    for _ in 0..rounds() {
-        let out = std::fs::File::create(dir.join("changed.diff")).unwrap();
-        let changed =
-            Rc::new(PrintChanged::default().writing_to(Box::new(std::io::BufWriter::new(out))));
-        let t = Instant::now();
-        let mut m = Module::from_file(input).unwrap();
-        {
-            let _g = PassContext::inherit()
-                .with_instrument(changed.clone())
-                .enter()
-                .unwrap();
-            o2.apply(&mut m).unwrap();
+    let mut explore_line = String::new();
+    for round in 0..rounds() {
+        let (mut a, mut b, mut c) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        for k in 0..3 {
+            match (round + k) % 3 {
+                0 => {
+                    let t = Instant::now();
+                    let mut m = Module::from_file(input).unwrap();
+                    o2.apply(&mut m).unwrap();
+                    m.save(dir.join("plain.bc")).unwrap();
+                    a = t.elapsed();
+                }
+                1 => {
+                    let out = std::fs::File::create(dir.join("changed.diff")).unwrap();
+                    let changed = Rc::new(
+                        PrintChanged::default().writing_to(Box::new(std::io::BufWriter::new(out))),
+                    );
+                    let t = Instant::now();
+                    let mut m = Module::from_file(input).unwrap();
+                    {
+                        let _g = PassContext::inherit()
+                            .with_instrument(changed.clone())
+                            .enter()
+                            .unwrap();
+                        o2.apply(&mut m).unwrap();
+                    }
+                    let _ = changed.output();
+                    m.save(dir.join("changed.bc")).unwrap();
+                    b = t.elapsed();
+                    let (c, u) = changed.counts();
+                    let bytes = std::fs::metadata(dir.join("changed.diff")).unwrap().len();
+                    lines = format!(
+                        "  passlab: {c} passes changed the IR, {u} did not; {:.1} MB of diffs",
+                        bytes as f64 / 1e6
+                    );
+                }
+                _ => {
+                    let explore = Rc::new(Explore::new());
+                    let t = Instant::now();
+                    let mut m = Module::from_file(input).unwrap();
+                    {
+                        let _g = PassContext::inherit()
+                            .with_instrument(explore.clone())
+                            .enter()
+                            .unwrap();
+                        o2.apply(&mut m).unwrap();
+                    }
+                    let rec = explore.take();
+                    m.save(dir.join("explored.bc")).unwrap();
+                    c = t.elapsed();
+                    let versions: usize = rec.functions.iter().map(|f| f.versions.len()).sum();
+                    explore_line = format!(
+                        "{} pass executions, {} functions, {versions} versions recorded",
+                        rec.passes.len(),
+                        rec.functions.len()
+                    );
+                }
+            }
         }
-        let _ = changed.output();
-        m.save(dir.join("changed.bc")).unwrap();
-        ours.push(t.elapsed());
-        let (c, u) = changed.counts();
-        let bytes = std::fs::metadata(dir.join("changed.diff")).unwrap().len();
-        lines = format!(
-            "  passlab: {c} passes changed the IR, {u} did not; {:.1} MB of diffs",
-            bytes as f64 / 1e6
+        eprintln!(
+            "  round {}: plain {:.2} s, print-changed {:.2} s ({:.2}x), explore {:.2} s ({:.2}x)",
+            round + 1,
+            a.as_secs_f64(),
+            b.as_secs_f64(),
+            b.as_secs_f64() / a.as_secs_f64(),
+            c.as_secs_f64(),
+            c.as_secs_f64() / a.as_secs_f64()
         );
+        ratios.push(b.as_secs_f64() / a.as_secs_f64());
+        explore_ratios.push(c.as_secs_f64() / a.as_secs_f64());
+        plain.push(a);
+        ours.push(b);
+        explored.push(c);
     }
-    let ours = median(ours);
+    let (ours, plain, explored) = (median(ours), median(plain), median(explored));
     let limit = Duration::from_secs(
         std::env::var("PASSLAB_BENCH_OPT_LIMIT")
             .ok()
@@ -218,11 +384,24 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
         opt_bytes as f64 / 1e6
     );
     println!(
-        "  passlab {:.3} s (median of {}), ratio {}{:.4} (target <= 1.0); vs plain opt-19 {:.2}x (aim <= 3)",
+        "  passlab {:.3} s (median of {}), ratio to opt-19 -print-changed=diff {}{:.4} (target <= 1.0)",
         ours.as_secs_f64(),
         rounds(),
         if finished { "" } else { "< " },
         ours.as_secs_f64() / theirs.as_secs_f64(),
+    );
+    println!(
+        "  against plain default<O2>: passlab {:.3} s, ratio of medians {:.2}, median of per-round ratios {:.2} (target <= 3); plain opt-19 {:.3} s, ratio {:.2}",
+        plain.as_secs_f64(),
+        ours.as_secs_f64() / plain.as_secs_f64(),
+        median_f(ratios),
+        t.as_secs_f64(),
         ours.as_secs_f64() / t.as_secs_f64()
+    );
+    println!(
+        "  explore (the :explore recording: {explore_line}) {:.3} s, ratio to plain of medians {:.2}, median of per-round ratios {:.2}",
+        explored.as_secs_f64(),
+        explored.as_secs_f64() / plain.as_secs_f64(),
+        median_f(explore_ratios)
     );
 }

@@ -206,6 +206,8 @@ def run_notebook(page, lab, path):
             problems.append(f"cell {i + 1}: {n_tables} tables rendered, {w['tables']} expected")
         if n_charts:
             chart_cells.append(i)
+    explorers = explore(page, cells, stem, problems)
+    shots_extra = [s for s, _ in explorers]
     kernels = lab.api("kernels")
     if not kernels or any(k["execution_state"] == "dead" for k in kernels):
         problems.append(f"the kernel is not alive: {kernels}")
@@ -229,7 +231,70 @@ def run_notebook(page, lab, path):
         shot = os.path.join(OUT, f"{stem}-ir.png")
         page.screenshot(path=shot)
         shots.append(shot)
-    return problems, f"{charts} charts, {tables} tables and {code} highlighted IR blocks", shots
+    shots += shots_extra
+    what = f"{charts} charts, {tables} tables and {code} highlighted IR blocks rendered"
+    if explorers:
+        what += "; explorers: " + "; ".join(w for _, w in explorers)
+    return problems, what, shots
+
+
+def explore(page, cells, stem, problems):
+    """Each pipeline explorer on the page (`:explore`) is used as a reader
+    would: it must have started (its script ran), then a pass that changed
+    the selected function is clicked and its diff must appear, then the
+    side-by-side toggle. Returns (screenshot, what was seen) per explorer."""
+    out = []
+    roots = page.locator(".jp-OutputArea-output .plab-explore")
+    for k in range(roots.count()):
+        root = roots.nth(k)
+        root.scroll_into_view_if_needed()
+        try:
+            page.wait_for_selector(f":nth-match(.jp-OutputArea-output .plab-explore, {k + 1})[data-ready='1']",
+                                   timeout=30_000)
+        except Exception:
+            problems.append(f"explorer {k + 1}: did not start (no data-ready): "
+                            f"{root.inner_text()[:200]!r}")
+            continue
+        # A pass marked with a size change (it changed the function).
+        marked = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)")
+        if marked.count() == 0:
+            problems.append(f"explorer {k + 1}: no pass is marked as changing the selected function")
+            continue
+        # The one that changed its size most (loop-vectorize in lesson 6).
+        def growth(text):
+            parts = text.replace("→", " ").split()
+            return abs(int(parts[-1]) - int(parts[0])) if len(parts) >= 2 and all(
+                p.isdigit() for p in (parts[0], parts[-1])) else 0
+        sizes = [growth(t) for t in marked.locator(".plab-x-num").all_inner_texts()]
+        target = marked.nth(max(range(len(sizes)), key=lambda j: sizes[j]))
+        number = target.get_attribute("data-pass")
+        name = target.locator(".plab-x-name").inner_text()
+        target.click()
+        changed = root.locator("table.plab-x-diffrows tr.plab-x-del, table.plab-x-diffrows tr.plab-x-ins")
+        try:
+            changed.first.wait_for(timeout=10_000)
+        except Exception:
+            problems.append(f"explorer {k + 1}: clicking pass {number} ({name}) showed no diff: "
+                            f"{root.locator('.plab-x-summary').all_inner_texts()}")
+            continue
+        selected = root.locator(f".plab-x-pass.plab-x-sel[data-pass='{number}']").count()
+        if not selected:
+            problems.append(f"explorer {k + 1}: pass {number} is not shown selected after the click")
+        lines = changed.count()
+        highlighted = root.locator("table.plab-x-diffrows td.plab-x-line span[class^='hljs-']").count()
+        if not highlighted:
+            problems.append(f"explorer {k + 1}: the diff of pass {number} is not syntax-highlighted")
+        shot = os.path.join(OUT, f"{stem}-explorer{k + 1}.png")
+        root.screenshot(path=shot)
+        root.locator("label", has_text="side by side").locator("input").check()
+        sbs = root.locator("table.plab-x-diffrows.plab-x-sbs td.plab-x-delcell, "
+                           "table.plab-x-diffrows.plab-x-sbs td.plab-x-inscell")
+        try:
+            sbs.first.wait_for(timeout=10_000)
+        except Exception:
+            problems.append(f"explorer {k + 1}: side by side shows no changed lines")
+        out.append((shot, f"pass {number} ({name}) clicked, {lines} changed lines shown"))
+    return out
 
 
 def launcher(page, lab):
@@ -279,7 +344,7 @@ def main(paths):
                         lab.api(f"sessions/{s['id']}", method="DELETE")
                     status = "ok" if not problems else "FAILED"
                     print(f"{path}: {status} in JupyterLab ({time.time() - start:.0f} s): "
-                          f"{seen} rendered; screenshots: "
+                          f"{seen}; screenshots: "
                           f"{', '.join(os.path.relpath(s, ROOT) for s in shots)}")
                     for problem in problems:
                         print(f"  {problem}")

@@ -143,6 +143,7 @@ bench)
     case "${1:-all}" in
     all)
         cargo bench --locked --bench pipeline
+        cargo build --release --locked -p passlab-repl
         cargo bench --locked --bench instruments
         cargo bench --locked --bench jit
         cargo build --release --locked -p passlab-repl
@@ -152,7 +153,11 @@ bench)
         install_kernel release
         python kernel/bench/vs_ipykernel.py
         ;;
-    instruments) shift; cargo bench --locked --bench instruments -- "$@" ;;
+    instruments)
+        shift
+        cargo build --release --locked -p passlab-repl
+        cargo bench --locked --bench instruments -- "$@"
+        ;;
     jit) shift; cargo bench --locked --bench jit -- "$@" ;;
     rust)
         shift
@@ -169,7 +174,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|kernel]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|kernel]" >&2
     exit 2
     ;;
 esac

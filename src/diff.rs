@@ -45,15 +45,12 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
     let mut ids: HashMap<&str, u32> = HashMap::with_capacity(middle_a.len() + middle_b.len());
     let ia = intern(&middle_a, &mut ids);
     let ib = intern(&middle_b, &mut ids);
-    // Past the deadline (a huge function rewritten throughout) Myers settles
-    // for a correct but less minimal diff.
-    let deadline = Instant::now() + Duration::from_millis(50);
     let mut ops = vec![DiffOp::Equal {
         old_index: 0,
         new_index: 0,
         len: head.len(),
     }];
-    for op in capture_diff_slices_deadline(Algorithm::Myers, &ia, &ib, Some(deadline)) {
+    for op in line_ops(&ia, &ib) {
         ops.push(shift(op, head.len()));
     }
     ops.push(DiffOp::Equal {
@@ -122,6 +119,24 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
     out
 }
 
+/// The differences of two sequences of numbered lines. Myers' algorithm
+/// finds a shortest edit script in O((N+M)·D) time: fast when a pass changed
+/// a few places, quadratic when it rewrote a long function throughout (an
+/// instcombine that renumbers every value after a deleted one). Long middles
+/// are diffed with patience diff instead (unique lines as anchors, Myers
+/// between them), which stays near linear there; past a deadline either
+/// settles for a correct but less minimal script.
+fn line_ops(a: &[u32], b: &[u32]) -> Vec<DiffOp> {
+    const PATIENCE_FROM: usize = 1000;
+    let algorithm = if a.len().min(b.len()) >= PATIENCE_FROM {
+        Algorithm::Patience
+    } else {
+        Algorithm::Myers
+    };
+    let deadline = Instant::now() + Duration::from_millis(20);
+    capture_diff_slices_deadline(algorithm, a, b, Some(deadline))
+}
+
 /// One step of an edit script from one text to another, by lines: keep
 /// `keep` lines, then delete `delete`, then insert the lines of `insert`
 /// (each ending in `\n`).
@@ -166,10 +181,9 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
     let mut ids: HashMap<&str, u32> = HashMap::with_capacity(middle_a.len() + middle_b.len());
     let ia = intern(&middle_a, &mut ids);
     let ib = intern(&middle_b, &mut ids);
-    let deadline = Instant::now() + Duration::from_millis(50);
     let mut out: Vec<Edit> = Vec::new();
     let mut keep = old[..pre].matches('\n').count() as u32;
-    for op in capture_diff_slices_deadline(Algorithm::Myers, &ia, &ib, Some(deadline)) {
+    for op in line_ops(&ia, &ib) {
         let (delete, insert) = match op {
             DiffOp::Equal { len, .. } => {
                 keep += len as u32;
@@ -312,6 +326,28 @@ mod tests {
         assert!(edits(&base, &base).is_empty());
         // One changed line: one step.
         assert_eq!(edits(&base, &cases[1]).len(), 1);
+    }
+
+    #[test]
+    fn long_functions_rewritten_throughout_still_diff_correctly() {
+        // 3000 lines, every value renumbered after the first 100 and every
+        // tenth line gone: patience diff, with unique lines as anchors.
+        let old: String = (0..3000)
+            .map(|i| format!("  %{i} = add i32 %{}, {i}\n", i / 2))
+            .collect();
+        let new: String = (0..3000)
+            .filter(|i| i < &100 || i % 10 != 0)
+            .map(|i| format!("  %{} = add i32 %{}, {i}\n", if i < 100 { i } else { i + 1 }, i / 2))
+            .collect();
+        let e = edits(&old, &new);
+        assert_eq!(apply(&old, &e), new);
+        let d = unified(&old, &new, "a", "b", 3);
+        let removed = d.lines().filter(|l| l.starts_with('-') && !l.starts_with("---"));
+        let added = d.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++"));
+        // Every changed line is in the diff; the first hundred are not.
+        assert!(removed.count() >= 2900 - 100);
+        assert!(added.count() >= 2600);
+        assert!(d.starts_with("--- a\n+++ b\n@@ -98,"));
     }
 
     #[test]

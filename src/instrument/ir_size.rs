@@ -52,6 +52,7 @@ struct State {
     open: Vec<u64>,
     series: Vec<SizePoint>,
     names: HashMap<String, Rc<str>>,
+    at: HashMap<(usize, usize), Rc<str>>,
 }
 
 impl State {
@@ -83,12 +84,26 @@ impl State {
         }
     }
 
+    /// One shared copy of each pass and unit name. Looked up first by where
+    /// the text lives (pass names are LLVM's own stable copies, function
+    /// names live in the IR), confirmed by comparing the text, so a point
+    /// costs no string hashing.
     fn intern(&mut self, s: &str) -> Rc<str> {
-        if let Some(r) = self.names.get(s) {
-            return r.clone();
+        let key = (s.as_ptr() as usize, s.len());
+        if let Some(r) = self.at.get(&key) {
+            if &**r == s {
+                return r.clone();
+            }
         }
-        let r: Rc<str> = Rc::from(s);
-        self.names.insert(s.to_string(), r.clone());
+        let r = match self.names.get(s) {
+            Some(r) => r.clone(),
+            None => {
+                let r: Rc<str> = Rc::from(s);
+                self.names.insert(s.to_string(), r.clone());
+                r
+            }
+        };
+        self.at.insert(key, r.clone());
         r
     }
 }
@@ -125,8 +140,10 @@ impl IrSize {
             .collect()
     }
 
-    /// The passes that changed the instruction count, as a table (a
-    /// series of hundreds of thousands of points does not print).
+    /// The passes that changed the instruction count, as a table: all of
+    /// them up to [`TABLE_ROWS`], else the largest changes (a series of
+    /// hundreds of thousands of points does not print; the chart shows it
+    /// whole).
     pub fn table(&self) -> Table {
         let s = self.state.borrow();
         let mut t = Table::new(
@@ -142,12 +159,19 @@ impl IrSize {
                 "functions>",
             ],
         );
-        let mut unchanged = 0;
-        for p in &s.series {
-            if p.delta == 0 {
-                unchanged += 1;
-                continue;
-            }
+        let changed: Vec<&SizePoint> = s.series.iter().filter(|p| p.delta != 0).collect();
+        let mut shown = changed.clone();
+        if shown.len() > TABLE_ROWS {
+            // The largest changes (the first of equal ones), in run order.
+            shown.sort_by_key(|p| (std::cmp::Reverse(p.delta.unsigned_abs()), p.index));
+            shown.truncate(TABLE_ROWS);
+            shown.sort_by_key(|p| p.index);
+            t.title = format!(
+                "IR size: the {TABLE_ROWS} largest of {} changes of the instruction count",
+                changed.len()
+            );
+        }
+        for p in shown {
             t.push([
                 p.index.to_string(),
                 format!("{}{}", "  ".repeat(p.depth), p.pass),
@@ -162,11 +186,20 @@ impl IrSize {
         t.notes.push(format!(
             "{} passes, {} left the instruction count unchanged",
             s.series.len(),
-            unchanged
+            s.series.len() - changed.len()
         ));
+        if changed.len() > TABLE_ROWS {
+            t.notes.push(format!(
+                "{} smaller changes not listed; :plot ir-size charts the whole series",
+                changed.len() - TABLE_ROWS
+            ));
+        }
         t
     }
 }
+
+/// The most rows [`IrSize::table`] lists.
+pub const TABLE_ROWS: usize = 40;
 
 impl Instrument for IrSize {
     fn name(&self) -> &str {
@@ -209,8 +242,49 @@ impl Instrument for IrSize {
         if pass.depth == 0 {
             // Function handles die with the module: never keep them.
             s.sizes.clear();
+            s.at.clear();
             s.module = None;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IrSize, SizePoint, TABLE_ROWS};
+    use crate::llvm::IrUnit;
+
+    fn point(index: usize, delta: i64) -> SizePoint {
+        SizePoint {
+            index,
+            pass: "instcombine".into(),
+            unit: IrUnit::Function,
+            target: format!("f{index}").into(),
+            depth: 1,
+            instructions: 1000,
+            blocks: 10,
+            functions: 3,
+            delta,
+        }
+    }
+
+    #[test]
+    fn long_series_list_their_largest_changes_in_run_order() {
+        let size = IrSize::new();
+        // Deltas 0, +1, -2, +3, ... : the largest are the last ones.
+        size.state.borrow_mut().series = (0..200)
+            .map(|i| point(i, if i % 2 == 0 { -(i as i64) } else { i as i64 }))
+            .collect();
+        let t = size.table();
+        assert_eq!(t.rows.len(), TABLE_ROWS);
+        let indices: Vec<usize> = t.rows.iter().map(|r| r[0].parse().unwrap()).collect();
+        assert_eq!(indices, (160..200).collect::<Vec<_>>());
+        assert!(t.title.contains("40 largest of 199 changes"), "{}", t.title);
+        assert!(t.notes[1].starts_with("159 smaller changes"), "{:?}", t.notes);
+        // A short series is listed whole.
+        size.state.borrow_mut().series = (0..10).map(|i| point(i, i as i64)).collect();
+        let t = size.table();
+        assert_eq!(t.rows.len(), 9);
+        assert_eq!(t.notes.len(), 1);
     }
 }

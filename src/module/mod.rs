@@ -61,7 +61,8 @@ impl std::fmt::Debug for Module {
 }
 
 /// An exact copy of a module's state, taken before a pipeline runs so that a
-/// failure can put the module back as it was.
+/// failure can put the module back as it was: its bitcode, or the IR text
+/// or bitcode it was parsed from while it is unchanged.
 #[derive(Clone)]
 pub struct Snapshot {
     bitcode: Rc<[u8]>,
@@ -179,11 +180,19 @@ impl Module {
                 line_text: sinks.second_text(),
             });
         }
-        Ok(Module {
+        // The text or bitcode it was parsed from is a snapshot of it as it
+        // is now: the first `:run` on a loaded (or restored) module does not
+        // write it out again.
+        let module = Module {
             raw,
             ctx,
             last_snapshot: RefCell::new(None),
-        })
+        };
+        let snapshot = Snapshot {
+            bitcode: Rc::from(bytes),
+        };
+        *module.last_snapshot.borrow_mut() = Some((module.fingerprint(), snapshot));
+        Ok(module)
     }
 
     /// Links `other` (same context) into `self`; `other` is consumed.
