@@ -372,6 +372,11 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
     );
     let opt_bytes = std::fs::metadata(dir.join("opt-changed.diff")).map_or(0, |m| m.len());
     println!("sqlite3 default<O2> with print-changed (diffs to a file):");
+    let ps = passlab::instrument::printer_stats();
+    println!(
+        "  function texts: {} printed whole, {} assembled from blocks ({} blocks printed)",
+        ps.whole, ps.assembled, ps.blocks
+    );
     println!("{lines}");
     println!(
         "  opt-19 -print-changed=diff: {} {:.1} s, {:.1} MB written",

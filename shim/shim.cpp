@@ -24,6 +24,7 @@
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalAlias.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -675,10 +676,53 @@ struct Hasher {
   void str(StringRef S) { add(hash_value(S)); }
 };
 
+// What an instruction is made of (its operands by identity).
+void hashInstruction(Hasher &Hs, const Instruction &I) {
+  SmallVector<std::pair<unsigned, MDNode *>, 4> MDs;
+  Hs.ptr(&I);
+  Hs.add(I.getOpcode());
+  Hs.ptr(I.getType());
+  Hs.add(I.getRawSubclassOptionalData());
+  for (const Use &U : I.operands())
+    Hs.ptr(U.get());
+  if (const auto *C = dyn_cast<CmpInst>(&I))
+    Hs.add(C->getPredicate());
+  else if (const auto *L = dyn_cast<LoadInst>(&I)) {
+    Hs.add(L->getAlign().value());
+    Hs.add(L->isVolatile());
+    Hs.add(static_cast<unsigned>(L->getOrdering()));
+  } else if (const auto *S = dyn_cast<StoreInst>(&I)) {
+    Hs.add(S->getAlign().value());
+    Hs.add(S->isVolatile());
+    Hs.add(static_cast<unsigned>(S->getOrdering()));
+  } else if (const auto *A = dyn_cast<AllocaInst>(&I)) {
+    Hs.ptr(A->getAllocatedType());
+    Hs.add(A->getAlign().value());
+  } else if (const auto *G = dyn_cast<GetElementPtrInst>(&I))
+    Hs.ptr(G->getSourceElementType());
+  else if (const auto *Cl = dyn_cast<CallBase>(&I)) {
+    Hs.ptr(Cl->getFunctionType());
+    Hs.ptr(Cl->getAttributes().getRawPointer());
+    Hs.add(Cl->getCallingConv());
+    for (unsigned B = 0, E = Cl->getNumOperandBundles(); B != E; ++B)
+      Hs.add(Cl->getOperandBundleAt(B).getTagID());
+    if (const auto *CI = dyn_cast<CallInst>(Cl))
+      Hs.add(CI->getTailCallKind());
+  } else if (const auto *P = dyn_cast<PHINode>(&I))
+    for (const BasicBlock *In : P->blocks())
+      Hs.ptr(In);
+  I.getAllMetadata(MDs);
+  for (auto &KV : MDs) {
+    Hs.add(KV.first);
+    Hs.ptr(KV.second);
+  }
+}
+
 // Operands are hashed by identity: constants, types, attribute lists and
 // metadata are uniqued in the context, and instructions and arguments are
 // themselves part of the hash, so any change of content changes the result.
-void hashFunction(Hasher &Hs, const Function &F) {
+// What a function's header is made of (all but its blocks).
+void hashHeader(Hasher &Hs, const Function &F) {
   Hs.str(F.getName());
   Hs.add(F.getLinkage());
   Hs.add(F.getVisibility());
@@ -702,46 +746,14 @@ void hashFunction(Hasher &Hs, const Function &F) {
     Hs.add(KV.first);
     Hs.ptr(KV.second);
   }
+}
+
+void hashFunction(Hasher &Hs, const Function &F) {
+  hashHeader(Hs, F);
   for (const BasicBlock &BB : F) {
     Hs.ptr(&BB);
-    for (const Instruction &I : BB) {
-      Hs.ptr(&I);
-      Hs.add(I.getOpcode());
-      Hs.ptr(I.getType());
-      Hs.add(I.getRawSubclassOptionalData());
-      for (const Use &U : I.operands())
-        Hs.ptr(U.get());
-      if (const auto *C = dyn_cast<CmpInst>(&I))
-        Hs.add(C->getPredicate());
-      else if (const auto *L = dyn_cast<LoadInst>(&I)) {
-        Hs.add(L->getAlign().value());
-        Hs.add(L->isVolatile());
-        Hs.add(static_cast<unsigned>(L->getOrdering()));
-      } else if (const auto *S = dyn_cast<StoreInst>(&I)) {
-        Hs.add(S->getAlign().value());
-        Hs.add(S->isVolatile());
-        Hs.add(static_cast<unsigned>(S->getOrdering()));
-      } else if (const auto *A = dyn_cast<AllocaInst>(&I)) {
-        Hs.ptr(A->getAllocatedType());
-        Hs.add(A->getAlign().value());
-      } else if (const auto *G = dyn_cast<GetElementPtrInst>(&I))
-        Hs.ptr(G->getSourceElementType());
-      else if (const auto *Cl = dyn_cast<CallBase>(&I)) {
-        Hs.ptr(Cl->getFunctionType());
-        Hs.ptr(Cl->getAttributes().getRawPointer());
-        Hs.add(Cl->getCallingConv());
-        if (const auto *CI = dyn_cast<CallInst>(Cl))
-          Hs.add(CI->getTailCallKind());
-      } else if (const auto *P = dyn_cast<PHINode>(&I))
-        for (const BasicBlock *In : P->blocks())
-          Hs.ptr(In);
-      MDs.clear();
-      I.getAllMetadata(MDs);
-      for (auto &KV : MDs) {
-        Hs.add(KV.first);
-        Hs.ptr(KV.second);
-      }
-    }
+    for (const Instruction &I : BB)
+      hashInstruction(Hs, I);
   }
 }
 } // namespace
@@ -906,9 +918,252 @@ bool plab_verify_function(LLVMValueRef FR, plab_sink sink, void *user) {
 /// print by name; metadata created after the tracker was built would print
 /// as an address, so the caller rebuilds the printer when the module's
 /// metadata may have grown (see `plab_printer_function`'s result).
+///
+/// A pass usually changes a few blocks of a function, and LLVM's printer
+/// costs the whole function's size (it tracks the column of every
+/// character). So the printer keeps each function's text by block, with a
+/// hash of everything the block's text is made of — its instructions and
+/// their operands by identity, and the name or number of every local value
+/// and block it mentions, predecessors included — and prints again only the
+/// blocks whose hash changed (and the header when the function's own
+/// attributes, arguments or metadata changed). The text is the one
+/// `Value::print` gives, assembled from its parts. Functions with debug
+/// records or address-taken blocks (text the hash would not cover) are
+/// always printed whole. With PASSLAB_PRINTER_CHECK set, every assembled
+/// text is compared with a whole print and the differences counted
+/// (`plab_printer_stats`).
+namespace {
+struct BlockText {
+  uint64_t Hash;
+  std::string Text;
+};
+struct FunctionText {
+  uint64_t HeaderHash;
+  std::string Header;
+  DenseMap<const BasicBlock *, BlockText> Blocks;
+};
+uint64_t PrinterWhole = 0, PrinterAssembled = 0, PrinterBlocks = 0, PrinterMismatches = 0;
+} // namespace
+
 struct Printer {
   ModuleSlotTracker MST;
-  explicit Printer(const Module *M) : MST(M) {}
+  DenseMap<const Function *, FunctionText> Texts;
+  const Function *Other = nullptr; // a function that is never printed by blocks
+  bool Check;
+  explicit Printer(const Module *M) : MST(M), Check(getenv("PASSLAB_PRINTER_CHECK") != nullptr) {}
+
+  bool stale(StringRef S) { return S.contains("<0x") || S.contains("#-1"); }
+
+  std::string whole(const Function &F) {
+    std::string S;
+    raw_string_ostream OS(S);
+    // Value::print with a tracker; Function::print would build a new one.
+    static_cast<const Value &>(F).print(OS, MST);
+    OS.flush();
+    return S;
+  }
+
+  // Makes the tracker number F afresh (it skips a function it believes it
+  // holds, which may have changed since): through another function first.
+  bool incorporate(const Function &F) {
+    if (!Other || Other == &F) {
+      Other = nullptr;
+      for (const Function &G : *F.getParent())
+        if (&G != &F) {
+          Other = &G;
+          break;
+        }
+    }
+    if (!Other)
+      return false;
+    MST.incorporateFunction(*Other);
+    MST.incorporateFunction(F);
+    return true;
+  }
+
+  void label(Hasher &Hs, const Value *V) {
+    if (V->hasName()) {
+      Hs.str(V->getName());
+    } else {
+      Hs.add(0x51u);
+      Hs.add(static_cast<uint64_t>(static_cast<int64_t>(MST.getLocalSlot(V))));
+    }
+  }
+
+  uint64_t blockHash(const BasicBlock &BB) {
+    Hasher Hs;
+    Hs.ptr(&BB);
+    label(Hs, &BB);
+    Hs.add(BB.isEntryBlock());
+    for (const BasicBlock *P : predecessors(&BB)) {
+      Hs.ptr(P);
+      label(Hs, P);
+    }
+    for (const Instruction &I : BB) {
+      hashInstruction(Hs, I);
+      if (!I.getType()->isVoidTy())
+        label(Hs, &I);
+      for (const Use &U : I.operands()) {
+        const Value *V = U.get();
+        if (isa<Instruction>(V) || isa<Argument>(V) || isa<BasicBlock>(V))
+          label(Hs, V);
+      }
+      if (const auto *P = dyn_cast<PHINode>(&I))
+        for (const BasicBlock *In : P->blocks())
+          label(Hs, In);
+    }
+    return Hs.H;
+  }
+
+  uint64_t headerHash(const Function &F) {
+    Hasher Hs;
+    hashHeader(Hs, F);
+    for (const Argument &A : F.args())
+      label(Hs, &A);
+    return Hs.H;
+  }
+
+  // What making an AssemblyWriter costs, in instructions printed (it walks
+  // the module's global objects; printing an instruction costs about as
+  // much as walking a few hundred of them).
+  size_t WriterCost = 0;
+  size_t writerCost(const Function &F) {
+    if (!WriterCost) {
+      size_t Objects = 0;
+      for (const GlobalObject &GO : F.getParent()->global_objects()) {
+        (void)GO;
+        ++Objects;
+      }
+      WriterCost = 1 + Objects / 200;
+    }
+    return WriterCost;
+  }
+
+  static bool printable(const Function &F) {
+    for (const BasicBlock &BB : F) {
+      if (BB.hasAddressTaken())
+        return false;
+      for (const Instruction &I : BB)
+        if (I.hasDbgRecords())
+          return false;
+    }
+    return true;
+  }
+
+  // Splits a whole print into the header and one text per block; false
+  // when it does not split as expected.
+  static bool split(const Function &F, StringRef S, FunctionText &T) {
+    size_t Open = S.find(" {\n");
+    if (Open == StringRef::npos || !S.ends_with("}\n"))
+      return false;
+    T.Header = S.substr(0, Open).str();
+    StringRef Rest = S.substr(Open + 2, S.size() - Open - 4);
+    auto BB = F.begin();
+    size_t Start = 0;
+    for (size_t K = 1; K < Rest.size(); ++K) {
+      if (Rest[K] == '\n' && Rest[K - 1] == '\n') {
+        if (BB == F.end())
+          return false;
+        T.Blocks[&*BB++] = {0, Rest.substr(Start, K - Start).str()};
+        Start = K;
+      }
+    }
+    if (BB == F.end())
+      return false;
+    T.Blocks[&*BB++] = {0, Rest.substr(Start).str()};
+    return BB == F.end();
+  }
+
+  // The text of F, or false when the tracker is stale.
+  bool print(const Function &F, std::string &Out) {
+    if (F.isDeclaration() || !printable(F) || !incorporate(F)) {
+      Texts.erase(&F);
+      Out = whole(F);
+      ++PrinterWhole;
+      return !stale(Out);
+    }
+    uint64_t H = headerHash(F);
+    SmallVector<uint64_t, 64> Hashes;
+    for (const BasicBlock &BB : F)
+      Hashes.push_back(blockHash(BB));
+    auto It = Texts.find(&F);
+    // Each block printed on its own costs a walk over the module's global
+    // objects (LLVM's AssemblyWriter collects comdats when it is made):
+    // when many blocks changed, one whole print is cheaper.
+    bool ByBlocks = It != Texts.end() && It->second.HeaderHash == H;
+    if (ByBlocks) {
+      size_t Changed = 0, ChangedSize = 0, Size = 0, K = 0;
+      for (const BasicBlock &BB : F) {
+        size_t N = BB.size();
+        Size += N;
+        auto Old = It->second.Blocks.find(&BB);
+        if (Old == It->second.Blocks.end() || Old->second.Hash != Hashes[K]) {
+          ++Changed;
+          ChangedSize += N;
+        }
+        ++K;
+      }
+      ByBlocks = Changed * writerCost(F) + ChangedSize < Size + writerCost(F);
+    }
+    if (!ByBlocks) {
+      // New here, its header changed, or too many blocks did: print it
+      // whole, and keep its parts for next time.
+      Out = whole(F);
+      ++PrinterWhole;
+      if (stale(Out))
+        return false;
+      FunctionText T;
+      T.HeaderHash = H;
+      if (split(F, Out, T)) {
+        size_t K = 0;
+        for (const BasicBlock &BB : F)
+          T.Blocks[&BB].Hash = Hashes[K++];
+        Texts[&F] = std::move(T);
+      } else {
+        Texts.erase(&F);
+      }
+      incorporate(F);
+      return true;
+    }
+    FunctionText &T = It->second;
+    DenseMap<const BasicBlock *, BlockText> Blocks;
+    Out = T.Header;
+    Out += " {";
+    size_t K = 0;
+    for (const BasicBlock &BB : F) {
+      uint64_t BH = Hashes[K++];
+      auto Old = T.Blocks.find(&BB);
+      if (Old != T.Blocks.end() && Old->second.Hash == BH) {
+        Out += Old->second.Text;
+        Blocks[&BB] = std::move(Old->second);
+        continue;
+      }
+      std::string S;
+      raw_string_ostream OS(S);
+      static_cast<const Value &>(BB).print(OS, MST);
+      OS.flush();
+      ++PrinterBlocks;
+      if (stale(S)) {
+        Texts.erase(It);
+        return false;
+      }
+      Out += S;
+      Blocks[&BB] = {BH, std::move(S)};
+    }
+    Out += "}\n";
+    T.Blocks = std::move(Blocks);
+    ++PrinterAssembled;
+    if (Check) {
+      std::string W = whole(F);
+      if (W != Out) {
+        ++PrinterMismatches;
+        errs() << "passlab printer: assembled text of " << F.getName() << " differs from a whole print\n";
+        Out = W;
+      }
+      incorporate(F);
+    }
+    return true;
+  }
 };
 
 Printer *plab_printer_new(LLVMModuleRef M) { return new Printer(unwrapM(M)); }
@@ -922,14 +1177,20 @@ void plab_printer_free(Printer *P) { delete P; }
 bool plab_printer_function(Printer *P, LLVMValueRef FR, plab_sink sink, void *user) {
   const Function &F = *reinterpret_cast<Function *>(FR);
   std::string S;
-  raw_string_ostream OS(S);
-  // Value::print with a tracker; Function::print would build a new one.
-  static_cast<const Value &>(F).print(OS, P->MST);
-  OS.flush();
-  if (StringRef(S).contains("<0x") || StringRef(S).contains("#-1"))
+  if (!P->print(F, S))
     return false;
   send(sink, user, S);
   return true;
+}
+
+/// How functions were printed since the process started: whole, assembled
+/// from blocks, blocks printed, and (under PASSLAB_PRINTER_CHECK) assembled
+/// texts that differed from a whole print.
+void plab_printer_stats(uint64_t *whole, uint64_t *assembled, uint64_t *blocks, uint64_t *mismatches) {
+  *whole = PrinterWhole;
+  *assembled = PrinterAssembled;
+  *blocks = PrinterBlocks;
+  *mismatches = PrinterMismatches;
 }
 
 } // extern "C"

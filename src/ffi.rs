@@ -161,6 +161,12 @@ extern "C" {
         sink: Sink,
         user: *mut c_void,
     ) -> bool;
+    pub fn plab_printer_stats(
+        whole: *mut u64,
+        assembled: *mut u64,
+        blocks: *mut u64,
+        mismatches: *mut u64,
+    );
 }
 
 /// Two byte buffers a shim call can fill: `first` through [`SINK_FIRST`],

@@ -130,6 +130,25 @@ impl FunctionPrinter {
     }
 }
 
+/// How the function printer has worked in this process: functions printed
+/// whole, texts assembled from blocks, blocks printed, and assembled texts
+/// that differed from a whole print (counted only when the environment
+/// variable `PASSLAB_PRINTER_CHECK` is set, which compares every one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrinterStats {
+    pub whole: u64,
+    pub assembled: u64,
+    pub blocks: u64,
+    pub mismatches: u64,
+}
+
+/// See [`PrinterStats`].
+pub fn printer_stats() -> PrinterStats {
+    let mut s = PrinterStats::default();
+    unsafe { ffi::plab_printer_stats(&mut s.whole, &mut s.assembled, &mut s.blocks, &mut s.mismatches) };
+    s
+}
+
 impl Drop for FunctionPrinter {
     fn drop(&mut self) {
         unsafe { ffi::plab_printer_free(self.raw) }
