@@ -915,9 +915,14 @@ bool plab_verify_function(LLVMValueRef FR, plab_sink sink, void *user) {
 /// Prints functions one at a time with one module-wide slot tracker, so
 /// that printing each function costs its own size, not the module's (a
 /// fresh `Function::print` numbers the whole module first). Global values
-/// print by name; metadata created after the tracker was built would print
-/// as an address, so the caller rebuilds the printer when the module's
-/// metadata may have grown (see `plab_printer_function`'s result).
+/// print by name. Metadata is numbered as functions are printed (the
+/// tracker does not walk every instruction of the module first): the
+/// module's own metadata first, then each function's in the order they are
+/// printed, a node keeping its number for the printer's life — so a pass
+/// that adds loop metadata gives the new nodes the next numbers instead of
+/// renumbering every later one, and its diff shows only what it changed.
+/// A function attribute set the tracker has not seen prints as `#-1`: the
+/// caller then rebuilds the printer (see `plab_printer_function`'s result).
 ///
 /// A pass usually changes a few blocks of a function, and LLVM's printer
 /// costs the whole function's size (it tracks the column of every
@@ -950,7 +955,8 @@ struct Printer {
   DenseMap<const Function *, FunctionText> Texts;
   const Function *Other = nullptr; // a function that is never printed by blocks
   bool Check;
-  explicit Printer(const Module *M) : MST(M), Check(getenv("PASSLAB_PRINTER_CHECK") != nullptr) {}
+  explicit Printer(const Module *M)
+      : MST(M, /*ShouldInitializeAllMetadata=*/false), Check(getenv("PASSLAB_PRINTER_CHECK") != nullptr) {}
 
   bool stale(StringRef S) { return S.contains("<0x") || S.contains("#-1"); }
 

@@ -299,6 +299,121 @@ fn range(start: usize, len: usize) -> String {
     }
 }
 
+/// Work done on another thread, its results taken in the order it was
+/// handed over: print-changed and explore compute their diffs there while
+/// the pipeline goes on (the printing, which reads the IR, stays on the
+/// pipeline's thread). One thread per owner, started with the first job,
+/// ended when the owner is dropped. If the thread cannot start, jobs run
+/// where they are handed over.
+pub(crate) struct Background<R: Send + 'static> {
+    jobs: Option<std::sync::mpsc::Sender<Box<dyn FnOnce() -> R + Send>>>,
+    results: Option<std::sync::mpsc::Receiver<R>>,
+    /// Results computed here (no thread), in order after those in flight.
+    here: std::collections::VecDeque<R>,
+    in_flight: usize,
+    started: bool,
+}
+
+impl<R: Send + 'static> Default for Background<R> {
+    fn default() -> Self {
+        Background {
+            jobs: None,
+            results: None,
+            here: Default::default(),
+            in_flight: 0,
+            started: false,
+        }
+    }
+}
+
+impl<R: Send + 'static> Background<R> {
+    /// Hands over a job.
+    pub(crate) fn submit(&mut self, job: impl FnOnce() -> R + Send + 'static) {
+        if !self.started {
+            self.started = true;
+            let (jobs, job_rx) = std::sync::mpsc::channel::<Box<dyn FnOnce() -> R + Send>>();
+            let (result_tx, results) = std::sync::mpsc::channel();
+            let spawned = std::thread::Builder::new()
+                .name("passlab-diff".into())
+                .spawn(move || {
+                    for job in job_rx {
+                        if result_tx.send(job()).is_err() {
+                            break;
+                        }
+                    }
+                });
+            if spawned.is_ok() {
+                self.jobs = Some(jobs);
+                self.results = Some(results);
+            }
+        }
+        if self.here.is_empty() {
+            if let Some(jobs) = &self.jobs {
+                match jobs.send(Box::new(job)) {
+                    Ok(()) => {
+                        self.in_flight += 1;
+                        return;
+                    }
+                    Err(e) => {
+                        // The thread is gone: from now on, here.
+                        self.jobs = None;
+                        self.drain_in_flight();
+                        self.here.push_back((e.0)());
+                        return;
+                    }
+                }
+            }
+        }
+        self.here.push_back(job());
+    }
+
+    /// Moves the results in flight, in order, to `here` (empty then).
+    fn drain_in_flight(&mut self) {
+        while self.in_flight > 0 {
+            match self.results.as_ref().map(|r| r.recv()) {
+                Some(Ok(r)) => {
+                    self.in_flight -= 1;
+                    self.here.push_back(r);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// The results ready, in order; with `wait`, all of them (waiting for
+    /// those in flight). A job lost with its thread (it panicked) has no
+    /// result: `lost` counts those.
+    pub(crate) fn ready(&mut self, wait: bool, lost: &mut usize) -> Vec<R> {
+        let mut out = Vec::new();
+        while self.in_flight > 0 {
+            let r = match &self.results {
+                Some(rx) if wait => rx.recv().ok(),
+                Some(rx) => match rx.try_recv() {
+                    Ok(r) => Some(r),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+                },
+                None => None,
+            };
+            match r {
+                Some(r) => {
+                    self.in_flight -= 1;
+                    out.push(r);
+                }
+                None => {
+                    *lost += self.in_flight;
+                    self.in_flight = 0;
+                    self.jobs = None;
+                }
+            }
+        }
+        if self.in_flight == 0 {
+            out.extend(self.here.drain(..));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{apply, edits, unified};
@@ -348,6 +463,25 @@ mod tests {
         assert!(removed.count() >= 2900 - 100);
         assert!(added.count() >= 2600);
         assert!(d.starts_with("--- a\n+++ b\n@@ -98,"));
+    }
+
+    #[test]
+    fn background_results_come_back_in_order() {
+        let mut b = super::Background::default();
+        for i in 0..100u64 {
+            b.submit(move || {
+                if i % 7 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                i * i
+            });
+        }
+        let mut lost = 0;
+        let mut got = b.ready(false, &mut lost);
+        got.extend(b.ready(true, &mut lost));
+        assert_eq!(got, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
+        assert_eq!(lost, 0);
+        assert!(b.ready(true, &mut lost).is_empty());
     }
 
     #[test]

@@ -151,6 +151,10 @@ struct State {
     sizes: Vec<u64>,
     /// The outermost pass has ended.
     done: bool,
+    /// Edit scripts being computed on another thread, and the (function,
+    /// version) each belongs to, in order.
+    edits: crate::diff::Background<Vec<crate::diff::Edit>>,
+    waiting: std::collections::VecDeque<(usize, usize)>,
 }
 
 /// Records runs for the explorer; the last outermost run is kept until the
@@ -175,23 +179,30 @@ impl Explore {
                 open: Vec::new(),
                 sizes: Vec::new(),
                 done: false,
+                edits: Default::default(),
+                waiting: Default::default(),
             }),
         }
     }
 
     /// The last run recorded (the one in progress, if any).
     pub fn recording(&self) -> Recording {
-        self.state.borrow().recording.clone()
+        let mut s = self.state.borrow_mut();
+        s.flush(true);
+        s.recording.clone()
     }
 
     /// Takes the last run recorded, leaving an empty one.
     pub fn take(&self) -> Recording {
-        std::mem::take(&mut self.state.borrow_mut().recording)
+        let mut s = self.state.borrow_mut();
+        s.flush(true);
+        std::mem::take(&mut s.recording)
     }
 
     /// Forgets what was recorded.
     pub fn clear(&self) {
         let mut s = self.state.borrow_mut();
+        s.flush(true);
         s.recording = Recording::default();
         s.names.clear();
         s.sizes.clear();
@@ -199,6 +210,23 @@ impl Explore {
 }
 
 impl State {
+    /// Puts the edit scripts that are ready in their versions; with
+    /// `wait`, all of them.
+    fn flush(&mut self, wait: bool) {
+        let mut lost = 0;
+        for edits in self.edits.ready(wait, &mut lost) {
+            if let Some((f, v)) = self.waiting.pop_front() {
+                if let Some(version) = self.recording.functions.get_mut(f).and_then(|l| l.versions.get_mut(v)) {
+                    version.edits = edits;
+                }
+            }
+        }
+        // A script lost with its thread: the version keeps no edits.
+        for _ in 0..lost {
+            self.waiting.pop_front();
+        }
+    }
+
     fn index(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.names.get(name) {
             return i;
@@ -214,6 +242,8 @@ impl State {
     }
 
     fn start(&mut self, module: &Module, run: &PassRun) {
+        self.flush(true);
+        self.waiting.clear();
         self.recording = Recording {
             pipeline: run.name().to_string(),
             module: String::new(),
@@ -292,14 +322,20 @@ impl Instrument for Explore {
             if log.versions.is_empty() {
                 log.initial = before.clone();
             }
+            let deleted = c.instructions == 0 && after.is_empty();
             log.versions.push(Version {
                 pass: index,
                 instructions: c.instructions,
-                edits: crate::diff::edits(&before, &after),
-                deleted: c.instructions == 0 && after.is_empty(),
+                // Filled in when its thread has computed it.
+                edits: Vec::new(),
+                deleted,
             });
+            let v = log.versions.len() - 1;
+            s.waiting.push_back((f, v));
+            s.edits.submit(move || crate::diff::edits(&before, &after));
             s.sizes[f] = c.instructions;
         }
+        s.flush(pass.depth == 0);
         if pass.depth == 0 {
             s.tracker.finish();
             let State {

@@ -261,6 +261,36 @@ struct ChangedState {
     ran: usize,
     changed: usize,
     unchanged: usize,
+    /// Diffs being computed on another thread, and what each belongs to
+    /// (its heading, and the change to keep), in order.
+    diffs: crate::diff::Background<String>,
+    waiting: std::collections::VecDeque<(String, Option<Change>)>,
+}
+
+impl ChangedState {
+    /// Writes (and keeps) the diffs that are ready, in order; with `wait`,
+    /// all of them.
+    fn flush(&mut self, wait: bool) {
+        let mut lost = 0;
+        for diff in self.diffs.ready(wait, &mut lost) {
+            self.emit(diff);
+        }
+        for _ in 0..lost {
+            self.emit("(the diff was lost: its thread failed)\n".to_string());
+        }
+    }
+
+    fn emit(&mut self, diff: String) {
+        let Some((heading, change)) = self.waiting.pop_front() else {
+            return;
+        };
+        self.out.put(&heading);
+        self.out.put(&diff);
+        if let Some(mut c) = change {
+            c.diff = diff;
+            self.changes.push(c);
+        }
+    }
 }
 
 /// Prints a unified diff, per function, after each selected pass that
@@ -291,6 +321,8 @@ impl PrintChanged {
                 ran: 0,
                 changed: 0,
                 unchanged: 0,
+                diffs: Default::default(),
+                waiting: Default::default(),
             }),
         }
     }
@@ -307,7 +339,9 @@ impl PrintChanged {
 
     /// The diffs kept so far.
     pub fn changes(&self) -> Vec<Change> {
-        self.state.borrow().changes.clone()
+        let mut s = self.state.borrow_mut();
+        s.flush(true);
+        s.changes.clone()
     }
 
     /// (passes that changed the IR, passes that did not).
@@ -319,6 +353,7 @@ impl PrintChanged {
     /// The text printed so far, with a closing count (emptied by the call).
     pub fn output(&self) -> String {
         let mut s = self.state.borrow_mut();
+        s.flush(true);
         let mut text = s.out.take();
         text.push_str(&format!(
             "; {} passes changed the IR, {} did not\n",
@@ -330,6 +365,7 @@ impl PrintChanged {
     /// Forgets diffs and counts.
     pub fn clear(&self) {
         let mut s = self.state.borrow_mut();
+        s.flush(true);
         s.changes.clear();
         s.out.take();
         s.ran = 0;
@@ -361,41 +397,41 @@ impl Instrument for PrintChanged {
         if pass.depth == 0 {
             s.tracker.finish();
         }
-        if change.functions.is_empty() || !self.filter.pass_matches(pass.name()) {
-            return Ok(());
-        }
-        for f in change.functions {
-            if !self.filter.function_matches(&f.name) {
-                continue;
-            }
-            let before = f.before.unwrap_or_default();
-            let after = f.after.unwrap_or_default();
-            let diff = crate::diff::unified(
-                &before,
-                &after,
-                &format!("{} (before)", f.name),
-                &format!("{} (after)", f.name),
-                3,
-            );
-            let on = match pass.unit {
-                IrUnit::Function => format!("function {}", f.name),
-                unit => format!("{unit} {} (function {})", pass.target, f.name),
-            };
-            s.out.put(&format!(
-                "*** IR Dump After {} on {on} ***\n{diff}",
-                pass.name()
-            ));
-            if s.keep {
-                s.changes.push(Change {
+        if !change.functions.is_empty() && self.filter.pass_matches(pass.name()) {
+            for f in change.functions {
+                if !self.filter.function_matches(&f.name) {
+                    continue;
+                }
+                let before = f.before.unwrap_or_default();
+                let after = f.after.unwrap_or_default();
+                let on = match pass.unit {
+                    IrUnit::Function => format!("function {}", f.name),
+                    unit => format!("{unit} {} (function {})", pass.target, f.name),
+                };
+                let heading = format!("*** IR Dump After {} on {on} ***\n", pass.name());
+                let change = s.keep.then(|| Change {
                     index,
                     pass: pass.name().to_string(),
                     unit: pass.unit,
                     target: pass.target.to_string(),
-                    function: f.name,
-                    diff,
+                    function: f.name.clone(),
+                    diff: String::new(),
+                });
+                s.waiting.push_back((heading, change));
+                let name = f.name;
+                s.diffs.submit(move || {
+                    crate::diff::unified(
+                        &before,
+                        &after,
+                        &format!("{name} (before)"),
+                        &format!("{name} (after)"),
+                        3,
+                    )
                 });
             }
         }
+        // What is ready goes out now; all of it when the run ends.
+        s.flush(pass.depth == 0);
         Ok(())
     }
 }
