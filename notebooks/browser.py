@@ -238,18 +238,18 @@ def run_notebook(page, lab, path):
     return problems, what, shots
 
 
-def explore(page, cells, stem, problems):
+def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag=""):
     """Each pipeline explorer on the page (`:explore`) is used as a reader
     would: it must have started (its script ran), then a pass that changed
     the selected function is clicked and its diff must appear, then the
     side-by-side toggle. Returns (screenshot, what was seen) per explorer."""
     out = []
-    roots = page.locator(".jp-OutputArea-output .plab-explore")
+    roots = page.locator(f"{within} .plab-explore")
     for k in range(roots.count()):
         root = roots.nth(k)
         root.scroll_into_view_if_needed()
         try:
-            page.wait_for_selector(f":nth-match(.jp-OutputArea-output .plab-explore, {k + 1})[data-ready='1']",
+            page.wait_for_selector(f":nth-match({within} .plab-explore, {k + 1})[data-ready='1']",
                                    timeout=30_000)
         except Exception:
             problems.append(f"explorer {k + 1}: did not start (no data-ready): "
@@ -284,7 +284,7 @@ def explore(page, cells, stem, problems):
         highlighted = root.locator("table.plab-x-diffrows td.plab-x-line span[class^='hljs-']").count()
         if not highlighted:
             problems.append(f"explorer {k + 1}: the diff of pass {number} is not syntax-highlighted")
-        shot = os.path.join(OUT, f"{stem}-explorer{k + 1}.png")
+        shot = os.path.join(OUT, f"{stem}-{tag}explorer{k + 1}.png")
         root.screenshot(path=shot)
         root.locator("label", has_text="side by side").locator("input").check()
         sbs = root.locator("table.plab-x-diffrows.plab-x-sbs td.plab-x-delcell, "
@@ -295,6 +295,20 @@ def explore(page, cells, stem, problems):
             problems.append(f"explorer {k + 1}: side by side shows no changed lines")
         out.append((shot, f"pass {number} ({name}) clicked, {lines} changed lines shown"))
     return out
+
+
+def exported(page, path):
+    """The notebook as nbconvert exports it to HTML (its stored outputs, no
+    kernel), opened as a file: each explorer in it must start and show a
+    diff when a pass is clicked."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    html = os.path.join(OUT, f"{stem}.html")
+    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output", html, path],
+                   check=True, capture_output=True)
+    page.goto("file://" + html)
+    problems = []
+    seen = explore(page, None, stem, problems, within="body", tag="nbconvert-")
+    return problems, seen, html
 
 
 def launcher(page, lab):
@@ -349,6 +363,21 @@ def main(paths):
                     for problem in problems:
                         print(f"  {problem}")
                     failed |= bool(problems)
+                    with open(path) as f:
+                        has_explorer = "plab-explore" in f.read()
+                    if has_explorer:
+                        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                        try:
+                            problems, seen, html = exported(page, path)
+                        except Exception as e:
+                            problems, seen, html = [f"{type(e).__name__}: {e}"], [], "nothing"
+                        page.close()
+                        print(f"{path}: {'ok' if not problems else 'FAILED'} as nbconvert's HTML "
+                              f"({os.path.relpath(html, ROOT)}): {len(seen)} explorers: "
+                              + "; ".join(w for _, w in seen))
+                        for problem in problems:
+                            print(f"  {problem}")
+                        failed |= bool(problems)
             finally:
                 lab.close()
         browser.close()
