@@ -950,6 +950,20 @@ struct FunctionText {
 uint64_t PrinterWhole = 0, PrinterAssembled = 0, PrinterBlocks = 0, PrinterMismatches = 0;
 } // namespace
 
+// A buffered stream into a string. LLVM's printer wraps what it is given in
+// a formatted_raw_ostream, which is buffered only when its target is:
+// raw_string_ostream is not, and every token then went through a virtual
+// write and a string append.
+class BufferedString : public raw_ostream {
+  std::string &S;
+  void write_impl(const char *P, size_t N) override { S.append(P, N); }
+  uint64_t current_pos() const override { return S.size(); }
+
+public:
+  explicit BufferedString(std::string &S) : S(S) {}
+  ~BufferedString() override { flush(); }
+};
+
 struct Printer {
   ModuleSlotTracker MST;
   DenseMap<const Function *, FunctionText> Texts;
@@ -962,10 +976,11 @@ struct Printer {
 
   std::string whole(const Function &F) {
     std::string S;
-    raw_string_ostream OS(S);
-    // Value::print with a tracker; Function::print would build a new one.
-    static_cast<const Value &>(F).print(OS, MST);
-    OS.flush();
+    {
+      BufferedString OS(S);
+      // Value::print with a tracker; Function::print would build a new one.
+      static_cast<const Value &>(F).print(OS, MST);
+    }
     return S;
   }
 
@@ -1145,9 +1160,10 @@ struct Printer {
         continue;
       }
       std::string S;
-      raw_string_ostream OS(S);
-      static_cast<const Value &>(BB).print(OS, MST);
-      OS.flush();
+      {
+        BufferedString OS(S);
+        static_cast<const Value &>(BB).print(OS, MST);
+      }
       ++PrinterBlocks;
       if (stale(S)) {
         Texts.erase(It);

@@ -114,7 +114,9 @@ impl FunctionPrinter {
         for attempt in 0..2 {
             let mut sinks = ffi::Sinks::default();
             if unsafe { ffi::plab_printer_function(self.raw, f, ffi::SINK_FIRST, sinks.user()) } {
-                return String::from_utf8_lossy(&sinks.first).into_owned();
+                // LLVM prints UTF-8 (names are escaped otherwise): no copy.
+                return String::from_utf8(std::mem::take(&mut sinks.first))
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             }
             if attempt == 0 {
                 self.refresh();
