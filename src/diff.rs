@@ -452,13 +452,23 @@ mod tests {
             .collect();
         let new: String = (0..3000)
             .filter(|i| i < &100 || i % 10 != 0)
-            .map(|i| format!("  %{} = add i32 %{}, {i}\n", if i < 100 { i } else { i + 1 }, i / 2))
+            .map(|i| {
+                format!(
+                    "  %{} = add i32 %{}, {i}\n",
+                    if i < 100 { i } else { i + 1 },
+                    i / 2
+                )
+            })
             .collect();
         let e = edits(&old, &new);
         assert_eq!(apply(&old, &e), new);
         let d = unified(&old, &new, "a", "b", 3);
-        let removed = d.lines().filter(|l| l.starts_with('-') && !l.starts_with("---"));
-        let added = d.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++"));
+        let removed = d
+            .lines()
+            .filter(|l| l.starts_with('-') && !l.starts_with("---"));
+        let added = d
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"));
         // Every changed line is in the diff; the first hundred are not.
         assert!(removed.count() >= 2900 - 100);
         assert!(added.count() >= 2600);

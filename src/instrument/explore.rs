@@ -216,7 +216,12 @@ impl State {
         let mut lost = 0;
         for edits in self.edits.ready(wait, &mut lost) {
             if let Some((f, v)) = self.waiting.pop_front() {
-                if let Some(version) = self.recording.functions.get_mut(f).and_then(|l| l.versions.get_mut(v)) {
+                if let Some(version) = self
+                    .recording
+                    .functions
+                    .get_mut(f)
+                    .and_then(|l| l.versions.get_mut(v))
+                {
                     version.edits = edits;
                 }
             }

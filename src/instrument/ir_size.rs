@@ -280,7 +280,11 @@ mod tests {
         let indices: Vec<usize> = t.rows.iter().map(|r| r[0].parse().unwrap()).collect();
         assert_eq!(indices, (160..200).collect::<Vec<_>>());
         assert!(t.title.contains("40 largest of 199 changes"), "{}", t.title);
-        assert!(t.notes[1].starts_with("159 smaller changes"), "{:?}", t.notes);
+        assert!(
+            t.notes[1].starts_with("159 smaller changes"),
+            "{:?}",
+            t.notes
+        );
         // A short series is listed whole.
         size.state.borrow_mut().series = (0..10).map(|i| point(i, i as i64)).collect();
         let t = size.table();

@@ -53,11 +53,11 @@ mod verify;
 pub use bisect::{Bisect, BisectEntry};
 pub use counts::{Counts, PassCounts};
 pub use explore::{Explore, FunctionLog, PassNode, Reach, Recording, Version};
-pub use tracker::{printer_stats, PrinterStats};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;
+pub use tracker::{printer_stats, PrinterStats};
 pub use verify::{VerifyEach, VerifyFailure};
 
 use crate::info::PassInfo;

@@ -147,7 +147,14 @@ pub struct PrinterStats {
 /// See [`PrinterStats`].
 pub fn printer_stats() -> PrinterStats {
     let mut s = PrinterStats::default();
-    unsafe { ffi::plab_printer_stats(&mut s.whole, &mut s.assembled, &mut s.blocks, &mut s.mismatches) };
+    unsafe {
+        ffi::plab_printer_stats(
+            &mut s.whole,
+            &mut s.assembled,
+            &mut s.blocks,
+            &mut s.mismatches,
+        )
+    };
     s
 }
 
