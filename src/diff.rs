@@ -10,20 +10,15 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-/// A unified diff of `old` and `new` with `context` lines around changes,
-/// headed `--- old_name` / `+++ new_name`; empty when the texts are equal.
-pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: usize) -> String {
-    if old == new {
-        return String::new();
-    }
-    let (ob, nb) = (old.as_bytes(), new.as_bytes());
-    // The common head, cut back to the start of the line where they differ.
+/// The common head and tail of two texts, in bytes, as whole lines: the
+/// head cut back to the start of the line where they differ, the tail not
+/// overlapping it.
+fn common_lines(ob: &[u8], nb: &[u8]) -> (usize, usize) {
     let same = ob.iter().zip(nb).take_while(|(x, y)| x == y).count();
     let pre = ob[..same]
         .iter()
         .rposition(|&c| c == b'\n')
         .map_or(0, |i| i + 1);
-    // The common tail, not overlapping the head, cut to whole lines.
     let mut suf = ob[pre..]
         .iter()
         .rev()
@@ -34,6 +29,17 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
     while suf > 0 && !(line_start(ob, ob.len() - suf) && line_start(nb, nb.len() - suf)) {
         suf -= 1;
     }
+    (pre, suf)
+}
+
+/// A unified diff of `old` and `new` with `context` lines around changes,
+/// headed `--- old_name` / `+++ new_name`; empty when the texts are equal.
+pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: usize) -> String {
+    if old == new {
+        return String::new();
+    }
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let (pre, suf) = common_lines(ob, nb);
     let middle_a: Vec<&str> = old[pre..ob.len() - suf].lines().collect();
     let middle_b: Vec<&str> = new[pre..nb.len() - suf].lines().collect();
     // Context lines come from the head and the tail.
@@ -161,21 +167,7 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
         return Vec::new();
     }
     let (ob, nb) = (old.as_bytes(), new.as_bytes());
-    let same = ob.iter().zip(nb).take_while(|(x, y)| x == y).count();
-    let pre = ob[..same]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |i| i + 1);
-    let mut suf = ob[pre..]
-        .iter()
-        .rev()
-        .zip(nb[pre..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let line_start = |t: &[u8], at: usize| at == 0 || t[at - 1] == b'\n';
-    while suf > 0 && !(line_start(ob, ob.len() - suf) && line_start(nb, nb.len() - suf)) {
-        suf -= 1;
-    }
+    let (pre, suf) = common_lines(ob, nb);
     let middle_a: Vec<&str> = old[pre..ob.len() - suf].split_inclusive('\n').collect();
     let middle_b: Vec<&str> = new[pre..nb.len() - suf].split_inclusive('\n').collect();
     let mut ids: HashMap<&str, u32> = HashMap::with_capacity(middle_a.len() + middle_b.len());

@@ -2,7 +2,7 @@
 //! run the pipeline under the current context, JIT-compile, check the result
 //! against the first pipeline's, and time it.
 
-use super::{Arg, Codegen, Jit, TimeResult, TimeSpec, Value};
+use super::{Arg, Codegen, Jit, SavedBuffers, TimeResult, TimeSpec, Value};
 use crate::instrument::Counts;
 use crate::module::Module;
 use crate::table::Table;
@@ -105,21 +105,8 @@ pub fn compare_within(
     rtol: Option<f64>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Comparison> {
-    let saved: Vec<Option<Vec<u8>>> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Buffer(b) => Some(b.bytes().to_vec()),
-            _ => None,
-        })
-        .collect();
-    let restore = || -> Result<()> {
-        for (a, s) in args.iter().zip(&saved) {
-            if let (Arg::Buffer(b), Some(bytes)) = (a, s) {
-                b.load(bytes)?;
-            }
-        }
-        Ok(())
-    };
+    let saved = SavedBuffers::save(args);
+    let restore = || saved.restore();
     let mut entries: Vec<Entry> = Vec::new();
     // The first pipeline's value and buffers after its call, to compare
     // the others' with when their checksums differ.

@@ -139,6 +139,37 @@ pub enum Arg<'a> {
     Buffer(&'a Buffer),
 }
 
+/// The contents of the buffers among some arguments, kept so that each of
+/// several calls (one per pipeline, in `:bench` and `:bisect`) starts from
+/// the same data.
+pub struct SavedBuffers<'a, 'b> {
+    args: &'b [Arg<'a>],
+    saved: Vec<Option<Vec<u8>>>,
+}
+
+impl<'a, 'b> SavedBuffers<'a, 'b> {
+    pub fn save(args: &'b [Arg<'a>]) -> SavedBuffers<'a, 'b> {
+        let saved = args
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer(b) => Some(b.bytes().to_vec()),
+                _ => None,
+            })
+            .collect();
+        SavedBuffers { args, saved }
+    }
+
+    /// Puts every buffer back as it was saved.
+    pub fn restore(&self) -> Result<()> {
+        for (a, bytes) in self.args.iter().zip(&self.saved) {
+            if let (Arg::Buffer(b), Some(bytes)) = (a, bytes) {
+                b.load(bytes)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A value a function returned.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {

@@ -288,7 +288,7 @@ fn flops(text: &str) -> Result<f64> {
 /// with that pass's change to the code.
 pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     use crate::instrument::Bisect;
-    use crate::jit::{Arg, Codegen, Jit};
+    use crate::jit::{Arg, Codegen, Jit, SavedBuffers};
     let usage = "expects FN ARGS... | PIPELINE";
     let (head, pipeline_text) = a.rest.split_once('|').ok_or_else(|| err("bisect", usage))?;
     let pipeline_text = pipeline_text.trim();
@@ -305,21 +305,8 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     let args = call_args(s, "bisect", rest)?;
     let m = s.module_named("bisect", &name)?;
     let codegen = Codegen::from_context(&PassContext::current())?;
-    let saved: Vec<Option<Vec<u8>>> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Buffer(b) => Some(b.bytes().to_vec()),
-            _ => None,
-        })
-        .collect();
-    let restore = || -> Result<()> {
-        for (a, bytes) in args.iter().zip(&saved) {
-            if let (Arg::Buffer(b), Some(bytes)) = (a, bytes) {
-                b.load(bytes)?;
-            }
-        }
-        Ok(())
-    };
+    let saved = SavedBuffers::save(&args);
+    let restore = || saved.restore();
     // The result of `f` in a module: its value and its buffers' checksums.
     let result_of = |module: &crate::Module| -> Result<String> {
         restore()?;
