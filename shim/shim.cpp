@@ -42,6 +42,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -51,6 +52,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm-c/Types.h"
 
+#include <csetjmp>
 #include <cstdint>
 #include <dlfcn.h>
 #include <memory>
@@ -316,6 +318,28 @@ struct Runner {
   }
 };
 
+// LLVM's fatal errors during a run: the handler jumps back to the run
+// (plab_runner_run), which gives up on it, instead of letting LLVM end the
+// process. Outside a run, it prints as LLVM would and LLVM exits.
+thread_local std::jmp_buf *RecoverJump = nullptr;
+thread_local std::string *FatalMessage = nullptr;
+
+void onFatalError(void *, const char *Reason, bool) {
+  if (RecoverJump) {
+    *FatalMessage = Reason ? Reason : "";
+    std::longjmp(*RecoverJump, 1);
+  }
+  errs() << "LLVM ERROR: " << (Reason ? Reason : "") << "\n";
+}
+
+void installFatalHandler() {
+  static bool Installed = [] {
+    install_fatal_error_handler(onFatalError, nullptr);
+    return true;
+  }();
+  (void)Installed;
+}
+
 } // namespace
 
 extern "C" {
@@ -380,17 +404,40 @@ bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *us
 }
 
 /// Runs a pipeline over a module. Analyses are cleared afterwards, since the
-/// module may be changed or replaced before the next run.
-bool plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
-                     plab_sink sink, void *user) {
+/// module may be changed or replaced before the next run. Returns 1 when it
+/// ran, 0 when the pipeline does not parse (LLVM's message sent), and 2
+/// when a pass reported a fatal error (`report_fatal_error`, e.g.
+/// instcombine's "did not reach a fixpoint"): the run was abandoned where
+/// it was (its message sent), and neither the runner nor the module may be
+/// used or freed again, since their state is whatever the pass left.
+int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
+                    plab_sink sink, void *user) {
   std::unique_ptr<ModulePassManager> MPM = R->parse(pipeline, sink, user);
   if (!MPM)
-    return false;
+    return 0;
+  installFatalHandler();
   R->Hooks = hooks;
+  std::jmp_buf Jump;
+  std::string Message;
+  std::jmp_buf *const OuterJump = RecoverJump;
+  std::string *const OuterMessage = FatalMessage;
+  if (setjmp(Jump) != 0) {
+    RecoverJump = OuterJump;
+    FatalMessage = OuterMessage;
+    // Abandoned mid-run: what the pass managers hold is left alone.
+    MPM.release();
+    R->Hooks = nullptr;
+    send(sink, user, "LLVM ERROR: " + Message);
+    return 2;
+  }
+  RecoverJump = &Jump;
+  FatalMessage = &Message;
   MPM->run(*unwrapM(M), R->MAM);
+  RecoverJump = OuterJump;
+  FatalMessage = OuterMessage;
   R->Hooks = nullptr;
   R->clearAnalyses();
-  return true;
+  return 1;
 }
 
 /// Loads an LLVM pass plugin (new pass manager) for the whole process, as

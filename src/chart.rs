@@ -64,6 +64,14 @@ enum Kind {
     },
     /// Labelled points: (label, compile s, runtime s).
     Scatter { points: Vec<(String, f64, f64)> },
+    /// Step lines, one per series (label, (x, y) points), and labelled
+    /// horizontal reference lines.
+    Lines {
+        x_axis: String,
+        y_axis: String,
+        lines: Vec<(String, Vec<(f64, f64)>)>,
+        refs: Vec<(String, f64)>,
+    },
 }
 
 /// How many of the largest IR-size changes [`Chart::ir_size`] labels.
@@ -229,6 +237,27 @@ impl Chart {
         }
     }
 
+    /// Lines of `y` against `x`, drawn as steps (a best-so-far value holds
+    /// until the next improvement), one colour per series with a legend,
+    /// and dashed horizontal reference lines with their labels.
+    pub fn lines(
+        title: &str,
+        x_axis: &str,
+        y_axis: &str,
+        lines: Vec<(String, Vec<(f64, f64)>)>,
+        refs: Vec<(String, f64)>,
+    ) -> Chart {
+        Chart {
+            title: title.to_string(),
+            kind: Kind::Lines {
+                x_axis: x_axis.to_string(),
+                y_axis: y_axis.to_string(),
+                lines,
+                refs,
+            },
+        }
+    }
+
     /// The size in pixels (the SVG's too).
     pub fn size(&self) -> (u32, u32) {
         match &self.kind {
@@ -345,6 +374,12 @@ impl Chart {
                 )
             }
             Kind::Scatter { points } => scatter(root, &self.title, points),
+            Kind::Lines {
+                x_axis,
+                y_axis,
+                lines,
+                refs,
+            } => step_lines(root, &self.title, x_axis, y_axis, lines, refs),
         }
     }
 }
@@ -696,6 +731,105 @@ fn scatter<DB: DrawingBackend>(
     for (label, x, y) in points {
         let p = chart.backend_coord(&(x * xs, y * ys));
         placer.place(root, label, p, 8, x * xs > xtop * 0.6)?;
+    }
+    Ok(())
+}
+
+const SERIES: [RGBColor; 5] = [
+    RGBColor(49, 104, 178),
+    RGBColor(200, 60, 40),
+    RGBColor(40, 150, 80),
+    RGBColor(150, 80, 180),
+    RGBColor(220, 140, 20),
+];
+
+fn step_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_axis: &str,
+    y_axis: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+    refs: &[(String, f64)],
+) -> Result<(), String> {
+    let ys = lines
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|p| p.1))
+        .chain(refs.iter().map(|r| r.1));
+    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
+        (lo.min(y), hi.max(y))
+    });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01).max(1e-9);
+    let xmax = lines
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|p| p.0))
+        .fold(1.0, f64::max);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, caption())
+        .margin(15)
+        .x_label_area_size(50)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0f64..xmax * 1.12, (lo - pad)..(hi + pad))
+        .map_err(|e| e.to_string())?;
+    let whole = hi - lo > 20.0;
+    chart
+        .configure_mesh()
+        .x_desc(x_axis)
+        .y_desc(y_axis)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| {
+            if whole {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.3}")
+            }
+        })
+        .light_line_style(WHITE)
+        .label_style(small())
+        .axis_desc_style(axis_desc())
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let grey = RGBColor(120, 120, 120);
+    let mut placer = Placer::default();
+    for (label, y) in refs {
+        let mut x = 0.0;
+        while x < xmax * 1.12 {
+            let end = (x + xmax * 0.015).min(xmax * 1.12);
+            chart
+                .draw_series(LineSeries::new([(x, *y), (end, *y)], grey.stroke_width(1)))
+                .map_err(|e| e.to_string())?;
+            x += xmax * 0.03;
+        }
+        let p = chart.backend_coord(&(xmax * 1.12, *y));
+        placer.place(root, label, p, 2, true)?;
+    }
+    for (i, (label, points)) in lines.iter().enumerate() {
+        let colour = SERIES[i % SERIES.len()];
+        let mut corners = Vec::with_capacity(points.len() * 2);
+        for w in points.windows(2) {
+            corners.push(w[0]);
+            corners.push((w[1].0, w[0].1));
+        }
+        if let Some(last) = points.last() {
+            corners.push(*last);
+        }
+        chart
+            .draw_series(LineSeries::new(corners, colour.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+    }
+    if !lines.is_empty() {
+        chart
+            .configure_series_labels()
+            .label_font(small())
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -130,6 +130,14 @@ impl PassContext {
         Ok(self)
     }
 
+    /// The same settings with no instruments (a search's trials are not
+    /// what the session's instruments record).
+    pub(crate) fn without_instruments(mut self) -> PassContext {
+        self.instruments.clear();
+        self.inherited_instruments = 0;
+        self
+    }
+
     /// Adds an instrument (after those already registered).
     pub fn with_instrument(mut self, instrument: Rc<dyn Instrument>) -> PassContext {
         self.instruments.push(instrument);

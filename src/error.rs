@@ -211,7 +211,7 @@ pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 /// `passlab`'s result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-fn suggest(names: &[String]) -> String {
+pub(crate) fn suggest(names: &[String]) -> String {
     match names {
         [] => String::new(),
         [one] => format!("; did you mean '{one}'?"),

@@ -87,6 +87,8 @@ extern "C" {
         sink: Sink,
         user: *mut c_void,
     ) -> bool;
+    /// 1: ran; 0: the pipeline does not parse; 2: a fatal error abandoned
+    /// the run (the runner and the module must not be used or freed).
     pub fn plab_runner_run(
         r: *mut Runner,
         m: LLVMModuleRef,
@@ -94,7 +96,7 @@ extern "C" {
         hooks: *const Hooks,
         sink: Sink,
         user: *mut c_void,
-    ) -> bool;
+    ) -> i32;
     pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
     pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;

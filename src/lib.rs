@@ -44,6 +44,7 @@ pub mod prelude;
 pub mod registry;
 pub mod session;
 pub mod table;
+pub mod tune;
 pub mod user;
 
 pub use config::{ConfigOption, ConfigType, ConfigValue};

@@ -108,12 +108,35 @@ pub(crate) trait Hooks {
 struct RunnerHandle {
     raw: *mut ffi::Runner,
     busy: Cell<bool>,
+    /// A fatal error abandoned a run: its state is unknown, so it is
+    /// never used or freed again.
+    poisoned: Cell<bool>,
 }
 
 impl Drop for RunnerHandle {
     fn drop(&mut self) {
-        unsafe { ffi::plab_runner_free(self.raw) }
+        if !self.poisoned.get() {
+            unsafe { ffi::plab_runner_free(self.raw) }
+        }
     }
+}
+
+thread_local! {
+    /// Modules a fatal error left in an unknown state: never disposed.
+    static POISONED: RefCell<std::collections::HashSet<usize>> = RefCell::default();
+}
+
+/// Whether a fatal error during a run left `module` in an unknown state
+/// (its owner must not dispose it; the pass that failed restores a
+/// snapshot in its place).
+pub(crate) fn is_poisoned(module: llvm_sys::prelude::LLVMModuleRef) -> bool {
+    POISONED.with(|p| p.borrow().contains(&(module as usize)))
+}
+
+/// Forgets a poisoned module's address once its owner has let it go (the
+/// address may be reused by a new module).
+pub(crate) fn forget_poisoned(module: llvm_sys::prelude::LLVMModuleRef) {
+    POISONED.with(|p| p.borrow_mut().remove(&(module as usize)));
 }
 
 /// The processor code is optimized and generated for. Empty strings mean
@@ -257,6 +280,7 @@ fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHa
     Ok(RunnerHandle {
         raw,
         busy: Cell::new(false),
+        poisoned: Cell::new(false),
     })
 }
 
@@ -469,9 +493,24 @@ pub(crate) fn run_pipeline(
         }
     };
     r.busy.set(false);
-    if ok {
-        Ok(())
-    } else {
-        Err(sinks.first_text())
+    match ok {
+        1 => Ok(()),
+        2 => {
+            // Neither this runner nor the module is touched again.
+            r.poisoned.set(true);
+            RUNNERS.with(|m| m.borrow_mut().retain(|_, x| !Rc::ptr_eq(x, &r)));
+            POISONED.with(|p| p.borrow_mut().insert(module as usize));
+            let message = sinks.first_text();
+            let hint = if message.contains("did not reach a fixpoint") {
+                "; instcombine<no-verify-fixpoint>, as LLVM's own pipelines run it, does not check this"
+            } else {
+                ""
+            };
+            Err(format!(
+                "{} (LLVM gave up on the run; the module is put back as it was before the pass{hint})",
+                message.trim()
+            ))
+        }
+        _ => Err(sinks.first_text()),
     }
 }

@@ -32,7 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pass", "context", "registry", "passes", "pipeline", "prelude", "user",
         ],
     ),
-    ("jit and charts", &["jit", "chart", "explore"]),
+    ("jit and charts", &["jit", "chart", "explore", "tune"]),
     ("session", &["session"]),
 ];
 

@@ -7,6 +7,7 @@
 
 mod render;
 mod script;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use passlab::session::{Session, COMMANDS};
@@ -50,6 +51,40 @@ enum Sub {
     /// `.plab` twin): code cells as they are, a body that runs to the end
     /// of its cell ended with `.`, Markdown cells as `#` comments.
     Script { notebook: PathBuf },
+    /// Search pass orderings over a corpus (SPEC, a TOML file), as one
+    /// shard of N: `--shard I/N`, or the index from SLURM_ARRAY_TASK_ID
+    /// (Slurm job arrays) or JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs)
+    /// with the count from --shards, SLURM_ARRAY_TASK_COUNT or
+    /// PASSLAB_SHARDS. Run again, a shard finishes what it had not.
+    /// `passlab sweep merge DIR...` merges the shards and writes the report.
+    #[command(args_conflicts_with_subcommands = true)]
+    Sweep {
+        #[command(subcommand)]
+        merge: Option<SweepSub>,
+        /// The sweep's spec (TOML).
+        spec: Option<PathBuf>,
+        /// Where the shard writes (default: NAME.sweep beside the spec).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// This shard: I/N.
+        #[arg(long)]
+        shard: Option<String>,
+        /// The number of shards, when the index comes from the environment.
+        #[arg(long)]
+        shards: Option<usize>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SweepSub {
+    /// Merge the shards written into DIR... (one sweep), check that nothing
+    /// is missing or twice, and write the report.
+    Merge {
+        dirs: Vec<PathBuf>,
+        /// Where the report goes (default: DIR/report for the first DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -70,6 +105,22 @@ fn main() -> anyhow::Result<()> {
         Some(Sub::Script { notebook }) => {
             print!("{}", script::from_notebook(&notebook)?);
             Ok(())
+        }
+        Some(Sub::Sweep {
+            merge: Some(SweepSub::Merge { dirs, out }),
+            ..
+        }) => sweep::merge(&dirs, out),
+        Some(Sub::Sweep {
+            spec: Some(spec),
+            out,
+            shard,
+            shards,
+            ..
+        }) => sweep::run(&spec, out, shard, shards),
+        Some(Sub::Sweep { .. }) => {
+            anyhow::bail!(
+                "sweep expects SPEC.toml (or: sweep merge DIR...); see passlab sweep --help"
+            )
         }
         None => repl(Renderer::new(cli.charts)),
     }
@@ -124,14 +175,14 @@ impl Helper for Completion {}
 /// While a command runs, Ctrl-C interrupts it (`passlab::interrupt`): a
 /// JIT call ends, a pipeline stops and is rolled back; the REPL goes on.
 /// The previous handler comes back when this is dropped.
-struct InterruptCommand(libc::sighandler_t);
+pub(crate) struct InterruptCommand(libc::sighandler_t);
 
 extern "C" fn on_sigint(_: libc::c_int) {
     passlab::interrupt::request();
 }
 
 impl InterruptCommand {
-    fn new() -> InterruptCommand {
+    pub(crate) fn new() -> InterruptCommand {
         let handler = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
         InterruptCommand(unsafe { libc::signal(libc::SIGINT, handler) })
     }

@@ -223,3 +223,87 @@ fn emit(
         Ok(bytes)
     }
 }
+
+/// The code size of `module` for `cg`: the bytes of the executable
+/// sections (`.text` and its kin) of the object file the code generator
+/// makes of it (CompilerGym's `ObjectTextSizeBytes`). The module is copied
+/// and compiled in a forked child, unless `here` (the caller is such a
+/// child already).
+pub fn text_size(module: &Module, cg: &Codegen, here: bool) -> Result<u64> {
+    let name = module.name();
+    let work = || -> std::result::Result<Vec<u8>, String> {
+        let copy = module.copy();
+        llvm::set_target(copy.raw(), &cg.target);
+        let object = emit(copy.raw(), &module.triple(), cg)?;
+        Ok(executable_bytes(&object)?.to_le_bytes().to_vec())
+    };
+    let bytes = if here {
+        work().map_err(|message| Error::Codegen {
+            module: name.clone(),
+            message,
+        })?
+    } else {
+        isolate::in_child(|| {
+            unsafe {
+                llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
+            }
+            work()
+        })
+        .map_err(|e| match e {
+            isolate::ChildError::Interrupted => Error::Interrupted {
+                pass: format!("code generation for {name}"),
+            },
+            isolate::ChildError::Failed(message) => Error::Codegen {
+                module: name.clone(),
+                message,
+            },
+        })?
+    };
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| Error::Codegen {
+        module: name,
+        message: "the compiling child sent no size".into(),
+    })?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// The summed size of an object file's sections named `.text` or
+/// `.text.*` (LLVM's object reader).
+fn executable_bytes(object: &[u8]) -> std::result::Result<u64, String> {
+    use llvm_sys::object::*;
+    unsafe {
+        let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr().cast(),
+            object.len(),
+            c"object".as_ptr(),
+        );
+        let mut err = std::ptr::null_mut();
+        let bin = LLVMCreateBinary(buf, LLVMGetGlobalContext(), &mut err);
+        if bin.is_null() {
+            let m = if err.is_null() {
+                "not an object file".to_string()
+            } else {
+                let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+                LLVMDisposeMessage(err);
+                m
+            };
+            LLVMDisposeMemoryBuffer(buf);
+            return Err(m);
+        }
+        let it = LLVMObjectFileCopySectionIterator(bin);
+        let mut total = 0;
+        while LLVMObjectFileIsSectionIteratorAtEnd(bin, it) == 0 {
+            let name = LLVMGetSectionName(it);
+            if !name.is_null() {
+                let name = CStr::from_ptr(name).to_bytes();
+                if name == b".text" || name.starts_with(b".text.") {
+                    total += LLVMGetSectionSize(it);
+                }
+            }
+            LLVMMoveToNextSection(it);
+        }
+        LLVMDisposeSectionIterator(it);
+        LLVMDisposeBinary(bin);
+        LLVMDisposeMemoryBuffer(buf);
+        Ok(total)
+    }
+}

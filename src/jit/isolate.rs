@@ -103,7 +103,7 @@ extern "C" {
     static mut stderr: *mut libc::FILE;
 }
 
-fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     match sig {
         libc::SIGSEGV => "crashed with SIGSEGV (invalid memory access, or a stack overflow)".into(),
         libc::SIGFPE => "crashed with SIGFPE (arithmetic error such as division by zero)".into(),
@@ -383,7 +383,7 @@ pub(crate) fn run(
 /// Rust's own handlers would turn a stack overflow into an abort with a
 /// message of their own, and a front end ignores SIGINT while a command
 /// runs so that Ctrl-C ends the child, not the session.
-unsafe fn default_signals() {
+pub(crate) unsafe fn default_signals() {
     let mut unblock = std::mem::zeroed::<libc::sigset_t>();
     libc::sigemptyset(&mut unblock);
     for sig in [

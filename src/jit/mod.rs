@@ -35,9 +35,9 @@
 mod buffer;
 mod codegen;
 mod compare;
-mod isolate;
+pub(crate) mod isolate;
 
-pub use codegen::{Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
+pub use codegen::{text_size, Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 
 pub use crate::interrupt::interrupt_child as interrupt;
 

@@ -48,6 +48,14 @@ pub struct Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
+        if crate::llvm::is_poisoned(self.raw) {
+            // A fatal error left it in an unknown state: it and its
+            // context are left alone (disposing the context would dispose
+            // it too).
+            crate::llvm::forget_poisoned(self.raw);
+            std::mem::forget(self.ctx.clone());
+            return;
+        }
         unsafe { LLVMDisposeModule(self.raw) }
     }
 }

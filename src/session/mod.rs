@@ -25,6 +25,7 @@
 mod args;
 mod commands;
 mod language;
+pub mod sweep;
 
 pub use args::Args;
 
@@ -200,6 +201,8 @@ pub struct Session {
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
     /// The result of the last `:bench`.
     last_bench: Option<crate::jit::Comparison>,
+    /// The result of the last `:tune`.
+    last_tune: Option<crate::tune::Tuning>,
     /// The last run recorded for `:explore`.
     recording: Option<crate::instrument::Recording>,
     /// Told how a long command (`:bench`) is getting on.
@@ -263,6 +266,7 @@ impl Session {
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
             last_bench: None,
+            last_tune: None,
             recording: None,
             progress: None,
             origin: ("cell".into(), 1),

@@ -175,10 +175,11 @@ pub(super) const REPORTS: &[&str] = &[
     "counts",
     "bisect",
     "bench",
+    "tune",
 ];
 
 /// What `:plot` draws.
-pub(super) const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime"];
+pub(super) const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime", "tune"];
 
 pub(super) fn describe(s: &Session) -> String {
     if s.instruments.is_empty() {
@@ -206,6 +207,12 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         return match &s.last_bench {
             Some(c) => table(&c.table()),
             None => Err(err("report", "no :bench has run yet")),
+        };
+    }
+    if what == "tune" {
+        return match &s.last_tune {
+            Some(t) => table(&t.table(5)),
+            None => Err(err("report", "no :tune has run yet")),
         };
     }
     let needed = match what {
@@ -261,7 +268,7 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     use crate::chart::Chart;
 
     let usage =
-        "expects timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]";
+        "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune [--out FILE.svg|FILE.png]";
     let (what, out) = match a.words.as_slice() {
         [what] => (what.as_str(), None),
         [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
@@ -299,6 +306,11 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         },
         "bench" => Chart::runtime(bench()?),
         "compile-vs-runtime" => Chart::compile_vs_runtime(bench()?),
+        "tune" => s
+            .last_tune
+            .as_ref()
+            .ok_or_else(|| err("plot", "no :tune has run yet"))?
+            .chart(),
         other => {
             return Err(Error::Command {
                 command: "plot".into(),

@@ -9,6 +9,7 @@ mod jit;
 mod modules;
 mod passes;
 mod rust;
+mod tune;
 
 pub(crate) use instruments::Handle;
 
@@ -19,6 +20,7 @@ use jit::{bench, bisect, buffer, buffers, call, time};
 use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use rust::{dep, register, rust};
+use tune::tune;
 
 use super::{Active, Args, Code, Item, Output, Scope, Session};
 use crate::instrument::{
@@ -115,10 +117,11 @@ pub static COMMANDS: &[Command] = &[
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass of PIPELINE after which FN's result changes (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
+    cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill] [trials=N|seconds=S] [seed=N] [pool=P,...] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
-    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench", "show what an instrument recorded", report),
-    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime [--out FILE.svg|FILE.png]", "chart what timing, ir-size or the last :bench measured (shown inline, or written to FILE)", plot),
+    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune", "show what an instrument recorded", report),
+    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or the last :tune measured (shown inline, or written to FILE)", plot),
     cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
@@ -131,6 +134,7 @@ pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
         "instrument" => instruments::INSTRUMENT_NAMES,
         "report" => instruments::REPORTS,
         "plot" => instruments::CHARTS,
+        "tune" => &["apply", "save"],
         _ => &[],
     }
 }
@@ -145,6 +149,15 @@ pub(crate) fn find(name: &str) -> Result<&'static Command> {
             message: "unknown command (:help lists them)".into(),
             suggestions: crate::nearest_names(name, COMMANDS.iter().map(|c| c.name)),
         })
+}
+
+/// The arguments of a call (integers, floats, buffer names), for sweeps.
+pub(super) fn call_args_for<'b>(
+    s: &'b Session,
+    command: &str,
+    words: &[String],
+) -> Result<Vec<crate::jit::Arg<'b>>> {
+    jit::call_args(s, command, words)
 }
 
 fn err(command: &str, message: impl Into<String>) -> Error {
@@ -222,7 +235,11 @@ fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         } else {
             format!(" {}", c.usage)
         };
-        return text(format!(":{}{usage}\n  {}", c.name, c.help));
+        let details = match c.name {
+            "tune" => format!("\n{}", tune::details()),
+            _ => String::new(),
+        };
+        return text(format!(":{}{usage}\n  {}{details}", c.name, c.help));
     }
     let mut t = Table::new("commands", &["command", "arguments", "what it does"]);
     for c in COMMANDS {

@@ -1,0 +1,110 @@
+//! `passlab sweep SPEC` and `passlab sweep merge DIR...`: the headless side
+//! of `passlab::session::sweep`, with a progress bar when standard error
+//! is a terminal.
+
+use passlab::session::sweep::{self, SweepSpec};
+use std::path::{Path, PathBuf};
+
+/// `I/N` as (I, N).
+fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
+    let (i, n) = text
+        .split_once('/')
+        .ok_or_else(|| anyhow::anyhow!("--shard expects I/N such as 0/4, got '{text}'"))?;
+    let (i, n): (usize, usize) = (
+        i.trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--shard: '{i}' is not a number"))?,
+        n.trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--shard: '{n}' is not a number"))?,
+    );
+    if n == 0 || i >= n {
+        anyhow::bail!(
+            "--shard {i}/{n}: the index must be below the count (0/{n} to {}/{n})",
+            n.max(1) - 1
+        );
+    }
+    Ok((i, n))
+}
+
+/// Runs one shard of the sweep `spec` into `out` (default: `NAME.sweep`
+/// beside the spec).
+pub fn run(
+    spec: &Path,
+    out: Option<PathBuf>,
+    shard: Option<String>,
+    shards: Option<usize>,
+) -> anyhow::Result<()> {
+    let spec = SweepSpec::load(spec)?;
+    let shard = match shard {
+        Some(s) => parse_shard(&s)?,
+        None => sweep::shard_from_env(shards)?.unwrap_or((0, 1)),
+    };
+    let out = out.unwrap_or_else(|| spec.dir.join(format!("{}.sweep", spec.name)));
+    let mine = spec.assign(shard.0, shard.1);
+    eprintln!(
+        "sweep {}: shard {}/{} — {} of {} units ({}), goal {}, into {}",
+        spec.name,
+        shard.0,
+        shard.1,
+        mine.len(),
+        spec.units().len(),
+        mine.iter()
+            .map(|u| format!("{} {}", u.program.name, spec.phase_name(u.phase)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        spec.tune.goal.describe(),
+        out.display()
+    );
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let start = std::time::Instant::now();
+    let _interrupt = crate::InterruptCommand::new();
+    let summary = sweep::run_shard(&spec, &out, shard, &mut |program, trial| match trial {
+        None => bar.println(program),
+        Some((t, fraction)) => {
+            bar.set_position((fraction * 1000.0) as u64);
+            bar.set_message(format!("{program}: {} #{}", t.phase, t.index));
+        }
+    });
+    bar.finish_and_clear();
+    let summary = summary?;
+    eprintln!(
+        "shard {}/{}: {} units ({} done before), {} trials made, {} replayed, in {:.1} s: {}",
+        shard.0,
+        shard.1,
+        summary.units,
+        summary.skipped,
+        summary.made,
+        summary.replayed,
+        start.elapsed().as_secs_f64(),
+        summary.file.display()
+    );
+    Ok(())
+}
+
+/// Merges the shards in `dirs` and writes the report into `out` (default:
+/// `report` in the first folder).
+pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> anyhow::Result<()> {
+    if dirs.is_empty() {
+        anyhow::bail!("sweep merge expects the folders the shards wrote into");
+    }
+    let out = out.unwrap_or_else(|| dirs[0].join("report"));
+    let m = sweep::merge(dirs, &out)?;
+    print!("{}", m.text);
+    eprintln!(
+        "merged {} records of {} programs from {} shard files; wrote {}",
+        m.records,
+        m.programs,
+        m.shards,
+        m.written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}

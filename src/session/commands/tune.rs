@@ -1,0 +1,261 @@
+//! :tune — searching pass orderings for the current module (see
+//! `crate::tune`), applying the best and saving it as a pass.
+
+use super::jit::{call_args, time_spec};
+use super::passes::{define_pass, run_recording};
+use super::*;
+use crate::tune::{Budget, Goal, Strategy, TuneSpec};
+
+const SETTINGS: &[&str] = &[
+    "goal",
+    "strategy",
+    "trials",
+    "seconds",
+    "seed",
+    "pool",
+    "length",
+    "top",
+    "number",
+    "repeat",
+    "min_repeat_ms",
+    "timeout",
+];
+
+/// What `:help tune` adds: the settings and the default pool.
+pub(super) fn details() -> String {
+    format!(
+        "  FN ARGS: the function checked against the input module (and timed for a runtime goal); \
+         without them, nothing is checked\n  \
+         goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
+         strategy=random,greedy,hill   (default random; several run one after another, each with the whole budget)\n  \
+         trials=N | seconds=S   (per strategy; default trials=100)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
+         pool=P,...   (default below)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
+         :tune apply [N]: run the Nth best ordering on the current module (:undo puts it back)\n  \
+         :tune save NAME [N]: define it as a pass (as :pass NAME = ORDERING)\n  \
+         the default pool ({} passes): {}",
+        crate::tune::DEFAULT_POOL.len(),
+        crate::tune::DEFAULT_POOL.join(" ")
+    )
+}
+
+fn bad_setting(k: &str) -> Error {
+    Error::Command {
+        command: "tune".into(),
+        message: format!("unknown setting '{k}'"),
+        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
+    }
+}
+
+fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
+    v.parse()
+        .map_err(|_| err("tune", format!("{k} expects {what}, got '{v}'")))
+}
+
+/// The search a `:tune` line asks for.
+fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
+    let mut spec = TuneSpec::default();
+    let mut top = 5;
+    let mut time = Vec::new();
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "goal" => spec.goal = Goal::parse(v)?,
+            "strategy" => {
+                spec.strategies = comma_list(v)
+                    .iter()
+                    .map(|name| {
+                        Strategy::parse(name).ok_or_else(|| Error::Command {
+                            command: "tune".into(),
+                            message: format!("unknown strategy '{name}' (random, greedy, hill)"),
+                            suggestions: crate::nearest_names(
+                                name,
+                                Strategy::NAMES.iter().copied(),
+                            ),
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                if spec.strategies.is_empty() {
+                    return Err(err("tune", "strategy= names none (random, greedy, hill)"));
+                }
+            }
+            "trials" => {
+                let n: usize = number(k, v, "a number of trials")?;
+                if n == 0 {
+                    return Err(err("tune", "trials must be at least 1"));
+                }
+                spec.budget = Budget::Trials(n)
+            }
+            "seconds" => {
+                let s: f64 = number(k, v, "a number of seconds")?;
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(err(
+                        "tune",
+                        format!("seconds expects a positive number, got '{v}'"),
+                    ));
+                }
+                spec.budget = Budget::Seconds(s)
+            }
+            "seed" => spec.seed = number(k, v, "a number")?,
+            "pool" => spec.pool = comma_list(v),
+            "length" => {
+                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
+                spec.lengths = (
+                    number(k, lo, "MIN..MAX such as 10..40")?,
+                    number(k, hi, "MIN..MAX such as 10..40")?,
+                );
+            }
+            "top" => top = number(k, v, "a number of rows")?,
+            "timeout" => {
+                let s: f64 = number(k, v, "seconds")?;
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(err(
+                        "tune",
+                        format!("timeout expects a positive number of seconds, got '{v}'"),
+                    ));
+                }
+                spec.trial_timeout = std::time::Duration::from_secs_f64(s)
+            }
+            "number" | "repeat" | "min_repeat_ms" => time.push((k.clone(), v.clone())),
+            other => return Err(bad_setting(other)),
+        }
+    }
+    if !time.is_empty() {
+        let t = Args {
+            command: "tune".into(),
+            words: vec![],
+            settings: time,
+            rest: String::new(),
+        };
+        spec.time = time_spec("tune", &t)?;
+    }
+    spec.validate().map_err(|e| match e {
+        Error::Invalid(m) => err("tune", m.trim_start_matches("tune: ").to_string()),
+        other => other,
+    })?;
+    Ok((spec, top.max(1)))
+}
+
+pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    match a.words.first().map(String::as_str) {
+        Some("apply") => return apply(s, a),
+        Some("save") => return save(s, a),
+        _ => {}
+    }
+    let (spec, top) = spec_from(a)?;
+    let name = current(s, "tune")?;
+    let (function, rest) = match a.words.split_first() {
+        Some((f, rest)) => (Some(f.clone()), rest.to_vec()),
+        None => (None, Vec::new()),
+    };
+    let mut sink = s.progress.take();
+    let result = (|| {
+        let args = call_args(s, "tune", &rest)?;
+        let m = s.module_named("tune", &name)?;
+        if let Some(f) = &function {
+            if !m.defined_functions().contains(f) {
+                return Err(Error::Command {
+                    command: "tune".into(),
+                    message: format!("no function '{f}' in module '{name}'"),
+                    suggestions: crate::nearest_names(
+                        f,
+                        m.defined_functions().iter().map(String::as_str),
+                    ),
+                });
+            }
+        }
+        let strategies = spec.strategies.len();
+        let (unit, total) = match spec.budget {
+            Budget::Trials(n) => (n as f64, n * strategies),
+            Budget::Seconds(sec) => (sec * 10.0, (sec * 10.0).ceil() as usize * strategies),
+        };
+        let mut on_trial = |t: &crate::tune::Trial, st: &crate::tune::Status| {
+            let Some(p) = sink.as_mut() else { return };
+            let position = st
+                .tuning
+                .phases
+                .iter()
+                .position(|x| x == st.phase)
+                .unwrap_or(0);
+            let done = if position == 0 {
+                0
+            } else {
+                (((position - 1) as f64 + st.fraction) * unit) as usize
+            };
+            let best = st.tuning.best(1);
+            let best = best.first().map_or("none valid yet".to_string(), |b| {
+                let v = match st.tuning.goal.metric() {
+                    Some(m) => m
+                        .of(b)
+                        .map_or("-".into(), |v| format!("{} {}", m.show(v), m.heading())),
+                    None => format!("score {:.4}", st.tuning.score(b).unwrap_or(f64::NAN)),
+                };
+                format!("best {v}")
+            });
+            p(&crate::jit::Progress {
+                done: done.min(total),
+                total,
+                stage: format!("{} #{}: {best}", t.phase, t.index),
+            });
+        };
+        let check = function.as_deref().map(|f| (f, args.as_slice()));
+        crate::tune::tune(m, check, &spec, &[], &mut on_trial)
+    })();
+    if let Some(p) = sink.as_mut() {
+        p(&crate::jit::Progress {
+            done: 1,
+            total: 1,
+            stage: String::new(),
+        });
+    }
+    s.progress = sink;
+    let tuning = result?;
+    let t = tuning.table(top);
+    s.last_tune = Some(tuning);
+    table(&t)
+}
+
+/// The ordering `:tune apply|save … [N]` means: the Nth best (from 1).
+fn nth_best(s: &Session, n: Option<&String>) -> Result<String> {
+    let tuning = s
+        .last_tune
+        .as_ref()
+        .ok_or_else(|| err("tune", "no :tune has run yet"))?;
+    let n: usize = match n {
+        Some(n) => number("N", n, "a rank from 1")?,
+        None => 1,
+    };
+    let best = tuning.best(n.max(1));
+    match best.get(n.max(1) - 1) {
+        Some(t) => Ok(t.pipeline()),
+        None => Err(err(
+            "tune",
+            format!(
+                "the last search found {} valid ordering{}, not {n}",
+                best.len(),
+                if best.len() == 1 { "" } else { "s" }
+            ),
+        )),
+    }
+}
+
+fn apply(s: &mut Session, a: &Args) -> Result<Output> {
+    if a.words.len() > 2 || !a.settings.is_empty() {
+        return Err(err(
+            "tune",
+            "apply expects [N], the rank of the ordering (1: the best)",
+        ));
+    }
+    let pipeline = nth_best(s, a.words.get(1))?;
+    run_recording(s, &pipeline, "tune", None)
+}
+
+fn save(s: &mut Session, a: &Args) -> Result<Output> {
+    let (Some(name), true) = (a.words.get(1), a.words.len() <= 3 && a.settings.is_empty()) else {
+        return Err(err("tune", "save expects NAME [N]: the name of the new pass, and the rank of the ordering (1: the best)"));
+    };
+    let pipeline = nth_best(s, a.words.get(2))?;
+    define_pass(
+        s,
+        &Args::parse(&format!(":pass {name} = {pipeline}"))?,
+        None,
+    )
+}

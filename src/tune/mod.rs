@@ -1,0 +1,904 @@
+//! Searching pass orderings for a goal, as CompilerGym's LLVM environment
+//! frames it: an ordering is a sequence of passes from a pool, each run on
+//! its own after the other; a goal is the module's instruction count, the
+//! object file's code size, the function's runtime, or a weighted mix; a
+//! strategy proposes orderings ([`Strategy`]: random search, greedy,
+//! hill climbing, or a fixed list). Every ordering's function result is
+//! checked against the input module's: one that differs is a possible
+//! miscompile and never the best.
+//!
+//! [`tune`] evaluates the orderings in a forked child process, which
+//! streams each trial back as a line of JSON: an LLVM pass that crashes on
+//! some ordering ends only that child; the session records the trial as
+//! failed and forks a new child, which continues the search where it
+//! stopped (it inherits the search's state). An interrupt or a time limit
+//! kills the child; the trials so far are kept. Both the session and the
+//! child step the same [`Search`] with the same scores, so the child's
+//! orderings are the session's.
+//!
+//! The same function runs the search in a `:tune` cell and in a shard of a
+//! sweep (`passlab sweep`), which passes the trials it already wrote as
+//! `known`: they are replayed into the search without being evaluated.
+
+mod evaluate;
+mod search;
+
+pub use evaluate::{Goal, Metric, Trial, Verdict};
+pub use search::{Budget, Rng, Search, Strategy};
+
+use crate::chart::Chart;
+use crate::jit::{Arg, TimeSpec};
+use crate::module::Module;
+use crate::table::Table;
+use crate::{Error, PassContext, Result};
+use evaluate::{Check, Evaluator};
+use serde_json::{json, Value as Json};
+use std::time::{Duration, Instant};
+
+/// The default pool: LLVM's function and module passes that CompilerGym's
+/// action space and LLVM's own -O pipelines use most, by their new pass
+/// manager names (instcombine as those pipelines run it: without the
+/// fixpoint check that makes LLVM 19 give up on a run).
+pub const DEFAULT_POOL: &[&str] = &[
+    "mem2reg",
+    "sroa",
+    "early-cse",
+    "instcombine<no-verify-fixpoint>",
+    "aggressive-instcombine",
+    "instsimplify",
+    "simplifycfg",
+    "reassociate",
+    "gvn",
+    "newgvn",
+    "sccp",
+    "ipsccp",
+    "adce",
+    "dce",
+    "dse",
+    "bdce",
+    "correlated-propagation",
+    "jump-threading",
+    "licm",
+    "loop-rotate",
+    "loop-deletion",
+    "loop-idiom",
+    "indvars",
+    "loop-unroll",
+    "loop-simplifycfg",
+    "memcpyopt",
+    "tailcallelim",
+    "inline",
+    "globalopt",
+    "globaldce",
+    "deadargelim",
+    "function-attrs",
+    "loop-vectorize",
+    "slp-vectorizer",
+];
+
+/// The orderings every search is compared with, and their labels.
+pub const BASELINES: &[(&str, &str)] = &[
+    ("O0", "O0"),
+    ("O2", "O2"),
+    ("O3", "O3"),
+    ("Oz", "default<Oz>"),
+];
+
+/// The phase name of the baselines.
+pub const BASELINE: &str = "baseline";
+
+/// What to search (see the module documentation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneSpec {
+    pub pool: Vec<String>,
+    pub strategies: Vec<Strategy>,
+    /// Per strategy.
+    pub budget: Budget,
+    pub goal: Goal,
+    pub seed: u64,
+    /// Lengths of random orderings (and the bounds of hill climbing and
+    /// greedy search).
+    pub lengths: (usize, usize),
+    /// How a runtime goal times the function.
+    pub time: TimeSpec,
+    /// A trial that takes longer is killed and counted as failed.
+    pub trial_timeout: Duration,
+    /// Whether O2, O3 and Oz are tried too (O0 always is: a mixed goal is
+    /// relative to it).
+    pub levels: bool,
+}
+
+impl Default for TuneSpec {
+    fn default() -> TuneSpec {
+        TuneSpec {
+            pool: DEFAULT_POOL.iter().map(|s| s.to_string()).collect(),
+            strategies: vec![Strategy::Random],
+            budget: Budget::Trials(100),
+            goal: Goal::single(Metric::Instructions),
+            seed: 0,
+            lengths: (10, 40),
+            time: TimeSpec {
+                number: 10,
+                repeat: 3,
+                min_repeat_ms: 1,
+            },
+            trial_timeout: Duration::from_secs(60),
+            levels: true,
+        }
+    }
+}
+
+impl TuneSpec {
+    /// The phases a search runs: the baselines, then each strategy with a
+    /// seed of its own (derived from the seed and the strategy, so a
+    /// strategy tries the same orderings alone or beside others).
+    pub fn phases(&self) -> Vec<(String, Search)> {
+        let baselines = BASELINES
+            .iter()
+            .take(if self.levels { BASELINES.len() } else { 1 })
+            .map(|(_, p)| vec![p.to_string()])
+            .collect();
+        let mut phases = vec![(
+            BASELINE.to_string(),
+            Search::new(
+                Strategy::List(baselines),
+                self.pool.clone(),
+                self.lengths,
+                self.budget,
+                0,
+            ),
+        )];
+        for s in &self.strategies {
+            let salt = match s {
+                Strategy::Random => 1,
+                Strategy::Greedy => 2,
+                Strategy::Hill => 3,
+                Strategy::List(_) => 4,
+            };
+            let seed = self.seed ^ (salt as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
+            phases.push((
+                s.name().to_string(),
+                Search::new(
+                    s.clone(),
+                    self.pool.clone(),
+                    self.lengths,
+                    self.budget,
+                    seed,
+                ),
+            ));
+        }
+        phases
+    }
+
+    /// Checks the pool's names against the registry and the lengths.
+    pub fn validate(&self) -> Result<()> {
+        if self.pool.is_empty() {
+            return Err(Error::Invalid("tune: the pool of passes is empty".into()));
+        }
+        for p in &self.pool {
+            crate::pipeline::parse(p)?;
+        }
+        let (lo, hi) = self.lengths;
+        if lo > hi || hi == 0 || hi > 1000 {
+            return Err(Error::Invalid(format!(
+                "tune: lengths {lo}..{hi} are not a range of 1 to 1000 passes"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A search's trials and what they are compared with.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    /// The function checked (and timed), if any.
+    pub function: Option<String>,
+    pub goal: Goal,
+    pub seed: u64,
+    /// The input module's result.
+    pub reference: Option<String>,
+    /// Every trial, baselines first, in the order they ran.
+    pub trials: Vec<Trial>,
+    /// The phases in order (`baseline`, then the strategies).
+    pub phases: Vec<String>,
+    pub interrupted: bool,
+    pub elapsed: Duration,
+}
+
+impl Tuning {
+    fn o0(&self) -> Option<&Trial> {
+        self.trials
+            .iter()
+            .find(|t| t.phase == BASELINE && t.index == 0)
+    }
+
+    /// The score of a trial (lower is better), `None` when it is not valid.
+    pub fn score(&self, t: &Trial) -> Option<f64> {
+        self.goal.score(t, self.o0())
+    }
+
+    /// The baseline labelled `label` (`O0`, `O2`, `O3`, `Oz`).
+    pub fn baseline(&self, label: &str) -> Option<&Trial> {
+        let i = BASELINES.iter().position(|(l, _)| *l == label)?;
+        self.trials
+            .iter()
+            .find(|t| t.phase == BASELINE && t.index == i)
+    }
+
+    /// The searched trials (not the baselines).
+    pub fn searched(&self) -> impl Iterator<Item = &Trial> {
+        self.trials.iter().filter(|t| t.phase != BASELINE)
+    }
+
+    /// The best valid orderings, best first, one per module they make
+    /// (among orderings that make the same module, the shortest, then the
+    /// earliest).
+    pub fn best(&self, n: usize) -> Vec<&Trial> {
+        let mut valid: Vec<(f64, usize, usize, &Trial)> = self
+            .searched()
+            .enumerate()
+            .filter_map(|(i, t)| self.score(t).map(|s| (s, t.ordering.len(), i, t)))
+            .collect();
+        valid.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut seen = std::collections::HashSet::new();
+        valid
+            .into_iter()
+            .map(|(s, _, i, t)| (s, i, t))
+            .filter(|(_, _, t)| seen.insert(t.module.clone().unwrap_or_else(|| t.pipeline())))
+            .take(n)
+            .map(|(_, _, t)| t)
+            .collect()
+    }
+
+    /// The trials that changed the function's result.
+    pub fn miscompiles(&self) -> impl Iterator<Item = &Trial> {
+        self.searched()
+            .filter(|t| matches!(t.verdict, Verdict::Different(_)))
+    }
+
+    pub fn failures(&self) -> impl Iterator<Item = &Trial> {
+        self.searched()
+            .filter(|t| matches!(t.verdict, Verdict::Failed(_)))
+    }
+
+    /// The goal's value as a table cell (a metric's value, or a mix's score).
+    fn value(&self, t: &Trial) -> String {
+        match (self.goal.metric(), self.score(t)) {
+            (Some(m), _) => m.of(t).map_or("-".into(), |v| m.show(v)),
+            (None, Some(s)) => format!("{s:.4}"),
+            (None, None) => "-".into(),
+        }
+    }
+
+    /// The best orderings with their goal values against O0, O2, O3 and Oz
+    /// (each level's value divided by the ordering's: above 1 is better),
+    /// then the levels themselves.
+    pub fn table(&self, top: usize) -> Table {
+        let what = self.function.as_deref().unwrap_or("module");
+        let searched = self.searched().count();
+        let mut t = Table::new(
+            &format!(
+                "{what}: best orderings for {} ({searched} trials{}, seed {})",
+                self.goal.describe(),
+                if self.interrupted {
+                    ", interrupted"
+                } else {
+                    ""
+                },
+                self.seed
+            ),
+            &["ordering", "found by", "passes>", "instructions>"],
+        );
+        let extra: Vec<Metric> = [Metric::Size, Metric::Runtime]
+            .into_iter()
+            .filter(|m| self.goal.needs(*m))
+            .collect();
+        for m in &extra {
+            t.columns
+                .push((m.heading().to_string(), crate::table::Align::Right));
+        }
+        if self.goal.metric().is_none() {
+            t.columns
+                .push(("score>".to_string(), crate::table::Align::Right));
+        }
+        for (l, _) in BASELINES {
+            t.columns
+                .push((format!("vs {l}"), crate::table::Align::Right));
+        }
+        t.columns.push(("result".into(), crate::table::Align::Left));
+        let row = |tr: &Trial, label: String, by: String| {
+            let mut r = vec![
+                label,
+                by,
+                tr.ordering.len().to_string(),
+                tr.instructions.map_or("-".into(), |v| v.to_string()),
+            ];
+            for m in &extra {
+                r.push(m.of(tr).map_or("-".into(), |v| m.show(v)));
+            }
+            if self.goal.metric().is_none() {
+                r.push(self.value(tr));
+            }
+            for (l, _) in BASELINES {
+                r.push(
+                    match (self.baseline(l).and_then(|b| self.score(b)), self.score(tr)) {
+                        (Some(b), Some(s)) if s > 0.0 => format!("{:.3}x", b / s),
+                        _ => "-".into(),
+                    },
+                );
+            }
+            r.push(tr.verdict.describe());
+            r
+        };
+        let best = self.best(top);
+        for tr in &best {
+            t.push(row(
+                tr,
+                abbreviate(&tr.pipeline(), 48),
+                format!("{} #{}", tr.phase, tr.index),
+            ));
+        }
+        for (l, _) in BASELINES {
+            if let Some(b) = self.baseline(l) {
+                let mut r = row(b, (*l).to_string(), "baseline".into());
+                r[2] = "-".into();
+                t.push(r);
+            }
+        }
+        t.notes
+            .push("vs X: X's value divided by the ordering's (above 1: better than X)".into());
+        if let Some(b) = best.first() {
+            t.notes.push(format!("best: {}", b.pipeline()));
+        }
+        let bad: Vec<&Trial> = self.miscompiles().collect();
+        if let Some(first) = bad.first() {
+            t.notes.push(format!(
+                "possible miscompiles: {} trial{} changed {what}'s result and were never taken as best (first: {} #{}: {})",
+                bad.len(),
+                if bad.len() == 1 { "" } else { "s" },
+                first.phase,
+                first.index,
+                first.verdict.describe()
+            ));
+        }
+        let failed: Vec<&Trial> = self.failures().collect();
+        if let Some(first) = failed.first() {
+            t.notes.push(format!(
+                "failed: {} trial{} (first: {} #{}: {})",
+                failed.len(),
+                if failed.len() == 1 { "" } else { "s" },
+                first.phase,
+                first.index,
+                first.verdict.describe()
+            ));
+        }
+        if self.function.is_none() {
+            t.notes
+                .push("no function given: results were not checked".into());
+        }
+        if self.interrupted {
+            t.notes.push(format!(
+                "interrupted after {searched} trials: the best found so far"
+            ));
+        }
+        t
+    }
+
+    /// The best goal value so far against trials, one line per strategy,
+    /// with O2, O3 and Oz as reference lines.
+    pub fn chart(&self) -> Chart {
+        let metric = self.goal.metric();
+        let lines = self
+            .phases
+            .iter()
+            .filter(|p| *p != BASELINE)
+            .map(|p| {
+                let mut best = f64::INFINITY;
+                let points = self
+                    .trials
+                    .iter()
+                    .filter(|t| t.phase == *p)
+                    .filter_map(|t| {
+                        if let Some(s) = self.score(t) {
+                            best = best.min(s);
+                        }
+                        best.is_finite().then_some((t.index as f64 + 1.0, best))
+                    })
+                    .collect();
+                (p.clone(), points)
+            })
+            .collect();
+        let refs = BASELINES
+            .iter()
+            .skip(1)
+            .filter_map(|(l, _)| {
+                let s = self.score(self.baseline(l)?)?;
+                Some((l.to_string(), s))
+            })
+            .collect();
+        let axis = match metric {
+            Some(Metric::Runtime) => "best runtime so far (ns per call)".to_string(),
+            Some(m) => format!("best {} so far", m.heading()),
+            None => format!("best score so far ({}; O0 = 1)", self.goal.describe()),
+        };
+        Chart::lines(
+            &format!(
+                "{}: convergence of the search for {} (lower is better)",
+                self.function.as_deref().unwrap_or("module"),
+                self.goal.describe()
+            ),
+            "trial",
+            &axis,
+            lines,
+            refs,
+        )
+    }
+}
+
+/// `text` cut to `max` characters with the rest counted.
+fn abbreviate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let cut = cut.rsplit_once(',').map_or(cut.as_str(), |(a, _)| a);
+    format!("{cut},… ({} passes)", text.split(',').count())
+}
+
+/// What [`tune`] says after each trial.
+pub struct Status<'a> {
+    pub tuning: &'a Tuning,
+    /// The phase running and how far its budget is used (0 to 1).
+    pub phase: &'a str,
+    pub fraction: f64,
+}
+
+/// Runs the search (see the module documentation): the baselines, then
+/// each strategy of `spec`, on copies of `module`, checking (and, for a
+/// runtime goal, timing) `check`'s function. `known` are trials already
+/// made, in order (a sweep resuming); `on_trial` hears of each new one.
+pub fn tune(
+    module: &Module,
+    check: Option<(&str, &[Arg])>,
+    spec: &TuneSpec,
+    known: &[Trial],
+    on_trial: &mut dyn FnMut(&Trial, &Status),
+) -> Result<Tuning> {
+    spec.validate()?;
+    if spec.goal.needs(Metric::Runtime) && check.is_none() {
+        return Err(Error::Invalid(
+            "tune: a runtime goal needs a function and its arguments to time".into(),
+        ));
+    }
+    let start = Instant::now();
+    let phases = spec.phases();
+    let mut d = Driver {
+        tuning: Tuning {
+            function: check.map(|(f, _)| f.to_string()),
+            goal: spec.goal.clone(),
+            seed: spec.seed,
+            reference: None,
+            trials: Vec::new(),
+            phases: phases.iter().map(|(n, _)| n.clone()).collect(),
+            interrupted: false,
+            elapsed: Duration::ZERO,
+        },
+        searches: phases,
+        phase: 0,
+        known: known
+            .iter()
+            .map(|t| ((t.phase.clone(), t.index), t.clone()))
+            .collect(),
+    };
+    let context = PassContext::current().without_instruments();
+    loop {
+        d.replay()?;
+        if d.next().is_none() {
+            break;
+        }
+        match child::run(&mut d, module, check, spec, &context, on_trial)? {
+            child::Ended::Finished => break,
+            child::Ended::Interrupted => {
+                d.tuning.interrupted = true;
+                break;
+            }
+            child::Ended::Died(why) => {
+                // The trial in flight failed; a new child goes on.
+                let Some((phase, ordering)) = d.next() else {
+                    break;
+                };
+                let index = d.searches[d.phase].1.trials();
+                d.tell(Trial::failed(&phase, index, ordering, why));
+                let last = d.tuning.trials.last().cloned();
+                if let Some(t) = last {
+                    let status = d.status();
+                    on_trial(&t, &status);
+                }
+            }
+        }
+    }
+    d.tuning.elapsed = start.elapsed();
+    Ok(d.tuning)
+}
+
+/// The search's state, the same in the session and in the child.
+struct Driver {
+    tuning: Tuning,
+    searches: Vec<(String, Search)>,
+    phase: usize,
+    /// Trials made before (a sweep resuming), by phase and index: told to
+    /// the search when it reaches them, not evaluated again.
+    known: std::collections::HashMap<(String, usize), Trial>,
+}
+
+impl Driver {
+    /// The next ordering and its phase, or `None` when all are done.
+    fn next(&mut self) -> Option<(String, Vec<String>)> {
+        while self.phase < self.searches.len() {
+            let (name, s) = &mut self.searches[self.phase];
+            if let Some(o) = s.ask() {
+                return Some((name.clone(), o));
+            }
+            self.phase += 1;
+        }
+        None
+    }
+
+    /// Tells the search the trials already made where it stands now, as
+    /// long as there are (the session and the child do this at the same
+    /// points, so they stay in step without sending them).
+    fn replay(&mut self) -> Result<()> {
+        while let Some((phase, o)) = self.next() {
+            let index = self.searches[self.phase].1.trials();
+            let Some(k) = self.known.get(&(phase.clone(), index)).cloned() else {
+                return Ok(());
+            };
+            if k.ordering != o {
+                return Err(Error::Invalid(format!(
+                    "tune: the trials already made do not follow from this search: {phase} #{index} is {}, the search proposes {}",
+                    k.pipeline(),
+                    o.join(",")
+                )));
+            }
+            self.tell(k);
+        }
+        Ok(())
+    }
+
+    fn tell(&mut self, t: Trial) {
+        let score = self.tuning.score(&t);
+        self.tuning.trials.push(t);
+        if let Some((_, s)) = self.searches.get_mut(self.phase) {
+            s.tell(score);
+        }
+    }
+
+    fn status(&self) -> Status<'_> {
+        let (phase, fraction) = self
+            .searches
+            .get(self.phase)
+            .map_or(("", 1.0), |(n, s)| (n.as_str(), s.fraction()));
+        Status {
+            tuning: &self.tuning,
+            phase,
+            fraction,
+        }
+    }
+}
+
+mod child {
+    //! The child that evaluates orderings, and the session's side of it.
+
+    use super::*;
+    use crate::jit::isolate;
+
+    pub(super) enum Ended {
+        Finished,
+        Interrupted,
+        /// The child died in a trial: how, and what it printed last.
+        Died(String),
+    }
+
+    fn write_all(fd: i32, bytes: &[u8]) {
+        let mut written = 0;
+        while written < bytes.len() {
+            let n =
+                unsafe { libc::write(fd, bytes[written..].as_ptr().cast(), bytes.len() - written) };
+            if n <= 0 {
+                unsafe { libc::_exit(74) };
+            }
+            written += n as usize;
+        }
+    }
+
+    fn line(fd: i32, v: &Json) {
+        let mut text = v.to_string();
+        text.push('\n');
+        write_all(fd, text.as_bytes());
+    }
+
+    /// In the child: evaluate what the driver proposes, one line each.
+    fn serve(
+        d: &mut Driver,
+        module: &Module,
+        check: Option<(&str, &[Arg])>,
+        spec: &TuneSpec,
+        context: &PassContext,
+        out: i32,
+    ) -> ! {
+        let check = check.map(|(function, args)| Check { function, args });
+        let mut ev = match Evaluator::new(
+            module,
+            check,
+            spec.goal.clone(),
+            spec.time,
+            context.clone(),
+            true,
+        ) {
+            Ok(ev) => ev,
+            Err(e) => {
+                line(out, &json!({ "error": e.to_string() }));
+                unsafe { libc::_exit(0) }
+            }
+        };
+        line(out, &json!({ "reference": ev.reference }));
+        let mut phase = usize::MAX;
+        loop {
+            if let Err(e) = d.replay() {
+                line(out, &json!({ "error": e.to_string() }));
+                unsafe { libc::_exit(0) }
+            }
+            let Some((name, ordering)) = d.next() else {
+                break;
+            };
+            if d.phase != phase {
+                ev.new_phase();
+                phase = d.phase;
+            }
+            let index = d.searches[d.phase].1.trials();
+            let t = ev.evaluate(&name, index, &ordering, d.tuning.o0());
+            line(out, &t.to_json());
+            d.tell(t);
+        }
+        line(out, &json!({ "end": true }));
+        unsafe { libc::_exit(0) }
+    }
+
+    /// Forks a child that continues the search from `d`'s state, and
+    /// follows it until it ends, dies, times out or is interrupted.
+    pub(super) fn run(
+        d: &mut Driver,
+        module: &Module,
+        check: Option<(&str, &[Arg])>,
+        spec: &TuneSpec,
+        context: &PassContext,
+        on_trial: &mut dyn FnMut(&Trial, &Status),
+    ) -> Result<Ended> {
+        let mut said_fds = [0i32; 2];
+        let mut res_fds = [0i32; 2];
+        unsafe {
+            if libc::pipe(said_fds.as_mut_ptr()) != 0 || libc::pipe(res_fds.as_mut_ptr()) != 0 {
+                return Err(Error::Invalid(format!(
+                    "tune: pipe: {}",
+                    std::io::Error::last_os_error()
+                )));
+            }
+            libc::fflush(std::ptr::null_mut());
+        }
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(Error::Invalid(format!(
+                "tune: fork: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if pid == 0 {
+            unsafe {
+                libc::close(said_fds[0]);
+                libc::close(res_fds[0]);
+                libc::dup2(said_fds[1], 1);
+                libc::dup2(said_fds[1], 2);
+                isolate::default_signals();
+            }
+            let out = res_fds[1];
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                serve(d, module, check, spec, context, out)
+            }));
+            unsafe { libc::_exit(72) };
+        }
+        unsafe {
+            libc::close(said_fds[1]);
+            libc::close(res_fds[1]);
+            libc::fcntl(said_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+            libc::fcntl(res_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+        }
+        let (said_fd, res_fd) = (said_fds[0], res_fds[0]);
+        let mut said: Vec<u8> = Vec::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut last_line = Instant::now();
+        let mut status = 0;
+        let drain = |fd: i32, into: &mut Vec<u8>, buf: &mut [u8]| {
+            let mut eof = false;
+            loop {
+                let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n == 0 {
+                    eof = true;
+                }
+                if n <= 0 {
+                    break;
+                }
+                into.extend_from_slice(&buf[..n as usize]);
+            }
+            eof
+        };
+        let kill = |status: &mut i32| unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, status, 0);
+        };
+        let close = || unsafe {
+            libc::close(said_fd);
+            libc::close(res_fd);
+        };
+        let mut started = false;
+        let mut outcome: Option<Ended> = None;
+        let mut failure: Option<Error> = None;
+        let mut exited = false;
+        loop {
+            let mut fds = [said_fd, res_fd].map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            unsafe { libc::poll(fds.as_mut_ptr(), 2, 20) };
+            drain(said_fd, &mut said, &mut buf);
+            if said.len() > 8192 {
+                said.drain(..said.len() - 4096);
+            }
+            let eof = drain(res_fd, &mut pending, &mut buf);
+            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+                let text: Vec<u8> = pending.drain(..=nl).collect();
+                last_line = Instant::now();
+                let Ok(v) = serde_json::from_slice::<Json>(&text) else {
+                    continue;
+                };
+                if let Some(e) = v.get("error").and_then(Json::as_str) {
+                    failure = Some(Error::Invalid(format!("tune: {e}")));
+                } else if let Some(r) = v.get("reference") {
+                    started = true;
+                    d.tuning.reference = r.as_str().map(str::to_string);
+                } else if v.get("end").is_some() {
+                    outcome = Some(Ended::Finished);
+                } else if let Some(t) = Trial::from_json(&v) {
+                    match d.next() {
+                        Some((phase, o)) if phase == t.phase && o == t.ordering => {
+                            d.tell(t.clone());
+                            let status = d.status();
+                            on_trial(&t, &status);
+                            if let Err(e) = d.replay() {
+                                failure = Some(e);
+                            }
+                        }
+                        _ => {
+                            failure = Some(Error::Invalid(format!(
+                                "tune: the evaluating process proposed {} #{} ({}), which this search does not",
+                                t.phase,
+                                t.index,
+                                t.pipeline()
+                            )));
+                        }
+                    }
+                    said.clear();
+                }
+            }
+            if failure.is_some() || outcome.is_some() {
+                break;
+            }
+            if eof || unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                if !eof {
+                    exited = true;
+                    continue;
+                }
+                if !exited {
+                    unsafe { libc::waitpid(pid, &mut status, 0) };
+                    exited = true;
+                }
+                break;
+            }
+            if crate::interrupt::requested() {
+                kill(&mut status);
+                exited = true;
+                outcome = Some(Ended::Interrupted);
+                break;
+            }
+            if last_line.elapsed() > spec.trial_timeout {
+                kill(&mut status);
+                exited = true;
+                outcome = Some(Ended::Died(format!(
+                    "took longer than {} s (the trial time limit)",
+                    spec.trial_timeout.as_secs_f64()
+                )));
+                break;
+            }
+        }
+        if !exited {
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+        }
+        close();
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if let Some(o) = outcome {
+            return Ok(o);
+        }
+        if crate::interrupt::requested()
+            || (libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGINT)
+        {
+            return Ok(Ended::Interrupted);
+        }
+        let how = if libc::WIFSIGNALED(status) {
+            isolate::signal_name(libc::WTERMSIG(status))
+        } else {
+            format!("exited with status {}", libc::WEXITSTATUS(status))
+        };
+        let said = String::from_utf8_lossy(&said);
+        let tail: Vec<&str> = said.trim().lines().rev().take(3).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        let why = if tail.is_empty() {
+            format!("the process evaluating it {how}")
+        } else {
+            format!("the process evaluating it {how}: {}", tail.join(" / "))
+        };
+        if !started {
+            return Err(Error::Invalid(format!(
+                "tune: checking the input module's result failed: {why}"
+            )));
+        }
+        Ok(Ended::Died(why))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_orderings_are_abbreviated_at_a_pass() {
+        assert_eq!(abbreviate("a,b", 10), "a,b");
+        let long = "instcombine,gvn,licm,sroa,early-cse";
+        assert_eq!(abbreviate(long, 20), "instcombine,gvn,… (5 passes)");
+    }
+
+    #[test]
+    fn trials_round_trip_through_json() {
+        let t = Trial {
+            phase: "hill".into(),
+            index: 3,
+            ordering: vec!["gvn".into(), "instcombine".into()],
+            instructions: Some(12),
+            size: None,
+            runtime_ns: Some(1500),
+            compile_s: 0.25,
+            result: Some("i32 1".into()),
+            module: Some("00ff".into()),
+            verdict: Verdict::Different("i32 1, input module i32 0".into()),
+        };
+        assert_eq!(Trial::from_json(&t.to_json()), Some(t));
+    }
+
+    #[test]
+    fn mixes_are_relative_to_o0() {
+        let g = Goal::parse("size+runtime").unwrap();
+        let mut o0 = Trial::failed("baseline", 0, vec![], String::new());
+        o0.verdict = Verdict::Same;
+        o0.size = Some(200);
+        o0.runtime_ns = Some(1000);
+        let mut t = o0.clone();
+        t.size = Some(100);
+        t.runtime_ns = Some(500);
+        assert_eq!(g.score(&t, Some(&o0)), Some(0.5));
+        assert_eq!(g.score(&o0, Some(&o0)), Some(1.0));
+        t.verdict = Verdict::Different("x".into());
+        assert_eq!(g.score(&t, Some(&o0)), None);
+    }
+}

@@ -1,0 +1,403 @@
+//! The search strategies: what ordering to try next, given the scores of
+//! those tried so far. A [`Search`] is a plain state machine (no LLVM, no
+//! clock unless the budget is in seconds), so the session and the child
+//! that evaluates orderings step it alike and stay in step.
+
+use std::time::{Duration, Instant};
+
+/// SplitMix64 (Steele, Lea and Flood): a small generator whose output is
+/// fixed by its seed on every platform and version, which is what makes a
+/// search reproducible.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0), without modulo bias worth speaking of
+    /// for the small `n` of pass pools.
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next_u64() >> 11) as u128 * n as u128) >> 53) as usize
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn between(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+/// How orderings are chosen (the space is CompilerGym's LLVM environment's:
+/// an ordering is a sequence of passes from the pool, each run on its own,
+/// one after the other).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Strategy {
+    /// Independent orderings: a length drawn from the allowed range, each
+    /// pass drawn from the pool.
+    Random,
+    /// Greedy: from the empty ordering, try every pool pass appended to the
+    /// best ordering so far, keep the best if it improves, stop when none
+    /// does (CompilerGym's greedy search).
+    Greedy,
+    /// Hill climbing: start from a random ordering; each trial changes the
+    /// current one by one move (replace, insert, delete or swap passes) and
+    /// is kept when it scores no worse.
+    Hill,
+    /// The given orderings, in order.
+    List(Vec<Vec<String>>),
+}
+
+impl Strategy {
+    /// The name users type and results show.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Random => "random",
+            Strategy::Greedy => "greedy",
+            Strategy::Hill => "hill",
+            Strategy::List(_) => "list",
+        }
+    }
+
+    /// The searching strategies by name.
+    pub const NAMES: &'static [&'static str] = &["random", "greedy", "hill"];
+
+    pub fn parse(name: &str) -> Option<Strategy> {
+        match name {
+            "random" => Some(Strategy::Random),
+            "greedy" => Some(Strategy::Greedy),
+            "hill" | "hill-climbing" => Some(Strategy::Hill),
+            _ => None,
+        }
+    }
+}
+
+/// How long one strategy searches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Budget {
+    Trials(usize),
+    Seconds(f64),
+}
+
+impl Budget {
+    pub fn describe(&self) -> String {
+        match self {
+            Budget::Trials(n) => format!("{n} trials"),
+            Budget::Seconds(s) => format!("{s} s"),
+        }
+    }
+}
+
+/// One strategy's search state (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Search {
+    strategy: Strategy,
+    pool: Vec<String>,
+    lengths: (usize, usize),
+    budget: Budget,
+    rng: Rng,
+    /// Trials told so far.
+    told: usize,
+    started: Option<Instant>,
+    /// The ordering proposed and not yet told, as pool indices (for the
+    /// list strategy, the index of the ordering).
+    proposed: Option<Vec<usize>>,
+    /// Hill climbing and greedy: the ordering kept and its score.
+    current: Option<(Vec<usize>, f64)>,
+    /// Greedy: the best of this round (pool index, score), and the next
+    /// pool index to try; `None` before the empty ordering was tried.
+    round: Option<(Option<(usize, f64)>, usize)>,
+    finished: bool,
+}
+
+impl Search {
+    pub fn new(
+        strategy: Strategy,
+        pool: Vec<String>,
+        lengths: (usize, usize),
+        budget: Budget,
+        seed: u64,
+    ) -> Search {
+        Search {
+            strategy,
+            pool,
+            lengths,
+            budget,
+            rng: Rng::new(seed),
+            told: 0,
+            started: None,
+            proposed: None,
+            current: None,
+            round: None,
+            finished: false,
+        }
+    }
+
+    pub fn strategy(&self) -> &Strategy {
+        &self.strategy
+    }
+
+    /// Trials told so far.
+    pub fn trials(&self) -> usize {
+        self.told
+    }
+
+    /// How far the budget is used, from 0 to 1.
+    pub fn fraction(&self) -> f64 {
+        match (self.budget, &self.strategy) {
+            (_, Strategy::List(l)) => self.told as f64 / l.len().max(1) as f64,
+            (Budget::Trials(n), _) => self.told as f64 / n.max(1) as f64,
+            (Budget::Seconds(s), _) => self
+                .started
+                .map_or(0.0, |t| t.elapsed().as_secs_f64() / s.max(1e-9))
+                .min(1.0),
+        }
+    }
+
+    fn out_of_budget(&self) -> bool {
+        if let Strategy::List(l) = &self.strategy {
+            return self.told >= l.len();
+        }
+        match self.budget {
+            Budget::Trials(n) => self.told >= n,
+            Budget::Seconds(s) => self
+                .started
+                .is_some_and(|t| t.elapsed() >= Duration::from_secs_f64(s)),
+        }
+    }
+
+    /// The next ordering to try, or `None` when the search is over. Asking
+    /// again before [`tell`](Search::tell) gives the same ordering.
+    pub fn ask(&mut self) -> Option<Vec<String>> {
+        if self.proposed.is_none() {
+            self.started.get_or_insert_with(Instant::now);
+            if self.finished || self.out_of_budget() {
+                return None;
+            }
+            let proposal = self.propose()?;
+            self.proposed = Some(proposal);
+        }
+        let p = self.proposed.as_ref()?;
+        Some(match &self.strategy {
+            Strategy::List(l) => l[p[0]].clone(),
+            _ => p.iter().map(|&i| self.pool[i].clone()).collect(),
+        })
+    }
+
+    fn random_ordering(&mut self) -> Vec<usize> {
+        let len = self.rng.between(self.lengths.0, self.lengths.1);
+        (0..len).map(|_| self.rng.below(self.pool.len())).collect()
+    }
+
+    fn propose(&mut self) -> Option<Vec<usize>> {
+        match self.strategy.clone() {
+            Strategy::List(_) => Some(vec![self.told]),
+            Strategy::Random => Some(self.random_ordering()),
+            Strategy::Hill => match self.current.clone() {
+                None => Some(self.random_ordering()),
+                Some((mut o, _)) => {
+                    self.mutate(&mut o);
+                    Some(o)
+                }
+            },
+            Strategy::Greedy => {
+                let base = self.current.as_ref().map(|(o, _)| o.clone());
+                match (base, self.round) {
+                    (None, _) | (_, None) => Some(Vec::new()),
+                    (Some(mut o), Some((_, next))) => {
+                        o.push(next);
+                        Some(o)
+                    }
+                }
+            }
+        }
+    }
+
+    /// One move of hill climbing: replace a pass, insert one, delete one
+    /// or swap two, keeping the length in range.
+    fn mutate(&mut self, o: &mut Vec<usize>) {
+        let (lo, hi) = self.lengths;
+        loop {
+            match self.rng.below(4) {
+                0 if !o.is_empty() => {
+                    let at = self.rng.below(o.len());
+                    o[at] = self.rng.below(self.pool.len());
+                }
+                1 if o.len() < hi => {
+                    let at = self.rng.below(o.len() + 1);
+                    o.insert(at, self.rng.below(self.pool.len()));
+                }
+                2 if o.len() > lo.max(1) => {
+                    let at = self.rng.below(o.len());
+                    o.remove(at);
+                }
+                3 if o.len() >= 2 => {
+                    let (a, b) = (self.rng.below(o.len()), self.rng.below(o.len()));
+                    o.swap(a, b);
+                }
+                _ => continue,
+            }
+            return;
+        }
+    }
+
+    /// The score of the ordering last given by [`ask`](Search::ask):
+    /// lower is better; `None` when it failed or changed the result.
+    pub fn tell(&mut self, score: Option<f64>) {
+        let Some(p) = self.proposed.take() else {
+            return;
+        };
+        self.told += 1;
+        match self.strategy {
+            Strategy::Random | Strategy::List(_) => {}
+            Strategy::Hill => {
+                if let Some(s) = score {
+                    if self.current.as_ref().is_none_or(|(_, c)| s <= *c) {
+                        self.current = Some((p, s));
+                    }
+                }
+            }
+            Strategy::Greedy => match self.round {
+                None => {
+                    // The empty ordering: the score to improve on.
+                    match score {
+                        Some(s) => {
+                            self.current = Some((Vec::new(), s));
+                            self.round = Some((None, 0));
+                        }
+                        None => self.finished = true,
+                    }
+                }
+                Some((best, next)) => {
+                    let best = match (best, score) {
+                        (Some((_, b)), Some(s)) if s < b => Some((next, s)),
+                        (None, Some(s)) => Some((next, s)),
+                        (b, _) => b,
+                    };
+                    if next + 1 < self.pool.len() {
+                        self.round = Some((best, next + 1));
+                        return;
+                    }
+                    // The round is over: keep its best if it improves.
+                    let (mut base, base_score) = self.current.clone().unwrap_or_default();
+                    match best {
+                        Some((i, s)) if s < base_score => {
+                            base.push(i);
+                            self.finished = base.len() >= self.lengths.1;
+                            self.current = Some((base, s));
+                            self.round = Some((None, 0));
+                        }
+                        _ => self.finished = true,
+                    }
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> Vec<String> {
+        ["a", "b", "c", "d"].map(String::from).to_vec()
+    }
+
+    /// Scores an ordering: the fewer 'a's and the more 'd's, the better.
+    fn score(o: &[String]) -> f64 {
+        o.iter()
+            .map(|p| match p.as_str() {
+                "a" => 2.0,
+                "d" => -1.0,
+                _ => 0.0,
+            })
+            .sum::<f64>()
+            + 10.0
+    }
+
+    fn run(strategy: Strategy, seed: u64) -> Vec<Vec<String>> {
+        let mut s = Search::new(strategy, pool(), (2, 5), Budget::Trials(30), seed);
+        let mut tried = Vec::new();
+        while let Some(o) = s.ask() {
+            assert_eq!(s.ask(), Some(o.clone()), "asking twice gives the same");
+            s.tell(Some(score(&o)));
+            tried.push(o);
+        }
+        tried
+    }
+
+    #[test]
+    fn same_seed_same_orderings_other_seed_others() {
+        for st in [Strategy::Random, Strategy::Hill, Strategy::Greedy] {
+            assert_eq!(run(st.clone(), 7), run(st.clone(), 7));
+        }
+        assert_ne!(run(Strategy::Random, 7), run(Strategy::Random, 8));
+        let r = run(Strategy::Random, 1);
+        assert_eq!(r.len(), 30);
+        assert!(r.iter().all(|o| (2..=5).contains(&o.len())));
+    }
+
+    #[test]
+    fn hill_climbing_only_keeps_what_is_no_worse() {
+        let tried = run(Strategy::Hill, 3);
+        let best = tried.iter().map(|o| score(o)).fold(f64::INFINITY, f64::min);
+        // Each kept ordering is at most the first one's score; the search
+        // reaches the best the moves allow within 30 trials here.
+        assert!(best <= score(&tried[0]));
+        assert!(best <= 7.0, "best {best}: {tried:?}");
+    }
+
+    #[test]
+    fn greedy_appends_the_best_pass_until_nothing_improves() {
+        let tried = run(Strategy::Greedy, 0);
+        assert_eq!(tried[0], Vec::<String>::new());
+        // Round one tries each pass alone, keeps "d"; then "d,d" …
+        assert_eq!(
+            &tried[1..5],
+            &[["a"], ["b"], ["c"], ["d"]].map(|o| o.map(String::from).to_vec())
+        );
+        assert_eq!(tried[5], ["d", "a"].map(String::from).to_vec());
+        // Stops at the maximum length (5 passes): 1 + 5 rounds of 4.
+        assert_eq!(tried.len(), 21);
+        assert_eq!(tried.last().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn failed_orderings_are_never_kept() {
+        let mut s = Search::new(Strategy::Hill, pool(), (1, 3), Budget::Trials(10), 5);
+        let first = s.ask().unwrap();
+        s.tell(None);
+        // No current ordering: another random one, not a move from `first`.
+        let second = s.ask().unwrap();
+        s.tell(Some(1.0));
+        let third = s.ask().unwrap();
+        assert_ne!(first, second);
+        assert!(third.len().abs_diff(second.len()) <= 1);
+    }
+
+    #[test]
+    fn a_list_is_tried_in_order() {
+        let l = vec![vec!["O2".to_string()], vec!["a".into(), "b".into()]];
+        let mut s = Search::new(
+            Strategy::List(l.clone()),
+            pool(),
+            (1, 1),
+            Budget::Trials(1),
+            0,
+        );
+        let mut got = Vec::new();
+        while let Some(o) = s.ask() {
+            s.tell(None);
+            got.push(o);
+        }
+        assert_eq!(got, l);
+    }
+}
