@@ -112,9 +112,12 @@ pub(crate) fn compile_object(
     module: &Module,
     wrappers: &[(String, Signature)],
     cg: &Codegen,
+    here: bool,
 ) -> Result<Vec<u8>> {
     let name = module.name();
-    let raw = module.raw();
+    // In this process (the caller is an isolated child already), on a copy.
+    let copy = here.then(|| module.copy());
+    let raw = copy.as_ref().unwrap_or(module).raw();
     let triple = module.triple();
     let work = move || -> std::result::Result<Vec<u8>, String> {
         // In the child: the module is this process's copy of the session's,
@@ -137,6 +140,12 @@ pub(crate) fn compile_object(
         )?;
         emit(raw, &triple, cg)
     };
+    if here {
+        return work().map_err(|message| Error::Codegen {
+            module: name.clone(),
+            message,
+        });
+    }
     isolate::in_child(work).map_err(|e| match e {
         isolate::ChildError::Interrupted => Error::Interrupted {
             pass: format!("code generation for {name}"),

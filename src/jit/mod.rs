@@ -471,6 +471,13 @@ impl Jit {
     /// Compiles `module` with the code generation settings `codegen`: in a
     /// child process, to an object file, which is linked here.
     pub fn with_codegen(module: &Module, codegen: &Codegen) -> Result<Jit> {
+        Jit::compile(module, codegen, false)
+    }
+
+    /// [`with_codegen`](Jit::with_codegen), generating code in this
+    /// process when `here` (the caller is an isolated child already: a
+    /// search's evaluating process).
+    pub(crate) fn compile(module: &Module, codegen: &Codegen, here: bool) -> Result<Jit> {
         init();
         declare_config();
         module.verify().map_err(|m| {
@@ -497,7 +504,7 @@ impl Jit {
             }
         }
         let unresolved = codegen::unresolved(module);
-        let object = codegen::compile_object(module, &sigs, codegen)?;
+        let object = codegen::compile_object(module, &sigs, codegen, here)?;
         let lljit = link(&module.name(), &object)?;
         let mut jit = Jit {
             lljit,

@@ -336,10 +336,6 @@ struct Measured {
     verdict: Verdict,
 }
 
-/// Above this many instructions a module's intermediate states are not
-/// kept for the next ordering with the same beginning.
-const CACHE_INSTRUCTIONS: u64 = 2_000_000;
-
 /// Evaluates orderings on one input module (see the module documentation).
 pub(crate) struct Evaluator<'a, 'b> {
     input: &'a Module,
@@ -353,11 +349,6 @@ pub(crate) struct Evaluator<'a, 'b> {
     context: PassContext,
     passes: HashMap<String, PassRef>,
     measured: HashMap<u64, Measured>,
-    /// The states after each pass of the last ordering evaluated, and of
-    /// the best one: the next ordering that begins the same way starts
-    /// from there.
-    last: Vec<(String, Module)>,
-    best: (f64, Vec<(String, Module)>),
     /// Whether code generation may run in this process (the evaluator runs
     /// in a child of the session).
     here: bool,
@@ -384,8 +375,6 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             context,
             passes: HashMap::new(),
             measured: HashMap::new(),
-            last: Vec::new(),
-            best: (f64::INFINITY, Vec::new()),
             here,
         };
         if e.check.is_some() {
@@ -401,7 +390,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         let (Some(c), Some(saved)) = (&self.check, &self.saved) else {
             return Ok((None, None));
         };
-        let jit = Jit::with_codegen(m, &self.codegen)?;
+        let jit = Jit::compile(m, &self.codegen, self.here)?;
         saved.restore()?;
         let r = jit.call(c.function, c.args);
         let mut text = match r {
@@ -440,58 +429,31 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         Ok(p)
     }
 
-    /// Runs `ordering` pass by pass from the longest beginning already
-    /// evaluated; the states along the way are kept when small enough.
-    fn run(&mut self, ordering: &[String]) -> Result<(Module, Vec<(String, Module)>)> {
-        let common = |steps: &[(String, Module)]| {
-            steps
-                .iter()
-                .zip(ordering)
-                .take_while(|((a, _), b)| a == *b)
-                .count()
-        };
-        let (from_last, from_best) = (common(&self.last), common(&self.best.1));
-        let mut steps: Vec<(String, Module)> = Vec::new();
-        let source = if from_best > from_last {
-            &self.best.1[..from_best]
-        } else {
-            &self.last[..from_last]
-        };
-        let keep =
-            self.input.instruction_count() * (ordering.len() as u64 + 1) <= CACHE_INSTRUCTIONS;
-        if keep {
-            steps.extend(source.iter().map(|(p, m)| (p.clone(), m.copy())));
-        }
-        let mut m = source
-            .last()
-            .map_or_else(|| self.input.copy(), |(_, m)| m.copy());
+    /// Runs `ordering` pass by pass on a copy of the input module. Always
+    /// from the input: a module copied half-way has its use lists in
+    /// another order, which some passes notice, so resuming from a kept
+    /// state would not make the module the whole ordering makes (nor what
+    /// `:tune apply`, which also starts from a copy, makes).
+    fn run(&mut self, ordering: &[String]) -> Result<Module> {
+        let mut m = self.input.copy();
         let _scope = self.context.clone().enter()?;
-        for name in &ordering[source.len()..] {
+        for name in ordering {
             if crate::interrupt::requested() {
                 return Err(Error::Interrupted { pass: name.clone() });
             }
             let pass = self.pass(name)?;
             crate::pass::call(pass.as_ref(), &mut m, &self.context)?;
-            if keep {
-                steps.push((name.clone(), m.copy()));
-            }
         }
-        Ok((m, steps))
+        Ok(m)
     }
 
     /// Evaluates one ordering; every failure becomes the trial's verdict.
-    pub fn evaluate(
-        &mut self,
-        phase: &str,
-        index: usize,
-        ordering: &[String],
-        o0: Option<&Trial>,
-    ) -> Trial {
+    pub fn evaluate(&mut self, phase: &str, index: usize, ordering: &[String]) -> Trial {
         let start = Instant::now();
         let run = self.run(ordering);
         let compile_s = start.elapsed().as_secs_f64();
         let fail = |why: String| Trial::failed(phase, index, ordering.to_vec(), why);
-        let (m, steps) = match run {
+        let m = match run {
             Ok(r) => r,
             Err(e) => return fail(e.to_string()),
         };
@@ -544,21 +506,6 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             module: Some(text_hash(&m.print())),
             verdict: measured.verdict,
         };
-        let score = self.goal.score(&trial, o0.or(Some(&trial)));
-        if let Some(s) = score {
-            if s <= self.best.0 && !steps.is_empty() {
-                self.best = (
-                    s,
-                    steps.iter().map(|(p, m)| (p.clone(), m.copy())).collect(),
-                );
-            }
-        }
-        self.last = steps;
         trial
-    }
-
-    /// Forgets the best ordering's states (a new phase begins).
-    pub fn new_phase(&mut self) {
-        self.best = (f64::INFINITY, Vec::new());
     }
 }

@@ -642,7 +642,6 @@ mod child {
             }
         };
         line(out, &json!({ "reference": ev.reference }));
-        let mut phase = usize::MAX;
         loop {
             if let Err(e) = d.replay() {
                 line(out, &json!({ "error": e.to_string() }));
@@ -651,12 +650,8 @@ mod child {
             let Some((name, ordering)) = d.next() else {
                 break;
             };
-            if d.phase != phase {
-                ev.new_phase();
-                phase = d.phase;
-            }
             let index = d.searches[d.phase].1.trials();
-            let t = ev.evaluate(&name, index, &ordering, d.tuning.o0());
+            let t = ev.evaluate(&name, index, &ordering);
             line(out, &t.to_json());
             d.tell(t);
         }

@@ -245,6 +245,11 @@ fn apply(s: &mut Session, a: &Args) -> Result<Output> {
         ));
     }
     let pipeline = nth_best(s, a.words.get(1))?;
+    // The search ran each ordering on a copy of the module (a copy's use
+    // lists are in another order, which some passes notice): so does this.
+    let name = current(s, "tune")?;
+    let copy = s.module_named("tune", &name)?.copy();
+    s.modules.insert(name, copy);
     run_recording(s, &pipeline, "tune", None)
 }
 

@@ -1,0 +1,320 @@
+//! Sweeps on a real Slurm cluster: a one-node cluster (Debian's slurmctld,
+//! slurmd and munge, brought up by deploy/slurm/local-cluster.sh) runs
+//! deploy/slurm/sweep.sbatch as a 4-task job array over zlib's C files
+//! (`sbatch --wait`); the merged shards must equal a single-process sweep
+//! of the same spec record for record (times aside). Then one shard is
+//! killed half-way (`scancel`), its merge is refused as incomplete, the
+//! task is submitted again alone, and the merge is complete, with nothing
+//! twice, and equal again. The cluster is stopped at the end by its pids.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The cluster, stopped (by its pid files) when dropped, test passed or not.
+struct Cluster {
+    dir: PathBuf,
+    conf: String,
+}
+
+impl Cluster {
+    fn up(dir: &Path) -> Cluster {
+        // Ports of our own, so that a cluster on this machine is not disturbed.
+        let base = 20000 + (std::process::id() % 20000) as u16;
+        let out = Command::new("bash")
+            .arg(root().join("deploy/slurm/local-cluster.sh"))
+            .args(["up"])
+            .arg(dir)
+            .env("SLURMCTLD_PORT", base.to_string())
+            .env("SLURMD_PORT", (base + 1).to_string())
+            .output()
+            .expect("run local-cluster.sh");
+        assert!(
+            out.status.success(),
+            "the cluster did not come up (is Slurm installed? bash scripts/passlab.sh test installs it):\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let conf = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string))
+            .expect("local-cluster.sh prints SLURM_CONF");
+        Cluster {
+            dir: dir.to_path_buf(),
+            conf,
+        }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", &self.conf);
+        c
+    }
+
+    /// Submits the sweep's job array; `wait` blocks until every task ends.
+    fn submit(
+        &self,
+        array: &str,
+        spec: &Path,
+        out: &Path,
+        wait: bool,
+        shards: Option<usize>,
+    ) -> (bool, String) {
+        let mut c = self.command("sbatch");
+        if wait {
+            c.arg("--wait");
+        }
+        let mut export = format!("ALL,PASSLAB={}", env!("CARGO_BIN_EXE_passlab"));
+        if let Some(n) = shards {
+            export.push_str(&format!(",PASSLAB_SHARDS={n}"));
+        }
+        let o = c
+            .arg(format!("--array={array}"))
+            .arg(format!("--export={export}"))
+            .arg(format!("--output={}/task-%A_%a.out", self.dir.display()))
+            .arg("--parsable")
+            .arg(root().join("deploy/slurm/sweep.sbatch"))
+            .arg(spec)
+            .arg(out)
+            .output()
+            .expect("run sbatch");
+        let text =
+            String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.success(), text)
+    }
+
+    /// Waits until the cluster runs no job.
+    fn drain(&self) {
+        let start = Instant::now();
+        loop {
+            let o = self
+                .command("squeue")
+                .args(["-h", "-o", "%i %T"])
+                .output()
+                .expect("squeue");
+            let text = String::from_utf8_lossy(&o.stdout);
+            if text
+                .lines()
+                .all(|l| !l.contains("RUNNING") && !l.contains("PENDING"))
+            {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(300),
+                "jobs still running: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(root().join("deploy/slurm/local-cluster.sh"))
+            .arg("down")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+fn passlab(args: &[&str]) -> (bool, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_passlab"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run passlab");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+/// The merged records, times left out.
+fn records(report: &Path) -> Vec<Value> {
+    std::fs::read_to_string(report.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("compile_s");
+            o.remove("runtime_ns");
+            v
+        })
+        .collect()
+}
+
+/// Asserts `got` equals `want`, naming the first record that differs.
+fn same_records(got: &[Value], want: &[Value], what: &str) {
+    if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{what}: record {i} differs:\n  got  {}\n  want {}",
+            got[i], want[i]
+        );
+    }
+    assert_eq!(got.len(), want.len(), "{what}: another number of records");
+}
+
+fn lines(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let zlib = root().join("target/inputs/zlib");
+    assert!(
+        zlib.join("adler32.c").exists(),
+        "zlib's sources are linked by the set-up (target/inputs/zlib)"
+    );
+    let files = [
+        "adler32.c",
+        "compress.c",
+        "crc32.c",
+        "deflate.c",
+        "inffast.c",
+        "inftrees.c",
+        "trees.c",
+        "uncompr.c",
+        "zutil.c",
+    ];
+    let corpus: Vec<String> = files
+        .iter()
+        .map(|f| format!("\"{}\"", zlib.join(f).display()))
+        .collect();
+    let spec = dir.join("zlib.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"zlib\"\ncorpus = [{}]\ngoal = \"instructions\"\nstrategy = [\"random\", \"hill\"]\ntrials = 8\nseed = 11\n\n\
+             [[program]]\npath = \"{}\"\nfunction = \"adler32\"\nargs = \"1 data 4096\"\nbuffers = [\"data i8[4096] = random(1)\"]\n",
+            corpus.join(", "),
+            zlib.join("adler32.c").display()
+        ),
+    )
+    .unwrap();
+    let spec_s = spec.to_str().unwrap();
+
+    // One process.
+    let single = dir.join("single");
+    let (ok, text) = passlab(&[
+        "sweep",
+        spec_s,
+        "--out",
+        single.to_str().unwrap(),
+        "--shard",
+        "0/1",
+    ]);
+    assert!(ok, "{text}");
+    let (ok, text) = passlab(&["sweep", "merge", single.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    let expected = records(&single.join("report"));
+    // 9 programs × (4 baselines + 2 × 8 trials).
+    assert_eq!(expected.len(), 9 * 20);
+
+    let cluster = Cluster::up(&dir.join("cluster"));
+    // Four tasks on the cluster.
+    let arrayed = dir.join("array");
+    let (ok, text) = cluster.submit("0-3", &spec, &arrayed, true, None);
+    assert!(ok, "sbatch --wait failed: {text}");
+    for i in 0..4 {
+        assert!(
+            arrayed.join(format!("shard-{i}-of-4.jsonl")).exists(),
+            "task {i} wrote nothing: {text}"
+        );
+    }
+    let (ok, text) = passlab(&["sweep", "merge", arrayed.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("merged 180 records of 9 programs from 4 shard files"),
+        "{text}"
+    );
+    same_records(
+        &records(&arrayed.join("report")),
+        &expected,
+        "the 4 shards against one process",
+    );
+    for f in [
+        "report.txt",
+        "report.html",
+        "gain.svg",
+        "gain.png",
+        "convergence-deflate-c.png",
+    ] {
+        assert!(arrayed.join("report").join(f).exists(), "{f}");
+    }
+    // The shard with the most records, killed half-way.
+    let biggest = (0..4)
+        .max_by_key(|i| lines(&arrayed.join(format!("shard-{i}-of-4.jsonl"))))
+        .unwrap();
+    let full = lines(&arrayed.join(format!("shard-{biggest}-of-4.jsonl")));
+    let killed = dir.join("killed");
+    let (ok, text) = cluster.submit("0-3", &spec, &killed, false, None);
+    assert!(ok, "{text}");
+    let job = text.trim().split(';').next().unwrap().to_string();
+    let file = killed.join(format!("shard-{biggest}-of-4.jsonl"));
+    let start = Instant::now();
+    while lines(&file) < full / 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "shard {biggest} did not get half-way"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = cluster
+        .command("scancel")
+        .arg("--signal=KILL")
+        .arg(format!("{job}_{biggest}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    cluster.drain();
+    let written = lines(&file);
+    assert!(
+        written < full,
+        "shard {biggest} finished before it was killed ({written} of {full} records)"
+    );
+    let (ok, text) = passlab(&["sweep", "merge", killed.to_str().unwrap()]);
+    assert!(
+        !ok && text.contains("is not finished"),
+        "an incomplete sweep must not merge: {text}"
+    );
+    // That task again, alone: it finishes what it had not.
+    let (ok, text) = cluster.submit(&biggest.to_string(), &spec, &killed, true, Some(4));
+    assert!(ok, "{text}");
+    assert_eq!(lines(&file), full);
+    let (ok, text) = passlab(&["sweep", "merge", killed.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    same_records(
+        &records(&killed.join("report")),
+        &expected,
+        "the resumed sweep against one process",
+    );
+    let out = std::fs::read_dir(&dir.join("cluster"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("task-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        out.contains(&format!("shard {biggest}/4: ")) && out.contains("replayed"),
+        "{out}"
+    );
+    drop(cluster);
+    // Stopped: no daemon of ours is left.
+    for pid in ["slurmctld", "slurmd", "munged"] {
+        assert!(!dir.join("cluster/run").join(format!("{pid}.pid")).exists());
+    }
+}

@@ -1,0 +1,217 @@
+//! Searching orderings: the same seed tries the same orderings and finds
+//! the same best; a candidate whose result differs from the input module's
+//! is flagged and never the best; a pass that crashes the evaluating
+//! process fails only its trial; a search resumed from its first trials
+//! ends as the whole one did. (An interrupt: `tune_interrupt.rs`, alone in
+//! its process, since an interrupt request is process-wide.)
+
+mod common;
+
+use passlab::jit::{Arg, Buffer, ElemType, Fill};
+use passlab::tune::{tune, Budget, Goal, Metric, Strategy, Trial, TuneSpec, Verdict};
+use passlab::{registry, FunctionPass, Module, PassInfo};
+use std::sync::Arc;
+
+fn adler32() -> Module {
+    Module::load(&[common::inputs::zlib_source("adler32.c")]).unwrap()
+}
+
+fn spec(strategies: Vec<Strategy>, trials: usize, seed: u64) -> TuneSpec {
+    TuneSpec {
+        strategies,
+        budget: Budget::Trials(trials),
+        seed,
+        ..TuneSpec::default()
+    }
+}
+
+fn run(m: &Module, check: Option<(&str, &[Arg])>, spec: &TuneSpec) -> passlab::tune::Tuning {
+    tune(m, check, spec, &[], &mut |_, _| {}).unwrap()
+}
+
+/// What must repeat: the orderings and what they measured.
+fn outcome(t: &passlab::tune::Tuning) -> Vec<(String, usize, Vec<String>, Option<u64>, Verdict)> {
+    t.trials
+        .iter()
+        .map(|t| {
+            (
+                t.phase.clone(),
+                t.index,
+                t.ordering.clone(),
+                t.instructions,
+                t.verdict.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_seed_tries_the_same_orderings_and_finds_the_same_best() {
+    let m = adler32();
+    let data = Buffer::new(ElemType::I8, 1000, Fill::Random(3)).unwrap();
+    let args = [Arg::Int(1), Arg::Buffer(&data), Arg::Int(1000)];
+    let s = spec(
+        vec![Strategy::Random, Strategy::Greedy, Strategy::Hill],
+        12,
+        7,
+    );
+    let a = run(&m, Some(("adler32", &args)), &s);
+    let b = run(&m, Some(("adler32", &args)), &s);
+    assert_eq!(outcome(&a), outcome(&b));
+    let pipelines =
+        |t: &passlab::tune::Tuning| t.best(3).iter().map(|b| b.pipeline()).collect::<Vec<_>>();
+    assert_eq!(pipelines(&a), pipelines(&b));
+    // 4 baselines, then each strategy's 12 (greedy: the empty ordering and
+    // one round of the pool is more than 12).
+    assert_eq!(a.trials.len(), 4 + 36);
+    assert!(
+        a.searched().all(|t| t.verdict == Verdict::Same),
+        "{:?}",
+        a.failures().next()
+    );
+    let c = run(
+        &m,
+        Some(("adler32", &args)),
+        &spec(vec![Strategy::Random], 12, 8),
+    );
+    assert_ne!(
+        outcome(&c)[4..],
+        outcome(&a)[4..16],
+        "another seed tries other orderings"
+    );
+    // The best beats O0 and is the least of the valid scores.
+    let best = a.best(1)[0];
+    let least = a
+        .searched()
+        .filter_map(|t| a.score(t))
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(a.score(best), Some(least));
+    assert!(least < a.score(a.baseline("O0").unwrap()).unwrap());
+    // Each strategy alone tries the orderings it tries beside the others.
+    let alone = run(
+        &m,
+        Some(("adler32", &args)),
+        &spec(vec![Strategy::Hill], 12, 7),
+    );
+    let hill = |t: &passlab::tune::Tuning| -> Vec<Vec<String>> {
+        t.trials
+            .iter()
+            .filter(|t| t.phase == "hill")
+            .map(|t| t.ordering.clone())
+            .collect()
+    };
+    assert_eq!(hill(&alone), hill(&a));
+}
+
+#[test]
+fn a_candidate_that_changes_the_result_is_flagged_and_never_the_best() {
+    // x + 1 > x is undefined for INT_MAX; at O0 it wraps and gives 0, and
+    // instcombine folds it to 1.
+    let m = Module::from_c("int f(int x) { return x + 1 > x; }", "ub.c").unwrap();
+    let args = [Arg::Int(i32::MAX as i64)];
+    let mut s = spec(vec![Strategy::Random], 25, 3);
+    s.pool = ["instcombine", "simplifycfg", "sroa", "early-cse", "dce"]
+        .map(String::from)
+        .to_vec();
+    s.lengths = (1, 3);
+    let t = run(&m, Some(("f", &args)), &s);
+    assert_eq!(t.reference.as_deref(), Some("0"));
+    let bad: Vec<&Trial> = t.miscompiles().collect();
+    assert!(!bad.is_empty());
+    assert!(
+        bad.iter()
+            .any(|b| b.ordering.iter().any(|p| p == "instcombine")),
+        "{bad:?}"
+    );
+    assert!(matches!(&bad[0].verdict, Verdict::Different(r) if r.starts_with("1, input module 0")));
+    // The best is valid although the flagged ones are smaller.
+    let best = t.best(5);
+    assert!(!best.is_empty());
+    assert!(best.iter().all(|b| b.verdict == Verdict::Same));
+    let smallest_flagged = bad.iter().filter_map(|b| b.instructions).min().unwrap();
+    assert!(best[0].instructions.unwrap() > smallest_flagged);
+    // O2 folds it too: flagged, and its "vs O2" column is empty.
+    assert!(matches!(
+        t.baseline("O2").unwrap().verdict,
+        Verdict::Different(_)
+    ));
+    let table = t.table(3).to_text();
+    assert!(table.contains("possible miscompiles"), "{table}");
+    assert!(
+        table.contains("DIFFERENT (1, input module 0): possible miscompile"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_pass_that_crashes_fails_its_trial_and_the_search_goes_on() {
+    registry::register_pass(|| {
+        Arc::new(FunctionPass::new(
+            PassInfo::new("test-abort", 0),
+            |_f, _ctx| std::process::abort(),
+        ))
+    })
+    .unwrap();
+    let m = Module::from_c("int g(int x) { int y = x * 2; return y + 1; }", "g.c").unwrap();
+    let mut s = spec(vec![Strategy::Random], 20, 5);
+    s.pool = ["test-abort", "instcombine", "sroa", "mem2reg"]
+        .map(String::from)
+        .to_vec();
+    s.lengths = (1, 2);
+    let args = [Arg::Int(20)];
+    let t = run(&m, Some(("g", &args)), &s);
+    assert_eq!(t.searched().count(), 20);
+    let failed: Vec<&Trial> = t.failures().collect();
+    assert!(!failed.is_empty());
+    for f in &failed {
+        assert!(f.ordering.iter().any(|p| p == "test-abort"), "{f:?}");
+        assert!(
+            matches!(&f.verdict, Verdict::Failed(m) if m.contains("aborted (SIGABRT)")),
+            "{f:?}"
+        );
+    }
+    assert!(t.searched().any(|t| t.verdict == Verdict::Same));
+    assert!(t.best(1)[0].ordering.iter().all(|p| p != "test-abort"));
+}
+
+#[test]
+fn a_resumed_search_ends_as_the_whole_one() {
+    let m = adler32();
+    let s = spec(vec![Strategy::Hill], 15, 2);
+    let whole = run(&m, None, &s);
+    let first: Vec<Trial> = whole.trials[..9].to_vec();
+    let mut fresh = Vec::new();
+    let resumed = tune(&m, None, &s, &first, &mut |t, _| fresh.push(t.clone())).unwrap();
+    assert_eq!(
+        fresh.len(),
+        whole.trials.len() - 9,
+        "only the rest is evaluated"
+    );
+    assert_eq!(outcome(&resumed), outcome(&whole));
+}
+
+#[test]
+fn goals_measure_what_they_name() {
+    let m = Module::from_c(
+        "int s(int n) { int t = 0; for (int i = 0; i < n; i++) t += i * i; return t; }",
+        "s.c",
+    )
+    .unwrap();
+    let args = [Arg::Int(1000)];
+    let mut s = spec(vec![Strategy::Random], 4, 1);
+    s.goal = Goal::parse("0.5*size+0.5*runtime").unwrap();
+    let t = run(&m, Some(("s", &args)), &s);
+    for tr in &t.trials {
+        assert!(tr.size.is_some_and(|b| b > 0), "{tr:?}");
+        assert!(tr.runtime_ns.is_some(), "{tr:?}");
+    }
+    let o0 = t.baseline("O0").unwrap();
+    assert_eq!(t.score(o0), Some(1.0));
+    assert!(t.score(t.baseline("O2").unwrap()).unwrap() < 1.0);
+    assert!(Metric::Size.of(t.baseline("O2").unwrap()).unwrap() < Metric::Size.of(o0).unwrap());
+    let chart = t.chart();
+    assert!(chart.svg().unwrap().contains("random"));
+    // A runtime goal needs a function.
+    let e = tune(&m, None, &s, &[], &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("needs a function"), "{e}");
+}
