@@ -301,7 +301,7 @@ fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
         &expected,
         "the resumed sweep against one process",
     );
-    let out = std::fs::read_dir(&dir.join("cluster"))
+    let out = std::fs::read_dir(dir.join("cluster"))
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("task-"))

@@ -494,7 +494,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
                 measured
             }
         };
-        let trial = Trial {
+        Trial {
             phase: phase.to_string(),
             index,
             ordering: ordering.to_vec(),
@@ -505,7 +505,6 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             result: measured.result,
             module: Some(text_hash(&m.print())),
             verdict: measured.verdict,
-        };
-        trial
+        }
     }
 }

@@ -230,9 +230,9 @@ impl Tuning {
         self.trials.iter().filter(|t| t.phase != BASELINE)
     }
 
-    /// The best valid orderings, best first, one per module they make
-    /// (among orderings that make the same module, the shortest, then the
-    /// earliest).
+    /// The best valid orderings, best first, one per goal value (among
+    /// orderings that score the same, the shortest, then the earliest):
+    /// the table shows how the values spread, not many ties.
     pub fn best(&self, n: usize) -> Vec<&Trial> {
         let mut valid: Vec<(f64, usize, usize, &Trial)> = self
             .searched()
@@ -244,7 +244,7 @@ impl Tuning {
         valid
             .into_iter()
             .map(|(s, _, i, t)| (s, i, t))
-            .filter(|(_, _, t)| seen.insert(t.module.clone().unwrap_or_else(|| t.pipeline())))
+            .filter(|(s, _, _)| seen.insert(s.to_bits()))
             .take(n)
             .map(|(_, _, t)| t)
             .collect()
@@ -435,14 +435,42 @@ impl Tuning {
     }
 }
 
-/// `text` cut to `max` characters with the rest counted.
+/// An ordering's text cut to about `max` characters: its first passes and
+/// its last, with the count (orderings that share a beginning stay
+/// distinguishable).
 fn abbreviate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
-    let cut: String = text.chars().take(max).collect();
-    let cut = cut.rsplit_once(',').map_or(cut.as_str(), |(a, _)| a);
-    format!("{cut},… ({} passes)", text.split(',').count())
+    let passes: Vec<&str> = text.split(',').collect();
+    let (mut head, mut tail) = (Vec::new(), Vec::new());
+    let mut used = 0;
+    let (mut i, mut j) = (0, passes.len());
+    // Alternately from the front and the back, while they fit.
+    while i < j {
+        let front = head.len() <= tail.len();
+        let p = if front { passes[i] } else { passes[j - 1] };
+        if used + p.len() + 1 > max.saturating_sub(14) && !(head.is_empty() && front) {
+            break;
+        }
+        used += p.len() + 1;
+        if front {
+            head.push(p);
+            i += 1;
+        } else {
+            tail.insert(0, p);
+            j -= 1;
+        }
+    }
+    if tail.is_empty() {
+        return format!("{},… ({} passes)", head.join(","), passes.len());
+    }
+    format!(
+        "{},…,{} ({} passes)",
+        head.join(","),
+        tail.join(","),
+        passes.len()
+    )
 }
 
 /// What [`tune`] says after each trial.
@@ -860,8 +888,13 @@ mod tests {
     #[test]
     fn long_orderings_are_abbreviated_at_a_pass() {
         assert_eq!(abbreviate("a,b", 10), "a,b");
-        let long = "instcombine,gvn,licm,sroa,early-cse";
-        assert_eq!(abbreviate(long, 20), "instcombine,gvn,… (5 passes)");
+        let long = "instcombine,gvn,licm,sroa,early-cse,dse";
+        assert_eq!(abbreviate(long, 30), "instcombine,…,dse (6 passes)");
+        assert_eq!(abbreviate(long, 38), "instcombine,gvn,…,dse (6 passes)");
+        assert_eq!(
+            abbreviate("mem2reg,a-very-long-pass-name-here", 30),
+            "mem2reg,… (2 passes)"
+        );
     }
 
     #[test]

@@ -200,9 +200,10 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         crate::tune::tune(m, check, &spec, &[], &mut on_trial)
     })();
     if let Some(p) = sink.as_mut() {
+        let n = result.as_ref().map_or(0, |t| t.searched().count());
         p(&crate::jit::Progress {
-            done: 1,
-            total: 1,
+            done: n,
+            total: n,
             stage: String::new(),
         });
     }
