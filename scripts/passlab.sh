@@ -42,6 +42,23 @@ setup_browser() {
     fi
 }
 
+# Debian's Slurm and munge, for the test and benchmark of sweeps on a real
+# one-node cluster (deploy/slurm/local-cluster.sh starts it in a folder;
+# nothing is started as a service).
+setup_slurm() {
+    local missing=()
+    for pkg in slurmctld slurmd slurm-client munge; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "passlab: installing ${missing[*]} (for the Slurm test of sweeps)" >&2
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
 # Passes written in Rust (`:rust`): builds passlab-evcxr, the host that
 # compiles cells with evcxr, and warms evcxr's build folder (kept between
 # sessions under ~/.cache/passlab/evcxr) by compiling passlab and LLVM's
@@ -123,6 +140,7 @@ demo)
     ;;
 test)
     setup
+    setup_slurm
     setup_python
     link_inputs
     cargo build --locked -p passlab-repl
@@ -149,6 +167,9 @@ bench)
         cargo build --release --locked -p passlab-repl
         setup_rust target/release/passlab
         cargo bench --locked --bench rust_passes
+        setup_slurm
+        link_inputs
+        cargo bench --locked --bench tune
         setup_python
         install_kernel release
         python kernel/bench/vs_ipykernel.py
@@ -165,6 +186,13 @@ bench)
         setup_rust target/release/passlab
         cargo bench --locked --bench rust_passes -- "$@"
         ;;
+    tune)
+        shift
+        setup_slurm
+        link_inputs
+        cargo build --release --locked -p passlab-repl
+        cargo bench --locked --bench tune -- "$@"
+        ;;
     kernel)
         setup_python
         install_kernel release
@@ -174,7 +202,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|kernel]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel]" >&2
     exit 2
     ;;
 esac

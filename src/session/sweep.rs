@@ -51,7 +51,9 @@ pub struct Program {
     pub args: Vec<String>,
     /// `:buffer` lines (without `:buffer`) that make the arguments.
     pub buffers: Vec<String>,
-    /// For balancing shards: bytes of source, or instructions.
+    /// For balancing shards, about how much IR the program makes: its
+    /// statements (`;`) for C and C++, lines for IR text, bytes / 20 for
+    /// bitcode, instructions for a script's module; plus a fixed cost.
     pub weight: u64,
 }
 
@@ -382,12 +384,33 @@ impl SweepSpec {
         }
     }
 
+    /// About how many passes a unit runs: the baselines as 4 orderings of
+    /// about 40 passes; a search its trials times the length of its
+    /// orderings (random: the middle of the range; hill climbing drifts to
+    /// the short end; greedy's are short).
+    fn passes_of(&self, phase: usize) -> u64 {
+        let (lo, hi) = self.tune.lengths;
+        let trials = match self.tune.budget {
+            Budget::Trials(n) => n as u64,
+            Budget::Seconds(s) => (s * 100.0) as u64,
+        };
+        match phase {
+            0 => 150,
+            i => match &self.tune.strategies[i - 1] {
+                Strategy::Random => trials * ((lo + hi) / 2).max(1) as u64,
+                Strategy::Hill => trials * (lo + (hi - lo) / 4).max(1) as u64,
+                Strategy::Greedy => trials * 3,
+                Strategy::List(l) => l.iter().map(|o| o.len() as u64 * 10).sum(),
+            },
+        }
+    }
+
     /// The units of shard `index` of `count`: units are dealt, heaviest
-    /// first, to the shard with the least weight so far (ties: the lower
-    /// index), the same in every shard. A search weighs ten times its
-    /// program's baselines.
+    /// first (a program's weight times the passes the unit runs), to the
+    /// shard with the least weight so far (ties: the lower index), the same
+    /// in every shard.
     pub fn assign(&self, index: usize, count: usize) -> Vec<Unit<'_>> {
-        let weight = |u: &Unit| u.program.weight.max(1) * if u.phase == 0 { 1 } else { 10 };
+        let weight = |u: &Unit| u.program.weight.max(1) * self.passes_of(u.phase);
         let mut order = self.units();
         order.sort_by(|a, b| {
             weight(b)
@@ -465,7 +488,13 @@ fn file_program(
     args: Vec<String>,
     buffers: Vec<String>,
 ) -> Result<Program> {
-    let meta = std::fs::metadata(&file).map_err(|e| Error::io(file.display(), e))?;
+    let bytes = std::fs::read(&file).map_err(|e| Error::io(file.display(), e))?;
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let size = match ext {
+        "ll" => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+        "bc" => bytes.len() as u64 / 20,
+        _ => bytes.iter().filter(|&&b| b == b';').count() as u64,
+    };
     // Inside the spec's folder: the path from there; elsewhere: the file's
     // name (two files of one name elsewhere are reported as twice).
     let name = match file.strip_prefix(dir) {
@@ -481,7 +510,7 @@ fn file_program(
         function,
         args,
         buffers,
-        weight: meta.len(),
+        weight: size + 20,
     })
 }
 
@@ -1146,14 +1175,15 @@ mod tests {
             tune: TuneSpec::default(),
             text: String::new(),
         };
-        // Two units per program: the baselines (weight w) and random (10 w).
+        // Two units per program: the baselines (150 w) and random (100
+        // trials of 25 passes: 2500 w).
         let mut all: Vec<(String, usize)> = Vec::new();
         let mut loads = Vec::new();
         for i in 0..3 {
             let mine = spec.assign(i, 3);
             loads.push(
                 mine.iter()
-                    .map(|u| u.program.weight * if u.phase == 0 { 1 } else { 10 })
+                    .map(|u| u.program.weight * if u.phase == 0 { 150 } else { 2500 })
                     .sum::<u64>(),
             );
             all.extend(mine.iter().map(|u| (u.program.name.clone(), u.phase)));
@@ -1166,7 +1196,9 @@ mod tests {
                 .map(|u| (u.program.name.clone(), u.phase))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(loads, [1090, 1080, 1075]);
+        let total: u64 = loads.iter().sum();
+        assert_eq!(total, 295 * 2650);
+        assert!(loads.iter().all(|l| l * 3 < total * 11 / 10), "{loads:?}");
         assert_eq!(spec.assign(0, 1).len(), 12);
     }
 

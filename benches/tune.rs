@@ -1,0 +1,318 @@
+//! Ordering search benchmarks, measured side by side in one run.
+//!
+//! `bash scripts/passlab.sh bench tune` prints:
+//! 1. trials per second of `:tune`'s search on zlib's adler32.c for an
+//!    instruction-count goal, the default pool (34 passes), orderings of
+//!    10–40 passes: random search and hill climbing, with the function
+//!    checked against the input module (every distinct module compiled and
+//!    called) and without; pass steps per second beside them (CompilerGym
+//!    publishes about 1,760 single-pass steps per second on small
+//!    programs); and the same orderings run by `opt-19 -passes=...`, one
+//!    process each, as the reference (ratio: passlab's time per trial over
+//!    opt's per ordering);
+//! 2. a sweep over 9 of zlib's files: one process (`passlab sweep --shard
+//!    0/1`) against 4 shards — as 4 processes at once, and as a 4-task
+//!    Slurm job array on a one-node cluster (deploy/slurm/local-cluster.sh)
+//!    when Slurm is installed — wall-clock speed-up on this machine.
+//!
+//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5; the sweep: 3); medians.
+
+mod common;
+#[path = "../tests/common/inputs.rs"]
+mod inputs;
+
+use common::{median, opt, rounds, wanted};
+use passlab::jit::{Arg, Buffer, ElemType, Fill};
+use passlab::tune::{tune, Budget, Strategy, TuneSpec};
+use passlab::Module;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const TRIALS: usize = 200;
+
+fn trials(dir: &Path) {
+    let m = Module::load(&[inputs::zlib_source("adler32.c")]).unwrap();
+    let bc = dir.join("adler32.bc");
+    m.save(&bc).unwrap();
+    let data = Buffer::new(ElemType::I8, 4096, Fill::Random(1)).unwrap();
+    let args = [Arg::Int(1), Arg::Buffer(&data), Arg::Int(4096)];
+    println!(
+        "search on zlib's adler32.c ({} instructions), goal instructions, pool of {} passes, orderings of 10-40, {TRIALS} trials; medians of {} rounds:",
+        m.instruction_count(),
+        passlab::tune::DEFAULT_POOL.len(),
+        rounds()
+    );
+    let mut opt_per: Option<f64> = None;
+    for strategy in [Strategy::Random, Strategy::Hill] {
+        for checked in [true, false] {
+            let spec = TuneSpec {
+                strategies: vec![strategy.clone()],
+                budget: Budget::Trials(TRIALS),
+                seed: 1,
+                ..TuneSpec::default()
+            };
+            let check = checked.then_some(("adler32", &args[..]));
+            let mut times = Vec::new();
+            let mut result = None;
+            for _ in 0..rounds() {
+                let mut first: Option<Instant> = None;
+                let mut last = Instant::now();
+                // From the first searched trial to the last (the baselines
+                // and the reference call before are left out).
+                let t = tune(&m, check, &spec, &[], &mut |t, _| {
+                    if t.phase != "baseline" {
+                        first.get_or_insert_with(Instant::now);
+                        last = Instant::now();
+                    }
+                })
+                .unwrap();
+                times.push(last - first.unwrap());
+                result = Some(t);
+            }
+            let t = result.unwrap();
+            let n = t.searched().count() - 1;
+            let per = median(times).as_secs_f64() / n as f64;
+            let passes: usize = t.searched().map(|t| t.ordering.len()).sum();
+            let mean_len = passes as f64 / t.searched().count() as f64;
+            println!(
+                "  {:<6} {}: {:.0} trials/s ({:.2} ms per trial, {:.1} passes per ordering: {:.0} pass steps/s); best {} instructions",
+                strategy.name(),
+                if checked { "checked  " } else { "unchecked" },
+                1.0 / per,
+                per * 1e3,
+                mean_len,
+                mean_len / per,
+                t.best(1)[0].instructions.unwrap()
+            );
+            if strategy == Strategy::Random {
+                let opt_per = *opt_per.get_or_insert_with(|| opt_reference(&bc, &t));
+                println!(
+                    "         passlab per trial / opt-19 per ordering = {:.2}",
+                    per / opt_per
+                );
+            }
+        }
+    }
+}
+
+/// An ordering as one opt pipeline: each pass in the adaptor of its IR
+/// unit, as passlab's runs of one pass each get it (loop passes with
+/// MemorySSA, which LICM needs).
+fn opt_pipeline(ordering: &[String]) -> String {
+    use passlab::info::base_name;
+    use passlab::llvm::IrUnit;
+    use passlab::registry::{self, PassKind};
+    let units: std::collections::HashMap<String, IrUnit> = registry::passes()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            PassKind::Llvm { unit, .. } => Some((e.name, unit)),
+            PassKind::Rust => None,
+        })
+        .collect();
+    let parts: Vec<String> = ordering
+        .iter()
+        .map(|p| match units.get(base_name(p)) {
+            Some(IrUnit::Function) => format!("function({p})"),
+            Some(IrUnit::Loop) => format!("function(loop-mssa({p}))"),
+            Some(IrUnit::Cgscc) => format!("cgscc({p})"),
+            _ => p.clone(),
+        })
+        .collect();
+    format!("module({})", parts.join(","))
+}
+
+/// opt-19 running the same orderings, one process per ordering.
+fn opt_reference(bc: &Path, t: &passlab::tune::Tuning) -> f64 {
+    let orderings: Vec<String> = t
+        .searched()
+        .take(50)
+        .map(|t| opt_pipeline(&t.ordering))
+        .collect();
+    let mut times = Vec::new();
+    for _ in 0..rounds() {
+        let start = Instant::now();
+        for o in &orderings {
+            let s = Command::new(opt())
+                .arg(format!("-passes={o}"))
+                .arg(bc)
+                .arg("-o")
+                .arg("/dev/null")
+                .status()
+                .unwrap();
+            assert!(s.success(), "opt-19 -passes={o}");
+        }
+        times.push(start.elapsed());
+    }
+    let opt_per = median(times).as_secs_f64() / orderings.len() as f64;
+    println!(
+        "         reference: opt-19 -passes=ORDERING, a process per ordering (the first {} orderings): {:.2} ms per ordering",
+        orderings.len(),
+        opt_per * 1e3
+    );
+    opt_per
+}
+
+fn passlab_binary() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("release").join("passlab")
+}
+
+fn sweep(dir: &Path) {
+    let passlab = passlab_binary();
+    assert!(
+        passlab.exists(),
+        "build target/release/passlab first (scripts/passlab.sh bench tune does)"
+    );
+    let zlib = inputs::zlib_dir();
+    let files = [
+        "adler32.c",
+        "compress.c",
+        "crc32.c",
+        "deflate.c",
+        "inffast.c",
+        "inftrees.c",
+        "trees.c",
+        "uncompr.c",
+        "zutil.c",
+    ];
+    let corpus: Vec<String> = files
+        .iter()
+        .map(|f| format!("\"{}\"", zlib.join(f).display()))
+        .collect();
+    let spec = dir.join("zlib.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"zlib\"\ncorpus = [{}]\ncflags = [\"-I{}\"]\ngoal = \"instructions\"\nstrategy = [\"random\", \"hill\"]\ntrials = 250\nseed = 1\n",
+            corpus.join(", "),
+            zlib.display()
+        ),
+    )
+    .unwrap();
+    let rounds = std::env::var("PASSLAB_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let run = |out: &Path, shard: &str| {
+        Command::new(&passlab)
+            .args(["sweep"])
+            .arg(&spec)
+            .arg("--out")
+            .arg(out)
+            .args(["--shard", shard])
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap()
+    };
+    let slurm = Command::new("sh")
+        .args(["-c", "command -v sbatch && command -v slurmctld"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let cluster = dir.join("cluster");
+    let conf = if slurm {
+        let o = Command::new("bash")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/local-cluster.sh"))
+            .arg("up")
+            .arg(&cluster)
+            .env("SLURMCTLD_PORT", "26817")
+            .env("SLURMD_PORT", "26818")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string))
+    } else {
+        None
+    };
+    let (mut one, mut four, mut array) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let out = dir.join(format!("one-{r}"));
+        let t = Instant::now();
+        let o = run(&out, "0/1");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        one.push(t.elapsed());
+        let out = dir.join(format!("four-{r}"));
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|i| {
+                    let out = &out;
+                    let run = &run;
+                    s.spawn(move || run(out, &format!("{i}/4")))
+                })
+                .collect();
+            for h in handles {
+                let o = h.join().unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            }
+        });
+        four.push(t.elapsed());
+        if let Some(conf) = &conf {
+            let out = dir.join(format!("array-{r}"));
+            let t = Instant::now();
+            let o = Command::new("sbatch")
+                .env("SLURM_CONF", conf)
+                .args(["--wait", "--array=0-3", "--parsable"])
+                .arg(format!("--export=ALL,PASSLAB={}", passlab.display()))
+                .arg(format!("--output={}/task-%A_%a.out", cluster.display()))
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/sweep.sbatch"))
+                .arg(&spec)
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            array.push(t.elapsed());
+        }
+    }
+    if slurm {
+        let _ = Command::new("bash")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/local-cluster.sh"))
+            .arg("down")
+            .arg(&cluster)
+            .status();
+    }
+    let records = std::fs::read_to_string(dir.join("one-0/shard-0-of-1.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"done\""))
+        .count();
+    let one = median(one);
+    let secs = |d: Duration| d.as_secs_f64();
+    println!(
+        "sweep over 9 of zlib's files (random + hill, 250 trials each: {records} records), medians of {rounds} rounds on {} cores:",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!("  one process: {:.1} s", secs(one));
+    let four = median(four);
+    println!(
+        "  4 shards as 4 processes at once: {:.1} s, speed-up {:.2}x",
+        secs(four),
+        secs(one) / secs(four)
+    );
+    if array.is_empty() {
+        println!("  (Slurm is not installed: no job array measured)");
+    } else {
+        let array = median(array);
+        println!(
+            "  4 shards as a Slurm job array (sbatch --wait --array=0-3, one-node cluster): {:.1} s, speed-up {:.2}x ({:.1} s more than the 4 processes: Slurm starting, placing and reporting the tasks)",
+            secs(array),
+            secs(one) / secs(array),
+            secs(array) - secs(four)
+        );
+    }
+}
+
+fn main() {
+    let dir = std::env::temp_dir().join(format!("passlab-bench-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    if wanted("trials") {
+        trials(&dir);
+    }
+    if wanted("sweep") {
+        sweep(&dir);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,168 @@
+//! `passlab sweep` without a cluster: the shard from the environment as
+//! Kubernetes Indexed Jobs and Slurm arrays give it, a torn last record
+//! dropped and the shard finished, an output folder of another sweep
+//! refused, a spec's mistakes named; and deploy/kubernetes/sweep-job.yaml
+//! kept in step with what passlab reads.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn sweep(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_passlab"));
+    c.arg("sweep").args(args).env("RUST_BACKTRACE", "0");
+    for k in [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+        "PASSLAB_SHARDS",
+    ] {
+        c.env_remove(k);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+fn spec(dir: &Path, seed: u64) -> PathBuf {
+    let zlib = root().join("target/inputs/zlib");
+    let p = dir.join(format!("s{seed}.toml"));
+    std::fs::write(
+        &p,
+        format!(
+            "corpus = [\"{0}/adler32.c\", \"{0}/compress.c\", \"{0}/zutil.c\"]\nstrategy = \"random\"\ntrials = 4\nseed = {seed}\n",
+            zlib.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = spec(&dir, 1);
+    let s = s.to_str().unwrap();
+    let out = dir.join("out");
+    let o = out.to_str().unwrap();
+    // Kubernetes: the index, and the count the Job's spec gives.
+    let (ok, text) = sweep(
+        &[s, "--out", o],
+        &[("JOB_COMPLETION_INDEX", "1"), ("PASSLAB_SHARDS", "2")],
+    );
+    assert!(ok, "{text}");
+    assert!(out.join("shard-1-of-2.jsonl").exists(), "{text}");
+    // Slurm: the array's task and count.
+    let (ok, text) = sweep(
+        &[s, "--out", o],
+        &[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+        ],
+    );
+    assert!(ok, "{text}");
+    let (ok, merged) = sweep(&["merge", o], &[]);
+    assert!(ok, "{merged}");
+    assert!(
+        merged.contains("merged 24 records of 3 programs from 2 shard files"),
+        "{merged}"
+    );
+    // A torn last line (a shard killed while writing): dropped, then the
+    // shard finishes; the merge is the same.
+    let f = out.join("shard-0-of-2.jsonl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let keep: Vec<&str> = text.lines().take(5).collect();
+    std::fs::write(&f, format!("{}\n{{\"program\":\"adl", keep.join("\n"))).unwrap();
+    let (ok, torn) = sweep(&["merge", o], &[]);
+    assert!(!ok && torn.contains("a torn or corrupt record"), "{torn}");
+    let (ok, text) = sweep(&[s, "--out", o, "--shard", "0/2"], &[]);
+    assert!(ok, "{text}");
+    assert!(text.contains("replayed"), "{text}");
+    let (ok, again) = sweep(&["merge", o], &[]);
+    assert!(ok, "{again}");
+    let records = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p.join("report/records.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("compile_s");
+                v
+            })
+            .collect()
+    };
+    let first = records(&out);
+    assert_eq!(first.len(), 24);
+    // Another sweep's spec into the same folder is refused.
+    let other = spec(&dir, 2);
+    let (ok, text) = sweep(
+        &[other.to_str().unwrap(), "--out", o, "--shard", "0/2"],
+        &[],
+    );
+    assert!(!ok && text.contains("belongs to another sweep"), "{text}");
+    // Mistakes in a spec are named.
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "corpus = [\"nothing/*.c\"]\nstrategi = \"random\"\n").unwrap();
+    let (ok, text) = sweep(&[bad.to_str().unwrap()], &[]);
+    assert!(
+        !ok && text.contains("unknown key 'strategi'; did you mean 'strategy'?"),
+        "{text}"
+    );
+    std::fs::write(&bad, "corpus = [\"nothing/*.c\"]\n").unwrap();
+    let (ok, text) = sweep(&[bad.to_str().unwrap()], &[]);
+    assert!(!ok && text.contains("matches no file"), "{text}");
+    let (ok, text) = sweep(&[s, "--shard", "4/4"], &[]);
+    assert!(
+        !ok && text.contains("the index must be below the count"),
+        "{text}"
+    );
+    let (ok, text) = sweep(&[s], &[("JOB_COMPLETION_INDEX", "1")]);
+    assert!(!ok && text.contains("no count"), "{text}");
+}
+
+#[test]
+fn the_kubernetes_job_gives_the_count_passlab_reads() {
+    let yaml = std::fs::read_to_string(root().join("deploy/kubernetes/sweep-job.yaml")).unwrap();
+    let value = |key: &str| {
+        yaml.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(key)
+                    .map(|v| v.trim().trim_matches('"').to_string())
+            })
+            .unwrap_or_else(|| panic!("no {key}"))
+    };
+    assert_eq!(value("completionMode:"), "Indexed");
+    let completions = value("completions:");
+    let i = yaml
+        .find("name: PASSLAB_SHARDS")
+        .expect("PASSLAB_SHARDS in the pod's env");
+    let shards = yaml[i..]
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .strip_prefix("value:")
+        .unwrap()
+        .trim()
+        .trim_matches('"');
+    assert_eq!(shards, completions, "PASSLAB_SHARDS must equal completions");
+    assert!(yaml.contains("args: [\"sweep\""));
+    let dockerfile = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains("-p passlab-repl") && dockerfile.contains("ENTRYPOINT [\"passlab\"]")
+    );
+}
