@@ -30,7 +30,10 @@ fn run(m: &Module, check: Option<(&str, &[Arg])>, spec: &TuneSpec) -> passlab::t
 }
 
 /// What must repeat: the orderings and what they measured.
-fn outcome(t: &passlab::tune::Tuning) -> Vec<(String, usize, Vec<String>, Option<u64>, Verdict)> {
+/// A trial's phase, index, ordering, instructions and verdict.
+type Outcome = (String, usize, Vec<String>, Option<u64>, Verdict);
+
+fn outcome(t: &passlab::tune::Tuning) -> Vec<Outcome> {
     t.trials
         .iter()
         .map(|t| {

@@ -7,7 +7,10 @@ mod common;
 use passlab::tune::{tune, Budget, Strategy, TuneSpec, Verdict};
 use passlab::Module;
 
-fn outcome(t: &passlab::tune::Tuning) -> Vec<(String, usize, Vec<String>, Option<u64>, Verdict)> {
+/// A trial's phase, index, ordering, instructions and verdict.
+type Outcome = (String, usize, Vec<String>, Option<u64>, Verdict);
+
+fn outcome(t: &passlab::tune::Tuning) -> Vec<Outcome> {
     t.trials
         .iter()
         .map(|t| {
