@@ -175,8 +175,20 @@ impl TuneSpec {
         if self.pool.is_empty() {
             return Err(Error::Invalid("tune: the pool of passes is empty".into()));
         }
+        let rust: Vec<String> = crate::registry::passes()
+            .into_iter()
+            .filter(|e| matches!(e.origin, crate::registry::Origin::UserRust(_)))
+            .map(|e| e.name)
+            .collect();
         for p in &self.pool {
             crate::pipeline::parse(p)?;
+            if rust.iter().any(|r| r == p) {
+                // Its code runs in evcxr's process, over one connection the
+                // evaluating child would share with the session.
+                return Err(Error::Invalid(format!(
+                    "tune: '{p}' is written in Rust (:register): such passes cannot be in a pool yet; use LLVM's passes, plugins' or :pass sequentials of them"
+                )));
+            }
         }
         let (lo, hi) = self.lengths;
         if lo > hi || hi == 0 || hi > 1000 {

@@ -165,7 +165,7 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         let strategies = spec.strategies.len();
         let (unit, total) = match spec.budget {
             Budget::Trials(n) => (n as f64, n * strategies),
-            Budget::Seconds(sec) => (sec * 10.0, (sec * 10.0).ceil() as usize * strategies),
+            Budget::Seconds(sec) => (sec, sec.ceil() as usize * strategies),
         };
         let mut on_trial = |t: &crate::tune::Trial, st: &crate::tune::Status| {
             let Some(p) = sink.as_mut() else { return };
