@@ -133,6 +133,68 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
     assert!(!ok && text.contains("no count"), "{text}");
 }
 
+/// Programs a `.plab` script builds, and a fixed list of orderings instead
+/// of a search.
+#[test]
+fn a_script_s_modules_and_a_list_of_orderings() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-list-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("build.plab"),
+        ":module sq --lang c\nint sq(int x) { int y = x * x; return y + 0; }\n.\n:load zlib/adler32.c\n",
+    )
+    .unwrap();
+    let spec = dir.join("list.toml");
+    std::fs::write(
+        &spec,
+        "scripts = [\"build.plab\"]\norderings = [\"O2\", \"mem2reg,instcombine\", \"sroa\"]\ngoal = \"size\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (ok, text) = sweep(
+        &[spec.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "{text}");
+    let (ok, report) = sweep(&["merge", out.to_str().unwrap()], &[]);
+    assert!(ok, "{report}");
+    // Two programs (the script's modules) × (4 baselines + 3 orderings).
+    assert!(
+        report.contains("merged 14 records of 2 programs"),
+        "{report}"
+    );
+    assert!(
+        report.contains("build.plab:sq") && report.contains("build.plab:adler32"),
+        "{report}"
+    );
+    let records = std::fs::read_to_string(out.join("report/records.jsonl")).unwrap();
+    let list: Vec<serde_json::Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["phase"] == "list")
+        .collect();
+    assert_eq!(list.len(), 6);
+    assert_eq!(
+        list[1]["ordering"],
+        serde_json::json!(["mem2reg", "instcombine"])
+    );
+    assert!(
+        list.iter()
+            .all(|r| r["size"].as_u64().is_some_and(|s| s > 0)),
+        "{list:?}"
+    );
+    for f in [
+        "report.txt",
+        "report.html",
+        "gain.png",
+        "convergence-build-plab-sq.svg",
+    ] {
+        assert!(out.join("report").join(f).exists(), "{f}");
+    }
+}
+
 #[test]
 fn the_kubernetes_job_gives_the_count_passlab_reads() {
     let yaml = std::fs::read_to_string(root().join("deploy/kubernetes/sweep-job.yaml")).unwrap();

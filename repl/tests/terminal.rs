@@ -64,6 +64,20 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("using m")?;
     settle();
 
+    // Ctrl-C during :tune stops the search and shows the best found so far.
+    p.send_line(":tune f 7 seconds=60 seed=1")?;
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    p.send_control('c')?;
+    p.exp_string("interrupted after")?;
+    p.exp_string("the best found so far")?;
+    settle();
+    p.send_line(":tune apply")?;
+    p.exp_string(" on m: ")?;
+    settle();
+    p.send_line(":undo")?;
+    p.exp_string("m is back")?;
+    settle();
+
     // The prompt shows the context.
     p.send_line(":with opt_level=3 disabled=licm")?;
     p.exp_string("passlab[O3 -licm]> ")?;
