@@ -1086,16 +1086,7 @@ fn summary_table(manifest: &Json, tunings: &[(String, Tuning)]) -> Table {
             name.clone(),
             tu.searched().count().to_string(),
             best.map_or("none valid".into(), |b| {
-                let p = b.pipeline();
-                if p.len() > 40 {
-                    format!(
-                        "{}… ({} passes)",
-                        &p[..p.char_indices().nth(40).map_or(p.len(), |(i, _)| i)],
-                        b.ordering.len()
-                    )
-                } else {
-                    p
-                }
+                crate::tune::abbreviate(&b.pipeline(), 44)
             }),
             value(best),
             value(tu.baseline("O0")),

@@ -450,7 +450,7 @@ impl Tuning {
 /// An ordering's text cut to about `max` characters: its first passes and
 /// its last, with the count (orderings that share a beginning stay
 /// distinguishable).
-fn abbreviate(text: &str, max: usize) -> String {
+pub fn abbreviate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
