@@ -167,8 +167,15 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             Budget::Trials(n) => (n as f64, n * strategies),
             Budget::Seconds(sec) => (sec, sec.ceil() as usize * strategies),
         };
+        // Hundreds of trials a second: the display is told at most every
+        // 50 ms (a front end redraws, a kernel sends a message, each time).
+        let mut shown: Option<std::time::Instant> = None;
         let mut on_trial = |t: &crate::tune::Trial, st: &crate::tune::Status| {
             let Some(p) = sink.as_mut() else { return };
+            if shown.is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(50)) {
+                return;
+            }
+            shown = Some(std::time::Instant::now());
             let position = st
                 .tuning
                 .phases
