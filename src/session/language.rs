@@ -236,7 +236,10 @@ mod tests {
         let (start, m) = complete_with(&names(), ":run mem2reg,inst", 17);
         assert_eq!(start, 13);
         assert_eq!(m, vec!["instcombine", "instsimplify"]);
-        assert_eq!(complete_with(&names(), ":plot t", 7).1, vec!["timing", "tune"]);
+        assert_eq!(
+            complete_with(&names(), ":plot t", 7).1,
+            vec!["timing", "tune"]
+        );
         assert_eq!(complete_with(&names(), ":plot ti", 8).1, vec!["timing"]);
         // The second line of a cell.
         assert_eq!(

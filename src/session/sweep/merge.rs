@@ -1,0 +1,350 @@
+//! Merging a sweep's shards: the checks (every unit done, no trial missing
+//! or twice, one spec) and the report (records in order, text, HTML, SVG
+//! and PNG charts).
+
+use crate::chart::Chart;
+use crate::table::Table;
+use crate::tune::{Goal, Trial, Tuning, BASELINES};
+use crate::{Error, Result};
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What [`merge`] found and wrote.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    pub records: usize,
+    pub programs: usize,
+    pub shards: usize,
+    /// The files written: records, text, HTML, charts.
+    pub written: Vec<PathBuf>,
+    /// The report as text.
+    pub text: String,
+}
+
+/// Merges the shards found in `dirs` into `out` (see the module
+/// documentation).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
+    let mut manifest: Option<Json> = None;
+    let mut records: Vec<Json> = Vec::new();
+    let mut shards = 0;
+    for dir in dirs {
+        let m = dir.join("sweep.json");
+        let text = std::fs::read_to_string(&m).map_err(|e| Error::io(m.display(), e))?;
+        let this: Json = serde_json::from_str(&text)
+            .map_err(|e| Error::Invalid(format!("{}: {e}", m.display())))?;
+        match &manifest {
+            Some(first) if first.get("spec") != this.get("spec") => {
+                return Err(Error::Invalid(format!(
+                    "{} is from another sweep than {} (spec {} and {})",
+                    dir.display(),
+                    dirs[0].display(),
+                    this.get("spec").and_then(Json::as_str).unwrap_or("?"),
+                    first.get("spec").and_then(Json::as_str).unwrap_or("?")
+                )))
+            }
+            Some(_) => {}
+            None => manifest = Some(this),
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir.display(), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("shard-") && n.ends_with(".jsonl"))
+            })
+            .collect();
+        files.sort();
+        for f in files {
+            shards += 1;
+            let bytes = std::fs::read(&f).map_err(|e| Error::io(f.display(), e))?;
+            for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+                if line.is_empty() {
+                    continue;
+                }
+                let v: Json = serde_json::from_slice(line).map_err(|e| {
+                    Error::Invalid(format!(
+                        "{}:{}: a torn or corrupt record ({e}); run that shard again to finish it",
+                        f.display(),
+                        i + 1
+                    ))
+                })?;
+                records.push(v);
+            }
+        }
+    }
+    let manifest = manifest.ok_or_else(|| Error::Invalid("merge: no folder given".into()))?;
+    let phases: Vec<String> = manifest["phases"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let programs: Vec<(String, Option<String>)> = manifest["programs"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| {
+                    Some((
+                        p.get("name")?.as_str()?.to_string(),
+                        p.get("function").and_then(Json::as_str).map(str::to_string),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // Checks: every record's program is in the sweep, no trial twice, every
+    // program done with all its trials.
+    let known: BTreeSet<&str> = programs.iter().map(|(n, _)| n.as_str()).collect();
+    let mut trials: BTreeMap<(String, usize, usize), Json> = BTreeMap::new();
+    let mut done: BTreeMap<(String, String), Json> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for r in records {
+        let program = r
+            .get("program")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !known.contains(program.as_str()) {
+            problems.push(format!(
+                "a record of '{program}', which is not in the sweep"
+            ));
+            continue;
+        }
+        let phase = r
+            .get("phase")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let Some(p) = phases.iter().position(|x| *x == phase) else {
+            problems.push(format!("{program}: a record of unknown phase '{phase}'"));
+            continue;
+        };
+        if r.get("done").is_some() {
+            if done.insert((program.clone(), phase.clone()), r).is_some() {
+                problems.push(format!("{program} {phase} is done twice"));
+            }
+            continue;
+        }
+        let index = r.get("trial").and_then(Json::as_u64).unwrap_or(0) as usize;
+        if trials.insert((program.clone(), p, index), r).is_some() {
+            problems.push(format!("{program}: {phase} #{index} is there twice"));
+        }
+    }
+    for (name, _) in &programs {
+        for (p, phase) in phases.iter().enumerate() {
+            let Some(d) = done.get(&(name.clone(), phase.clone())) else {
+                problems.push(format!(
+                    "{name} {phase} is not finished (no shard wrote its done record)"
+                ));
+                continue;
+            };
+            let n = d["trials"].as_u64().unwrap_or(0) as usize;
+            let have = trials
+                .range((name.clone(), p, 0)..(name.clone(), p, usize::MAX))
+                .count();
+            let contiguous = trials
+                .range((name.clone(), p, 0)..(name.clone(), p, usize::MAX))
+                .enumerate()
+                .all(|(i, ((_, _, index), _))| i == *index);
+            if have != n || !contiguous {
+                problems.push(format!(
+                    "{name}: {phase} has {have} trials, its done record says {n}"
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let n = problems.len();
+        problems.truncate(20);
+        return Err(Error::Invalid(format!(
+            "merge: {n} problem{}:\n  {}",
+            if n == 1 { "" } else { "s" },
+            problems.join("\n  ")
+        )));
+    }
+    // The records in order, then the report.
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
+    let mut written = Vec::new();
+    let path = out.join("records.jsonl");
+    let mut text = String::new();
+    for r in trials.values() {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, &text).map_err(|e| Error::io(path.display(), e))?;
+    written.push(path);
+    let goal = Goal::parse(manifest["goal"].as_str().unwrap_or("instructions"))?;
+    let seed = manifest["seed"].as_u64().unwrap_or(0);
+    let tunings: Vec<(String, Tuning)> = programs
+        .iter()
+        .map(|(name, function)| {
+            let trials = trials
+                .range((name.clone(), 0, 0)..(name.clone(), usize::MAX, 0))
+                .filter_map(|(_, r)| Trial::from_json(r))
+                .collect();
+            (
+                name.clone(),
+                Tuning {
+                    function: function.clone(),
+                    goal: goal.clone(),
+                    seed,
+                    reference: None,
+                    trials,
+                    phases: phases.clone(),
+                    interrupted: false,
+                    elapsed: std::time::Duration::ZERO,
+                },
+            )
+        })
+        .collect();
+    let summary = summary_table(&manifest, &tunings);
+    let mut report = format!("{}\n", summary.to_text());
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sweep {0}</title>\
+         <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
+         td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}</style></head><body>\n\
+         <h1>sweep {0}</h1>\n{1}\n",
+        crate::table::escape(manifest["sweep"].as_str().unwrap_or("")),
+        summary.to_html()
+    );
+    let gains = gain_chart(&manifest, &tunings);
+    for (stem, chart) in std::iter::once(("gain".to_string(), gains)).chain(
+        tunings
+            .iter()
+            .map(|(name, t)| (format!("convergence-{}", slug(name)), t.chart())),
+    ) {
+        for ext in ["svg", "png"] {
+            let p = out.join(format!("{stem}.{ext}"));
+            chart.write(&p.to_string_lossy())?;
+            written.push(p);
+        }
+        html.push_str(&format!("<div>{}</div>\n", chart.svg()?));
+    }
+    for (name, t) in &tunings {
+        let table = t.table(3);
+        report.push_str(&format!("\n{name}\n{}\n", table.to_text()));
+        html.push_str(&format!(
+            "<h2>{}</h2>\n{}\n",
+            crate::table::escape(name),
+            table.to_html()
+        ));
+    }
+    html.push_str("</body></html>\n");
+    for (file, body) in [("report.txt", &report), ("report.html", &html)] {
+        let p = out.join(file);
+        std::fs::write(&p, body).map_err(|e| Error::io(p.display(), e))?;
+        written.push(p);
+    }
+    Ok(Merged {
+        records: trials.len(),
+        programs: programs.len(),
+        shards,
+        written,
+        text: report,
+    })
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Per program: the best ordering, its value, the levels' values and the
+/// gains over them.
+fn summary_table(manifest: &Json, tunings: &[(String, Tuning)]) -> Table {
+    let goal = manifest["goal"].as_str().unwrap_or("");
+    let mut t = Table::new(
+        &format!(
+            "sweep {}: the best ordering per program for {goal} (seed {})",
+            manifest["sweep"].as_str().unwrap_or(""),
+            manifest["seed"]
+        ),
+        &[
+            "program",
+            "trials>",
+            "best",
+            "best value>",
+            "O0>",
+            "O2>",
+            "O3>",
+            "Oz>",
+            "gain vs O2>",
+            "gain vs O3>",
+            "gain vs Oz>",
+            "miscompiles>",
+            "failed>",
+        ],
+    );
+    for (name, tu) in tunings {
+        let value = |tr: Option<&Trial>| -> String {
+            match tr {
+                None => "-".into(),
+                Some(tr) => match (tu.goal.metric(), tu.score(tr)) {
+                    (Some(m), _) => m.of(tr).map_or("-".into(), |v| m.show(v)),
+                    (None, Some(s)) => format!("{s:.4}"),
+                    _ => "-".into(),
+                },
+            }
+        };
+        let best = tu.best(1).first().copied();
+        let gain = |l: &str| match (
+            tu.baseline(l).and_then(|b| tu.score(b)),
+            best.and_then(|b| tu.score(b)),
+        ) {
+            (Some(b), Some(s)) if s > 0.0 => format!("{:.3}x", b / s),
+            _ => "-".into(),
+        };
+        t.push([
+            name.clone(),
+            tu.searched().count().to_string(),
+            best.map_or("none valid".into(), |b| {
+                crate::tune::abbreviate(&b.pipeline(), 44)
+            }),
+            value(best),
+            value(tu.baseline("O0")),
+            value(tu.baseline("O2")),
+            value(tu.baseline("O3")),
+            value(tu.baseline("Oz")),
+            gain("O2"),
+            gain("O3"),
+            gain("Oz"),
+            tu.miscompiles().count().to_string(),
+            tu.failures().count().to_string(),
+        ]);
+    }
+    t.notes.push(
+        "gain vs X: X's value divided by the best ordering's (above 1: the search beat X)".into(),
+    );
+    t
+}
+
+/// The best ordering's gain over O2, O3 and Oz per program, as bars.
+fn gain_chart(manifest: &Json, tunings: &[(String, Tuning)]) -> Chart {
+    let mut bars = Vec::new();
+    for (name, tu) in tunings {
+        let Some(best) = tu.best(1).first().and_then(|b| tu.score(b)) else {
+            continue;
+        };
+        for (l, _) in BASELINES.iter().skip(1) {
+            if let Some(b) = tu.baseline(l).and_then(|b| tu.score(b)) {
+                if best > 0.0 {
+                    bars.push((format!("{name} vs {l}"), b / best));
+                }
+            }
+        }
+    }
+    Chart::bars(
+        &format!(
+            "sweep {}: gain of the best ordering found over O2, O3 and Oz ({})",
+            manifest["sweep"].as_str().unwrap_or(""),
+            manifest["goal"].as_str().unwrap_or("")
+        ),
+        "level's value / best ordering's value (above 1: the search beat the level)",
+        bars,
+    )
+}

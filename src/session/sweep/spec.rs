@@ -1,0 +1,568 @@
+//! A sweep's spec: the TOML file, its programs (files, patterns, the
+//! modules of `.plab` scripts, `[[program]]` tables), the units of work and
+//! how shards share them.
+
+use super::super::Session;
+use crate::tune::{Budget, Goal, Strategy, TuneSpec, BASELINE};
+use crate::{Error, Result};
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+
+/// Where a program comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// A .c, .cpp, .ll or .bc file, loaded as `:load` does.
+    File(PathBuf),
+    /// A module a `.plab` script leaves in its session.
+    Script { script: PathBuf, module: String },
+}
+
+/// One program of the corpus.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Unique in the sweep: the path relative to the spec's folder, or
+    /// `script.plab:module`.
+    pub name: String,
+    pub origin: Origin,
+    /// The function checked (and timed), and its arguments as `:call`
+    /// takes them.
+    pub function: Option<String>,
+    pub args: Vec<String>,
+    /// `:buffer` lines (without `:buffer`) that make the arguments.
+    pub buffers: Vec<String>,
+    /// For balancing shards, about how much IR the program makes: its
+    /// statements (`;`) for C and C++, lines for IR text, bytes / 20 for
+    /// bitcode, instructions for a script's module; plus a fixed cost.
+    pub weight: u64,
+}
+
+/// One unit of work: a program's baselines, or one strategy's search of
+/// it. Shards take whole units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Unit<'a> {
+    pub program: &'a Program,
+    /// 0: the baselines; i: the i-th strategy.
+    pub phase: usize,
+}
+
+/// A sweep (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub name: String,
+    /// The spec file's folder: relative paths start there.
+    pub dir: PathBuf,
+    pub programs: Vec<Program>,
+    pub cflags: Vec<String>,
+    pub tune: TuneSpec,
+    /// The spec's text, hashed into every shard's manifest.
+    pub text: String,
+}
+
+fn bad(path: &Path, message: impl Into<String>) -> Error {
+    Error::Invalid(format!("{}: {}", path.display(), message.into()))
+}
+
+/// `key` as a list of strings: a string or an array of strings.
+fn strings(path: &Path, t: &toml::Table, key: &str) -> Result<Vec<String>> {
+    match t.get(key) {
+        None => Ok(Vec::new()),
+        Some(toml::Value::String(s)) => Ok(vec![s.clone()]),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("'{key}' must hold strings, found a {}", v.type_str()),
+                    )
+                })
+            })
+            .collect(),
+        Some(v) => Err(bad(
+            path,
+            format!(
+                "'{key}' must be a string or a list of strings, found a {}",
+                v.type_str()
+            ),
+        )),
+    }
+}
+
+const KEYS: &[&str] = &[
+    "name",
+    "corpus",
+    "scripts",
+    "program",
+    "cflags",
+    "function",
+    "args",
+    "buffers",
+    "goal",
+    "strategy",
+    "trials",
+    "seconds",
+    "seed",
+    "length",
+    "pool",
+    "orderings",
+    "timeout",
+];
+
+impl SweepSpec {
+    /// Reads a spec:
+    ///
+    /// ```toml
+    /// name = "zlib"
+    /// corpus = ["zlib/*.c"]          # files or patterns (.c .cpp .ll .bc)
+    /// scripts = ["build.plab"]       # each module a script leaves is a program
+    /// cflags = ["-DNDEBUG"]
+    /// goal = "instructions"          # or size, runtime, 0.5*size+0.5*runtime
+    /// strategy = ["random", "hill"]  # or orderings = ["O2", "instcombine,gvn"]
+    /// trials = 200                   # or seconds = 30 (per strategy)
+    /// seed = 1
+    /// length = [10, 40]
+    /// pool = ["instcombine", "gvn"]  # default: :tune's pool
+    ///
+    /// [[program]]                    # a program with a function to check
+    /// path = "zlib/adler32.c"
+    /// function = "adler32"
+    /// args = "1 data 4096"
+    /// buffers = ["data i8[4096] = random(1)"]
+    /// ```
+    pub fn load(path: &Path) -> Result<SweepSpec> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
+        let t: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| bad(path, e.to_string().trim().to_string()))?;
+        for k in t.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                return Err(Error::Invalid(format!(
+                    "{}: unknown key '{k}'{}",
+                    path.display(),
+                    crate::error::suggest(&crate::nearest_names(k, KEYS.iter().copied()))
+                )));
+            }
+        }
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let name = t
+            .get("name")
+            .and_then(toml::Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                path.file_stem()
+                    .map_or("sweep".into(), |s| s.to_string_lossy().into_owned())
+            });
+        let int = |key: &str| -> Result<Option<i64>> {
+            match t.get(key) {
+                None => Ok(None),
+                Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i)),
+                Some(v) => Err(bad(
+                    path,
+                    format!("'{key}' must be a number, found a {}", v.type_str()),
+                )),
+            }
+        };
+        let mut tune = TuneSpec::default();
+        if let Some(g) = t.get("goal") {
+            let g = g
+                .as_str()
+                .ok_or_else(|| bad(path, "'goal' must be a string"))?;
+            tune.goal = Goal::parse(g)?;
+        }
+        let strategies = strings(path, &t, "strategy")?;
+        let orderings = strings(path, &t, "orderings")?;
+        match (strategies.is_empty(), orderings.is_empty()) {
+            (false, false) => return Err(bad(path, "give 'strategy' or 'orderings', not both")),
+            (true, false) => {
+                tune.strategies = vec![Strategy::List(
+                    orderings
+                        .iter()
+                        .map(|o| {
+                            crate::pipeline::split(o)
+                                .map(|p| p.iter().map(|s| s.to_string()).collect())
+                        })
+                        .collect::<Result<_>>()?,
+                )]
+            }
+            (false, true) => {
+                tune.strategies = strategies
+                    .iter()
+                    .map(|s| {
+                        Strategy::parse(s).ok_or_else(|| {
+                            bad(
+                                path,
+                                format!("unknown strategy '{s}' (random, greedy, hill)"),
+                            )
+                        })
+                    })
+                    .collect::<Result<_>>()?
+            }
+            (true, true) => {}
+        }
+        if let Some(n) = int("trials")? {
+            tune.budget = Budget::Trials(n.max(1) as usize);
+        }
+        match t.get("seconds") {
+            Some(toml::Value::Integer(s)) if *s > 0 => tune.budget = Budget::Seconds(*s as f64),
+            Some(toml::Value::Float(s)) if *s > 0.0 => tune.budget = Budget::Seconds(*s),
+            None => {}
+            Some(v) => {
+                return Err(bad(
+                    path,
+                    format!(
+                        "'seconds' must be a positive number, found a {}",
+                        v.type_str()
+                    ),
+                ))
+            }
+        }
+        if let Some(s) = int("seed")? {
+            tune.seed = s as u64;
+        }
+        if let Some(s) = int("timeout")? {
+            tune.trial_timeout = std::time::Duration::from_secs(s.max(1) as u64);
+        }
+        if let Some(l) = t.get("length") {
+            let l: Vec<usize> = l
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_integer())
+                        .map(|v| v.max(0) as usize)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let [lo, hi] = l.as_slice() else {
+                return Err(bad(path, "'length' must be [MIN, MAX], e.g. [10, 40]"));
+            };
+            tune.lengths = (*lo, *hi);
+        }
+        let pool = strings(path, &t, "pool")?;
+        if !pool.is_empty() {
+            tune.pool = pool;
+        }
+        tune.validate()?;
+        let cflags = strings(path, &t, "cflags")?;
+        // Programs: the corpus's files, the scripts' modules, and [[program]]s.
+        let function = t
+            .get("function")
+            .and_then(toml::Value::as_str)
+            .map(str::to_string);
+        let args = t
+            .get("args")
+            .and_then(toml::Value::as_str)
+            .map_or(Vec::new(), |a| {
+                a.split_whitespace().map(str::to_string).collect()
+            });
+        let buffers = strings(path, &t, "buffers")?;
+        let mut programs = Vec::new();
+        for pattern in strings(path, &t, "corpus")? {
+            let files = expand(&dir, &pattern)?;
+            if files.is_empty() {
+                return Err(bad(
+                    path,
+                    format!("corpus pattern '{pattern}' matches no file"),
+                ));
+            }
+            for f in files {
+                programs.push(file_program(
+                    &dir,
+                    f,
+                    function.clone(),
+                    args.clone(),
+                    buffers.clone(),
+                )?);
+            }
+        }
+        if let Some(list) = t.get("program") {
+            let list = list
+                .as_array()
+                .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
+            for p in list {
+                let p = p
+                    .as_table()
+                    .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
+                let file = p
+                    .get("path")
+                    .and_then(toml::Value::as_str)
+                    .ok_or_else(|| bad(path, "a [[program]] needs path = \"FILE\""))?;
+                let function = p
+                    .get("function")
+                    .and_then(toml::Value::as_str)
+                    .map(str::to_string);
+                let args = p
+                    .get("args")
+                    .and_then(toml::Value::as_str)
+                    .map_or(Vec::new(), |a| {
+                        a.split_whitespace().map(str::to_string).collect()
+                    });
+                let buffers = strings(path, p, "buffers")?;
+                // A [[program]] gives a corpus file its function, or adds one.
+                let p = file_program(&dir, dir.join(file), function, args, buffers)?;
+                programs.retain(|q: &Program| q.name != p.name);
+                programs.push(p);
+            }
+        }
+        for script in strings(path, &t, "scripts")? {
+            let file = dir.join(&script);
+            let mut s = script_session(&file)?;
+            for (module, m) in &s.modules {
+                programs.push(Program {
+                    name: format!("{script}:{module}"),
+                    origin: Origin::Script {
+                        script: file.clone(),
+                        module: module.clone(),
+                    },
+                    function: function.clone(),
+                    args: args.clone(),
+                    buffers: buffers.clone(),
+                    weight: m.instruction_count(),
+                });
+            }
+            s.modules.clear();
+        }
+        if programs.is_empty() {
+            return Err(bad(
+                path,
+                "no programs: give corpus = [\"*.c\"], scripts = [...] or [[program]] tables",
+            ));
+        }
+        programs.sort_by(|a, b| a.name.cmp(&b.name));
+        if let Some(w) = programs.windows(2).find(|w| w[0].name == w[1].name) {
+            return Err(bad(path, format!("'{}' is in the corpus twice", w[0].name)));
+        }
+        Ok(SweepSpec {
+            name,
+            dir,
+            programs,
+            cflags,
+            tune,
+            text,
+        })
+    }
+
+    /// The units of work: per program, its baselines (O0, O2, O3, Oz) and
+    /// each strategy's search, in order.
+    pub fn units(&self) -> Vec<Unit<'_>> {
+        let phases = self.tune.strategies.len() + 1;
+        self.programs
+            .iter()
+            .flat_map(|p| (0..phases).map(move |phase| Unit { program: p, phase }))
+            .collect()
+    }
+
+    /// The name of phase `i` (0: the baselines, then the strategies).
+    pub fn phase_name(&self, i: usize) -> String {
+        match i {
+            0 => BASELINE.to_string(),
+            i => self.tune.strategies[i - 1].name().to_string(),
+        }
+    }
+
+    /// About how many passes a unit runs: the baselines as 4 orderings of
+    /// about 40 passes; a search its trials times the length of its
+    /// orderings (random: the middle of the range; hill climbing drifts to
+    /// the short end; greedy's are short).
+    fn passes_of(&self, phase: usize) -> u64 {
+        let (lo, hi) = self.tune.lengths;
+        let trials = match self.tune.budget {
+            Budget::Trials(n) => n as u64,
+            Budget::Seconds(s) => (s * 100.0) as u64,
+        };
+        match phase {
+            0 => 150,
+            i => match &self.tune.strategies[i - 1] {
+                Strategy::Random => trials * ((lo + hi) / 2).max(1) as u64,
+                Strategy::Hill => trials * (lo + (hi - lo) / 4).max(1) as u64,
+                Strategy::Greedy => trials * 3,
+                Strategy::List(l) => l.iter().map(|o| o.len() as u64 * 10).sum(),
+            },
+        }
+    }
+
+    /// The units of shard `index` of `count`: units are dealt, heaviest
+    /// first (a program's weight times the passes the unit runs), to the
+    /// shard with the least weight so far (ties: the lower index), the same
+    /// in every shard.
+    pub fn assign(&self, index: usize, count: usize) -> Vec<Unit<'_>> {
+        let weight = |u: &Unit| u.program.weight.max(1) * self.passes_of(u.phase);
+        let mut order = self.units();
+        order.sort_by(|a, b| {
+            weight(b)
+                .cmp(&weight(a))
+                .then(a.program.name.cmp(&b.program.name))
+                .then(a.phase.cmp(&b.phase))
+        });
+        let mut load = vec![0u64; count.max(1)];
+        let mut mine = Vec::new();
+        for u in order {
+            let (i, _) = load
+                .iter()
+                .enumerate()
+                .min_by_key(|(i, w)| (**w, *i))
+                .unwrap_or((0, &0));
+            load[i] += weight(&u);
+            if i == index {
+                mine.push(u);
+            }
+        }
+        mine.sort_by(|a, b| {
+            a.program
+                .name
+                .cmp(&b.program.name)
+                .then(a.phase.cmp(&b.phase))
+        });
+        mine
+    }
+
+    /// A hash of the spec's text and its programs: shards of one sweep
+    /// agree on it.
+    pub fn fingerprint(&self) -> String {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let names: Vec<&str> = self.programs.iter().map(|p| p.name.as_str()).collect();
+        for b in self.text.bytes().chain(names.join("\n").bytes()) {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    pub(super) fn manifest(&self) -> Json {
+        json!({
+            "sweep": self.name,
+            "spec": self.fingerprint(),
+            "goal": self.tune.goal.describe(),
+            "seed": self.tune.seed,
+            "phases": std::iter::once(BASELINE.to_string())
+                .chain(self.tune.strategies.iter().map(|s| s.name().to_string()))
+                .collect::<Vec<_>>(),
+            "programs": self.programs.iter().map(|p| json!({
+                "name": p.name,
+                "function": p.function,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Files matching `pattern` (relative to `dir`), sorted.
+fn expand(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+    let full = dir.join(pattern);
+    let text = full.to_string_lossy();
+    let mut files: Vec<PathBuf> = glob::glob(&text)
+        .map_err(|e| Error::Invalid(format!("corpus pattern '{pattern}': {e}")))?
+        .filter_map(|r| r.ok())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn file_program(
+    dir: &Path,
+    file: PathBuf,
+    function: Option<String>,
+    args: Vec<String>,
+    buffers: Vec<String>,
+) -> Result<Program> {
+    let bytes = std::fs::read(&file).map_err(|e| Error::io(file.display(), e))?;
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let size = match ext {
+        "ll" => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+        "bc" => bytes.len() as u64 / 20,
+        _ => bytes.iter().filter(|&&b| b == b';').count() as u64,
+    };
+    // Inside the spec's folder: the path from there; elsewhere: the file's
+    // name (two files of one name elsewhere are reported as twice).
+    let name = match file.strip_prefix(dir) {
+        Ok(rel) => rel.to_string_lossy().trim_start_matches("./").to_string(),
+        Err(_) => file.file_name().map_or_else(
+            || file.to_string_lossy().into_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    };
+    Ok(Program {
+        name,
+        origin: Origin::File(file),
+        function,
+        args,
+        buffers,
+        weight: size + 20,
+    })
+}
+
+/// A session that ran `script` (relative inputs found beside it).
+pub(super) fn script_session(script: &Path) -> Result<Session> {
+    let text = std::fs::read_to_string(script).map_err(|e| Error::io(script.display(), e))?;
+    let mut s = Session::new();
+    if let Some(dir) = script.parent().filter(|d| !d.as_os_str().is_empty()) {
+        s.extra_path.push(dir.to_path_buf());
+    }
+    s.origin = (script.display().to_string(), 1);
+    s.execute(&text).map_err(|e| bad(script, e.to_string()))?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(name: &str, weight: u64) -> Program {
+        Program {
+            name: name.into(),
+            origin: Origin::File(name.into()),
+            function: None,
+            args: vec![],
+            buffers: vec![],
+            weight,
+        }
+    }
+
+    #[test]
+    fn shards_are_disjoint_complete_and_balanced() {
+        let spec = SweepSpec {
+            name: "t".into(),
+            dir: ".".into(),
+            programs: [
+                ("a", 100),
+                ("b", 90),
+                ("c", 10),
+                ("d", 10),
+                ("e", 5),
+                ("f", 80),
+            ]
+            .map(|(n, w)| program(n, w))
+            .to_vec(),
+            cflags: vec![],
+            tune: TuneSpec::default(),
+            text: String::new(),
+        };
+        // Two units per program: the baselines (150 w) and random (100
+        // trials of 25 passes: 2500 w).
+        let mut all: Vec<(String, usize)> = Vec::new();
+        let mut loads = Vec::new();
+        for i in 0..3 {
+            let mine = spec.assign(i, 3);
+            loads.push(
+                mine.iter()
+                    .map(|u| u.program.weight * if u.phase == 0 { 150 } else { 2500 })
+                    .sum::<u64>(),
+            );
+            all.extend(mine.iter().map(|u| (u.program.name.clone(), u.phase)));
+        }
+        all.sort();
+        assert_eq!(
+            all,
+            spec.units()
+                .iter()
+                .map(|u| (u.program.name.clone(), u.phase))
+                .collect::<Vec<_>>()
+        );
+        let total: u64 = loads.iter().sum();
+        assert_eq!(total, 295 * 2650);
+        assert!(loads.iter().all(|l| l * 3 < total * 11 / 10), "{loads:?}");
+        assert_eq!(spec.assign(0, 1).len(), 12);
+    }
+}

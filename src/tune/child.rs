@@ -1,0 +1,264 @@
+//! The child that evaluates orderings, and the session's side of it (see
+//! the module documentation of `tune`).
+
+use super::*;
+use crate::jit::isolate;
+
+pub(super) enum Ended {
+    Finished,
+    Interrupted,
+    /// The child died in a trial: how, and what it printed last.
+    Died(String),
+}
+
+fn write_all(fd: i32, bytes: &[u8]) {
+    let mut written = 0;
+    while written < bytes.len() {
+        let n = unsafe { libc::write(fd, bytes[written..].as_ptr().cast(), bytes.len() - written) };
+        if n <= 0 {
+            unsafe { libc::_exit(74) };
+        }
+        written += n as usize;
+    }
+}
+
+fn line(fd: i32, v: &Json) {
+    let mut text = v.to_string();
+    text.push('\n');
+    write_all(fd, text.as_bytes());
+}
+
+/// In the child: evaluate what the driver proposes, one line each.
+fn serve(
+    d: &mut Driver,
+    module: &Module,
+    check: Option<(&str, &[Arg])>,
+    spec: &TuneSpec,
+    context: &PassContext,
+    out: i32,
+) -> ! {
+    let check = check.map(|(function, args)| Check { function, args });
+    let mut ev = match Evaluator::new(
+        module,
+        check,
+        spec.goal.clone(),
+        spec.time,
+        context.clone(),
+        true,
+    ) {
+        Ok(ev) => ev,
+        Err(e) => {
+            line(out, &json!({ "error": e.to_string() }));
+            unsafe { libc::_exit(0) }
+        }
+    };
+    line(out, &json!({ "reference": ev.reference }));
+    loop {
+        if let Err(e) = d.replay() {
+            line(out, &json!({ "error": e.to_string() }));
+            unsafe { libc::_exit(0) }
+        }
+        let Some((name, ordering)) = d.next() else {
+            break;
+        };
+        let index = d.searches[d.phase].1.trials();
+        let t = ev.evaluate(&name, index, &ordering);
+        line(out, &t.to_json());
+        d.tell(t);
+    }
+    line(out, &json!({ "end": true }));
+    unsafe { libc::_exit(0) }
+}
+
+/// Forks a child that continues the search from `d`'s state, and
+/// follows it until it ends, dies, times out or is interrupted.
+pub(super) fn run(
+    d: &mut Driver,
+    module: &Module,
+    check: Option<(&str, &[Arg])>,
+    spec: &TuneSpec,
+    context: &PassContext,
+    on_trial: &mut dyn FnMut(&Trial, &Status),
+) -> Result<Ended> {
+    let mut said_fds = [0i32; 2];
+    let mut res_fds = [0i32; 2];
+    unsafe {
+        if libc::pipe(said_fds.as_mut_ptr()) != 0 || libc::pipe(res_fds.as_mut_ptr()) != 0 {
+            return Err(Error::Invalid(format!(
+                "tune: pipe: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        libc::fflush(std::ptr::null_mut());
+    }
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Error::Invalid(format!(
+            "tune: fork: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    if pid == 0 {
+        unsafe {
+            libc::close(said_fds[0]);
+            libc::close(res_fds[0]);
+            libc::dup2(said_fds[1], 1);
+            libc::dup2(said_fds[1], 2);
+            isolate::default_signals();
+        }
+        let out = res_fds[1];
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serve(d, module, check, spec, context, out)
+        }));
+        unsafe { libc::_exit(72) };
+    }
+    unsafe {
+        libc::close(said_fds[1]);
+        libc::close(res_fds[1]);
+        libc::fcntl(said_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+        libc::fcntl(res_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+    }
+    let (said_fd, res_fd) = (said_fds[0], res_fds[0]);
+    let mut said: Vec<u8> = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut last_line = Instant::now();
+    let mut status = 0;
+    let drain = |fd: i32, into: &mut Vec<u8>, buf: &mut [u8]| {
+        let mut eof = false;
+        loop {
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n == 0 {
+                eof = true;
+            }
+            if n <= 0 {
+                break;
+            }
+            into.extend_from_slice(&buf[..n as usize]);
+        }
+        eof
+    };
+    let kill = |status: &mut i32| unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, status, 0);
+    };
+    let close = || unsafe {
+        libc::close(said_fd);
+        libc::close(res_fd);
+    };
+    let mut started = false;
+    let mut outcome: Option<Ended> = None;
+    let mut failure: Option<Error> = None;
+    let mut exited = false;
+    loop {
+        let mut fds = [said_fd, res_fd].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, 20) };
+        drain(said_fd, &mut said, &mut buf);
+        if said.len() > 8192 {
+            said.drain(..said.len() - 4096);
+        }
+        let eof = drain(res_fd, &mut pending, &mut buf);
+        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+            let text: Vec<u8> = pending.drain(..=nl).collect();
+            last_line = Instant::now();
+            let Ok(v) = serde_json::from_slice::<Json>(&text) else {
+                continue;
+            };
+            if let Some(e) = v.get("error").and_then(Json::as_str) {
+                failure = Some(Error::Invalid(format!("tune: {e}")));
+            } else if let Some(r) = v.get("reference") {
+                started = true;
+                d.tuning.reference = r.as_str().map(str::to_string);
+            } else if v.get("end").is_some() {
+                outcome = Some(Ended::Finished);
+            } else if let Some(t) = Trial::from_json(&v) {
+                match d.next() {
+                    Some((phase, o)) if phase == t.phase && o == t.ordering => {
+                        d.tell(t.clone());
+                        let status = d.status();
+                        on_trial(&t, &status);
+                        if let Err(e) = d.replay() {
+                            failure = Some(e);
+                        }
+                    }
+                    _ => {
+                        failure = Some(Error::Invalid(format!(
+                            "tune: the evaluating process proposed {} #{} ({}), which this search does not",
+                            t.phase,
+                            t.index,
+                            t.pipeline()
+                        )));
+                    }
+                }
+                said.clear();
+            }
+        }
+        if failure.is_some() || outcome.is_some() {
+            break;
+        }
+        if eof || unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            if !eof {
+                exited = true;
+                continue;
+            }
+            if !exited {
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                exited = true;
+            }
+            break;
+        }
+        if crate::interrupt::requested() {
+            kill(&mut status);
+            exited = true;
+            outcome = Some(Ended::Interrupted);
+            break;
+        }
+        if last_line.elapsed() > spec.trial_timeout {
+            kill(&mut status);
+            exited = true;
+            outcome = Some(Ended::Died(format!(
+                "took longer than {} s (the trial time limit)",
+                spec.trial_timeout.as_secs_f64()
+            )));
+            break;
+        }
+    }
+    if !exited {
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+    close();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some(o) = outcome {
+        return Ok(o);
+    }
+    if crate::interrupt::requested()
+        || (libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGINT)
+    {
+        return Ok(Ended::Interrupted);
+    }
+    let how = if libc::WIFSIGNALED(status) {
+        isolate::signal_name(libc::WTERMSIG(status))
+    } else {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    };
+    let said = String::from_utf8_lossy(&said);
+    let tail: Vec<&str> = said.trim().lines().rev().take(3).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let why = if tail.is_empty() {
+        format!("the process evaluating it {how}")
+    } else {
+        format!("the process evaluating it {how}: {}", tail.join(" / "))
+    };
+    if !started {
+        return Err(Error::Invalid(format!(
+            "tune: checking the input module's result failed: {why}"
+        )));
+    }
+    Ok(Ended::Died(why))
+}
