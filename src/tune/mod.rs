@@ -206,6 +206,8 @@ impl TuneSpec {
 pub struct Tuning {
     /// The function checked (and timed), if any.
     pub function: Option<String>,
+    /// The program searched, when there are several (a sweep's report).
+    pub program: Option<String>,
     pub goal: Goal,
     pub seed: u64,
     /// The input module's result.
@@ -219,6 +221,17 @@ pub struct Tuning {
 }
 
 impl Tuning {
+    /// What was searched, for titles: the program and the function
+    /// checked, either, or `module`.
+    fn label(&self) -> String {
+        match (&self.program, &self.function) {
+            (Some(p), Some(f)) => format!("{p} ({f})"),
+            (Some(p), None) => p.clone(),
+            (None, Some(f)) => f.clone(),
+            (None, None) => "module".into(),
+        }
+    }
+
     fn o0(&self) -> Option<&Trial> {
         self.trials
             .iter()
@@ -287,7 +300,7 @@ impl Tuning {
     /// (each level's value divided by the ordering's: above 1 is better),
     /// then the levels themselves.
     pub fn table(&self, top: usize) -> Table {
-        let what = self.function.as_deref().unwrap_or("module");
+        let what = self.label();
         let searched = self.searched().count();
         let mut t = Table::new(
             &format!(
@@ -437,7 +450,7 @@ impl Tuning {
         Chart::lines(
             &format!(
                 "{}: convergence of the search for {} (lower is better)",
-                self.function.as_deref().unwrap_or("module"),
+                self.label(),
                 self.goal.describe()
             ),
             "trial",
@@ -516,6 +529,7 @@ pub fn tune(
     let mut d = Driver {
         tuning: Tuning {
             function: check.map(|(f, _)| f.to_string()),
+            program: None,
             goal: spec.goal.clone(),
             seed: spec.seed,
             reference: None,

@@ -190,6 +190,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                 name.clone(),
                 Tuning {
                     function: function.clone(),
+                    program: Some(name.clone()),
                     goal: goal.clone(),
                     seed,
                     reference: None,
