@@ -12,18 +12,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-setup() {
-    local missing=()
-    for pkg in llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold; do
+# Installs those of Debian's packages $2... that are missing; $1 says what
+# for.
+install_missing() {
+    local why=$1 missing=()
+    shift
+    for pkg in "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
-        echo "passlab: installing ${missing[*]}" >&2
+        echo "passlab: installing ${missing[*]}$why" >&2
         local sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
+}
+
+setup() {
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold
     # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
     export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
@@ -33,30 +40,14 @@ setup() {
 
 # Debian's Chromium, for the browser test of the lessons.
 setup_browser() {
-    if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
-        echo "passlab: installing chromium (for the browser test)" >&2
-        local sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
-    fi
+    install_missing " (for the browser test)" chromium
 }
 
 # Debian's Slurm and munge, for the test and benchmark of sweeps on a real
 # one-node cluster (deploy/slurm/local-cluster.sh starts it in a folder;
 # nothing is started as a service).
 setup_slurm() {
-    local missing=()
-    for pkg in slurmctld slurmd slurm-client munge; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "passlab: installing ${missing[*]} (for the Slurm test of sweeps)" >&2
-        local sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
+    install_missing " (for the Slurm test of sweeps)" slurmctld slurmd slurm-client munge
 }
 
 # Passes written in Rust (`:rust`): builds passlab-evcxr, the host that

@@ -30,23 +30,6 @@ fn run(m: &Module, check: Option<(&str, &[Arg])>, spec: &TuneSpec) -> passlab::t
 }
 
 /// What must repeat: the orderings and what they measured.
-/// A trial's phase, index, ordering, instructions and verdict.
-type Outcome = (String, usize, Vec<String>, Option<u64>, Verdict);
-
-fn outcome(t: &passlab::tune::Tuning) -> Vec<Outcome> {
-    t.trials
-        .iter()
-        .map(|t| {
-            (
-                t.phase.clone(),
-                t.index,
-                t.ordering.clone(),
-                t.instructions,
-                t.verdict.clone(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn the_same_seed_tries_the_same_orderings_and_finds_the_same_best() {
@@ -60,7 +43,7 @@ fn the_same_seed_tries_the_same_orderings_and_finds_the_same_best() {
     );
     let a = run(&m, Some(("adler32", &args)), &s);
     let b = run(&m, Some(("adler32", &args)), &s);
-    assert_eq!(outcome(&a), outcome(&b));
+    assert_eq!(common::outcome(&a), common::outcome(&b));
     let pipelines =
         |t: &passlab::tune::Tuning| t.best(3).iter().map(|b| b.pipeline()).collect::<Vec<_>>();
     assert_eq!(pipelines(&a), pipelines(&b));
@@ -78,8 +61,8 @@ fn the_same_seed_tries_the_same_orderings_and_finds_the_same_best() {
         &spec(vec![Strategy::Random], 12, 8),
     );
     assert_ne!(
-        outcome(&c)[4..],
-        outcome(&a)[4..16],
+        common::outcome(&c)[4..],
+        common::outcome(&a)[4..16],
         "another seed tries other orderings"
     );
     // The best beats O0 and is the least of the valid scores.
@@ -190,7 +173,7 @@ fn a_resumed_search_ends_as_the_whole_one() {
         whole.trials.len() - 9,
         "only the rest is evaluated"
     );
-    assert_eq!(outcome(&resumed), outcome(&whole));
+    assert_eq!(common::outcome(&resumed), common::outcome(&whole));
 }
 
 #[test]

@@ -4,26 +4,8 @@
 
 mod common;
 
-use passlab::tune::{tune, Budget, Strategy, TuneSpec, Verdict};
+use passlab::tune::{tune, Budget, Strategy, TuneSpec};
 use passlab::Module;
-
-/// A trial's phase, index, ordering, instructions and verdict.
-type Outcome = (String, usize, Vec<String>, Option<u64>, Verdict);
-
-fn outcome(t: &passlab::tune::Tuning) -> Vec<Outcome> {
-    t.trials
-        .iter()
-        .map(|t| {
-            (
-                t.phase.clone(),
-                t.index,
-                t.ordering.clone(),
-                t.instructions,
-                t.verdict.clone(),
-            )
-        })
-        .collect()
-}
 
 fn spec(trials: usize) -> TuneSpec {
     TuneSpec {
@@ -59,5 +41,5 @@ fn an_interrupt_keeps_the_best_found_so_far() {
         .contains(&format!("interrupted after {n} trials")));
     // The same seed, uninterrupted, makes the same first trials.
     let whole = tune(&m, None, &spec(10), &[], &mut |_, _| {}).unwrap();
-    assert_eq!(outcome(&whole)[..14], outcome(&t)[..14]);
+    assert_eq!(common::outcome(&whole)[..14], common::outcome(&t)[..14]);
 }

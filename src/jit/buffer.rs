@@ -114,22 +114,17 @@ impl Buffer {
 
     /// Refills every element.
     pub fn fill(&mut self, fill: Fill) {
-        let mut state = match fill {
-            Fill::Random(seed) => seed ^ 0x9e37_79b9_7f4a_7c15,
+        let mut rng = crate::tune::Rng::new(match fill {
+            Fill::Random(seed) => seed,
             _ => 0,
-        };
+        });
         for i in 0..self.len {
             let v: f64 = match fill {
                 Fill::Zeros => 0.0,
                 Fill::Ones => 1.0,
                 Fill::Range => i as f64,
                 Fill::Random(_) => {
-                    // splitmix64
-                    state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                    let mut z = state;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                    z ^= z >> 31;
+                    let z = rng.next_u64();
                     match self.ty {
                         ElemType::F32 | ElemType::F64 => (z >> 11) as f64 / (1u64 << 53) as f64,
                         _ => (z % 100) as f64,
@@ -187,9 +182,7 @@ impl Buffer {
 
     /// FNV-1a over the bytes: equal contents, equal checksums.
     pub fn checksum(&self) -> u64 {
-        self.bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        })
+        fnv1a(self.bytes().iter().copied())
     }
 
     /// Length, type, first values, min, max, sum and checksum.
@@ -249,6 +242,14 @@ impl Drop for Buffer {
             libc::munmap(self.ptr as *mut libc::c_void, self.bytes);
         }
     }
+}
+
+/// FNV-1a of `bytes`: buffer checksums, and hashes that must be the same
+/// in every process (a sweep's records).
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

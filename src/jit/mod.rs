@@ -41,6 +41,7 @@ pub use codegen::{text_size, Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 
 pub use crate::interrupt::interrupt_child as interrupt;
 
+pub(crate) use buffer::fnv1a;
 pub use buffer::{Buffer, ElemType, Fill};
 pub use compare::{compare, compare_within, Candidate, Comparison, Entry, Progress};
 

@@ -312,12 +312,9 @@ impl Trial {
     }
 }
 
-/// FNV-1a of `text`, as 16 hex digits.
+/// A hash of `text`, as 16 hex digits.
 fn text_hash(text: &str) -> String {
-    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    format!("{h:016x}")
+    format!("{:016x}", crate::jit::fnv1a(text.bytes()))
 }
 
 /// The function a search checks (and times, for a runtime goal).

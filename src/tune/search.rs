@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 /// SplitMix64 (Steele, Lea and Flood): a small generator whose output is
 /// fixed by its seed on every platform and version, which is what makes a
-/// search reproducible.
+/// search reproducible (and `random(SEED)` buffers the same everywhere).
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 

@@ -88,6 +88,22 @@ fn strings(path: &Path, t: &toml::Table, key: &str) -> Result<Vec<String>> {
     }
 }
 
+/// What a table says of the function to check: its name, its arguments
+/// (`args = "1 data 4096"`, as `:call` takes them) and the `:buffer`s that
+/// make them.
+type CheckOf = (Option<String>, Vec<String>, Vec<String>);
+
+fn check_of(path: &Path, t: &toml::Table) -> Result<CheckOf> {
+    let text = |key: &str| t.get(key).and_then(toml::Value::as_str);
+    Ok((
+        text("function").map(str::to_string),
+        text("args").map_or(Vec::new(), |a| {
+            a.split_whitespace().map(str::to_string).collect()
+        }),
+        strings(path, t, "buffers")?,
+    ))
+}
+
 const KEYS: &[&str] = &[
     "name",
     "corpus",
@@ -248,17 +264,7 @@ impl SweepSpec {
         tune.validate()?;
         let cflags = strings(path, &t, "cflags")?;
         // Programs: the corpus's files, the scripts' modules, and [[program]]s.
-        let function = t
-            .get("function")
-            .and_then(toml::Value::as_str)
-            .map(str::to_string);
-        let args = t
-            .get("args")
-            .and_then(toml::Value::as_str)
-            .map_or(Vec::new(), |a| {
-                a.split_whitespace().map(str::to_string).collect()
-            });
-        let buffers = strings(path, &t, "buffers")?;
+        let (function, args, buffers) = check_of(path, &t)?;
         let mut programs = Vec::new();
         for pattern in strings(path, &t, "corpus")? {
             let files = expand(&dir, &pattern)?;
@@ -290,17 +296,7 @@ impl SweepSpec {
                     .get("path")
                     .and_then(toml::Value::as_str)
                     .ok_or_else(|| bad(path, "a [[program]] needs path = \"FILE\""))?;
-                let function = p
-                    .get("function")
-                    .and_then(toml::Value::as_str)
-                    .map(str::to_string);
-                let args = p
-                    .get("args")
-                    .and_then(toml::Value::as_str)
-                    .map_or(Vec::new(), |a| {
-                        a.split_whitespace().map(str::to_string).collect()
-                    });
-                let buffers = strings(path, p, "buffers")?;
+                let (function, args, buffers) = check_of(path, p)?;
                 // A [[program]] gives a corpus file its function, or adds one.
                 let p = file_program(&dir, dir.join(file), function, args, buffers)?;
                 programs.retain(|q: &Program| q.name != p.name);
@@ -422,11 +418,8 @@ impl SweepSpec {
     /// A hash of the spec's text and its programs: shards of one sweep
     /// agree on it.
     pub fn fingerprint(&self) -> String {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
         let names: Vec<&str> = self.programs.iter().map(|p| p.name.as_str()).collect();
-        for b in self.text.bytes().chain(names.join("\n").bytes()) {
-            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
+        let h = crate::jit::fnv1a(self.text.bytes().chain(names.join("\n").bytes()));
         format!("{h:016x}")
     }
 
