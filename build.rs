@@ -19,6 +19,7 @@ fn llvm_config(arg: &str) -> String {
 fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
     println!("cargo:rerun-if-changed=shim/clang.cpp");
+    println!("cargo:rerun-if-changed=shim/guard.h");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
     build

@@ -107,7 +107,7 @@ def check(path, bless):
 
 
 def main(paths):
-    bless = bool(os.environ.get("PASSLAB_BLESS"))
+    bless = os.environ.get("PASSLAB_BLESS", "") not in ("", "0")
     results = [check(p, bless) for p in paths]
     return 0 if all(results) else 1
 

@@ -30,7 +30,7 @@ install_missing() {
 }
 
 setup() {
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold csmith libcsmith-dev
     # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
     export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
@@ -145,6 +145,8 @@ test)
     # And each opened in JupyterLab, in a real browser, from its own folder.
     setup_browser
     python notebooks/browser.py notebooks/*.ipynb
+    # Every fuzz target for a short while from its seed corpus.
+    bash scripts/fuzz.sh smoke 20
     ;;
 bench)
     setup

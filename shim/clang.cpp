@@ -25,6 +25,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm-c/Types.h"
 
+#include "guard.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,12 @@ LLVMModuleRef fail(plab_sink sink, void *user, const std::string &text) {
 
 extern "C" {
 
+// The compile itself, below: plab_compile runs it guarded.
+static LLVMModuleRef compile(LLVMContextRef ctx, const char *clang_path,
+                             const char *const *args, size_t nargs,
+                             const char *data, size_t len, plab_sink sink,
+                             void *user);
+
 /// Compiles one C or C++ source with the clang command line `args` (without
 /// the program name; the last argument is the input file). `clang_path` is
 /// where the clang executable would be: the driver finds its resource
@@ -51,10 +59,30 @@ extern "C" {
 /// `data` (nothing is read from disk for it). Returns the module, in `ctx`,
 /// or null after sending clang's diagnostics to `sink`. Warnings are sent
 /// too when the compile succeeds.
+///
+/// The compile runs guarded: an LLVM fatal error while compiling (clang's
+/// `#pragma clang __debug llvm_fatal_error`, a back-end limit) returns null
+/// with LLVM's message; what the compile built stays in `ctx`, which the
+/// caller must then leak (`plab_take_fatal` says so).
 LLVMModuleRef plab_compile(LLVMContextRef ctx, const char *clang_path,
                            const char *const *args, size_t nargs,
                            const char *data, size_t len, plab_sink sink,
                            void *user) {
+  // clang's back end looks the target up in LLVM's registry.
+  plab_init_targets();
+  LLVMModuleRef m = nullptr;
+  if (!plab::guarded([&] { m = compile(ctx, clang_path, args, nargs, data, len, sink, user); })) {
+    std::string text = "LLVM ERROR: " + plab::fatalMessage();
+    sink(user, text.data(), text.size());
+    return nullptr;
+  }
+  return m;
+}
+
+static LLVMModuleRef compile(LLVMContextRef ctx, const char *clang_path,
+                             const char *const *args, size_t nargs,
+                             const char *data, size_t len, plab_sink sink,
+                             void *user) {
   std::string text;
   llvm::raw_string_ostream os(text);
   IntrusiveRefCntPtr<DiagnosticOptions> opts = new DiagnosticOptions();

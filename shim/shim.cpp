@@ -42,6 +42,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Analysis/ProfileSummaryInfo.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -52,7 +53,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm-c/Types.h"
 
-#include <csetjmp>
+#include "guard.h"
+
 #include <cstdint>
 #include <dlfcn.h>
 #include <memory>
@@ -115,14 +117,7 @@ void send(plab_sink sink, void *user, StringRef s) {
     sink(user, s.data(), s.size());
 }
 
-void initTargets() {
-  static bool done = [] {
-    InitializeNativeTarget();
-    InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)done;
-}
+void initTargets() { plab_init_targets(); }
 
 // ---------------------------------------------------------------------------
 // Instrumentation: which IR unit a callback's `Any` holds, and its name.
@@ -263,6 +258,7 @@ struct Runner {
       const void *H;
       int Unit = unitOf(IR, H);
       StringRef U = unitName(Unit, H, Scratch);
+      plab::InRust Rust;
       return Hooks->should_run(Hooks->user, Name.data(), Name.size(), Unit, U.data(), U.size(), H);
     });
     PIC.registerBeforeNonSkippedPassCallback([this](StringRef P, Any IR) {
@@ -274,6 +270,7 @@ struct Runner {
       const void *H;
       int Unit = unitOf(IR, H);
       StringRef U = unitName(Unit, H, Scratch);
+      plab::InRust Rust;
       Hooks->before(Hooks->user, Name.data(), Name.size(), Unit, U.data(), U.size(), H);
     });
     PIC.registerAfterPassCallback([this](StringRef P, Any IR, const PreservedAnalyses &PA) {
@@ -284,6 +281,7 @@ struct Runner {
         return;
       const void *H;
       int Unit = unitOf(IR, H);
+      plab::InRust Rust;
       Hooks->after(Hooks->user, Name.data(), Name.size(), Unit, H, false, PA.areAllPreserved());
     });
     PIC.registerAfterPassInvalidatedCallback([this](StringRef P, const PreservedAnalyses &PA) {
@@ -292,6 +290,7 @@ struct Runner {
       StringRef Name = nameOf(P);
       if (Name.empty())
         return;
+      plab::InRust Rust;
       Hooks->after(Hooks->user, Name.data(), Name.size(), PLAB_OTHER, nullptr, true,
                    PA.areAllPreserved());
     });
@@ -318,19 +317,35 @@ struct Runner {
   }
 };
 
-// LLVM's fatal errors during a run: the handler jumps back to the run
-// (plab_runner_run), which gives up on it, instead of letting LLVM end the
-// process. Outside a run, it prints as LLVM would and LLVM exits.
-thread_local std::jmp_buf *RecoverJump = nullptr;
-thread_local std::string *FatalMessage = nullptr;
+} // namespace
 
+namespace plab {
+
+Recovery *&innermost() {
+  thread_local Recovery *R = nullptr;
+  return R;
+}
+
+int &rustDepth() {
+  thread_local int D = 0;
+  return D;
+}
+
+std::string &fatalMessage() {
+  thread_local std::string M;
+  return M;
+}
+
+namespace {
 void onFatalError(void *, const char *Reason, bool) {
-  if (RecoverJump) {
-    *FatalMessage = Reason ? Reason : "";
-    std::longjmp(*RecoverJump, 1);
+  Recovery *R = innermost();
+  if (R && R->RustDepth == rustDepth()) {
+    fatalMessage() = Reason ? Reason : "";
+    std::longjmp(R->Jump, 1);
   }
   errs() << "LLVM ERROR: " << (Reason ? Reason : "") << "\n";
 }
+} // namespace
 
 void installFatalHandler() {
   static bool Installed = [] {
@@ -340,9 +355,65 @@ void installFatalHandler() {
   (void)Installed;
 }
 
+} // namespace plab
+
+using plab::guarded;
+
+namespace {
+// Sends what a guard caught, as LLVM prints it.
+void sendFatal(plab_sink sink, void *user) {
+  send(sink, user, "LLVM ERROR: " + plab::fatalMessage());
+}
 } // namespace
 
 extern "C" {
+
+/// Registers the native target (with its assembly printer and parser)
+/// once per process. Every user of LLVM's target registry calls this first:
+/// the runners, the in-process clang and the JIT. Registration is not
+/// thread-safe, and clang compiling on one thread while another registered
+/// the target crashed in `initAsmInfo` (a test thread race, seen in
+/// tests/module.rs); a function-local static makes it happen once.
+void plab_init_targets() {
+  static bool Done = [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    InitializeNativeTargetAsmParser();
+    return true;
+  }();
+  (void)Done;
+}
+
+/// Whether the last call on this thread that failed was abandoned by an
+/// LLVM fatal error (then the state it worked on must not be used or freed
+/// again); clears the mark.
+bool plab_take_fatal() {
+  bool Was = !plab::fatalMessage().empty();
+  plab::fatalMessage().clear();
+  return Was;
+}
+
+// Probes of the guard, for its tests (src/ffi.rs): each claim of
+// shim/guard.h is checked through them.
+
+/// An LLVM fatal error raised inside a guard: false, as every guarded entry
+/// point returns when its work was abandoned.
+bool plab_probe_guarded_fatal(const char *message) {
+  return guarded([&] { report_fatal_error(Twine(message)); });
+}
+
+/// Calls `callback(user)` as the runner calls an instrument hook: inside a
+/// guard, marked as a call into Rust. True when it returned.
+bool plab_probe_hook(void (*callback)(void *), void *user) {
+  return guarded([&] {
+    plab::InRust Rust;
+    callback(user);
+  });
+}
+
+/// An LLVM fatal error raised with no guard of its own (as LLVM's C API,
+/// called from a hook, would raise one).
+void plab_probe_unguarded_fatal(const char *message) { report_fatal_error(Twine(message)); }
 
 void plab_tuning_defaults(plab_tuning *out) {
   PipelineTuningOptions PTO;
@@ -400,7 +471,12 @@ void plab_runner_free(Runner *R) { delete R; }
 
 /// Parses a pipeline without running it.
 bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *user) {
-  return R->parse(pipeline, sink, user) != nullptr;
+  bool Parsed = false;
+  if (!guarded([&] { Parsed = R->parse(pipeline, sink, user) != nullptr; })) {
+    sendFatal(sink, user);
+    return false;
+  }
+  return Parsed;
 }
 
 /// Runs a pipeline over a module. Analyses are cleared afterwards, since the
@@ -412,29 +488,30 @@ bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *us
 /// used or freed again, since their state is whatever the pass left.
 int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
                     plab_sink sink, void *user) {
-  std::unique_ptr<ModulePassManager> MPM = R->parse(pipeline, sink, user);
-  if (!MPM)
-    return 0;
-  installFatalHandler();
-  R->Hooks = hooks;
-  std::jmp_buf Jump;
-  std::string Message;
-  std::jmp_buf *const OuterJump = RecoverJump;
-  std::string *const OuterMessage = FatalMessage;
-  if (setjmp(Jump) != 0) {
-    RecoverJump = OuterJump;
-    FatalMessage = OuterMessage;
-    // Abandoned mid-run: what the pass managers hold is left alone.
-    MPM.release();
-    R->Hooks = nullptr;
-    send(sink, user, "LLVM ERROR: " + Message);
+  std::unique_ptr<ModulePassManager> MPM;
+  if (!guarded([&] { MPM = R->parse(pipeline, sink, user); })) {
+    sendFatal(sink, user);
     return 2;
   }
-  RecoverJump = &Jump;
-  FatalMessage = &Message;
-  MPM->run(*unwrapM(M), R->MAM);
-  RecoverJump = OuterJump;
-  FatalMessage = OuterMessage;
+  if (!MPM)
+    return 0;
+  R->Hooks = hooks;
+  if (!guarded([&] {
+        // Passes of the code generator's IR pipeline read the profile
+        // summary as a cached module analysis and crash when it is not
+        // there (LLVM 19's codegenprepare dereferences it: opt-19
+        // -passes=codegenprepare segfaults). llc's pipeline computes it
+        // first; so does every run here. It reads the module's metadata
+        // only, and is no pass: instruments do not see it.
+        R->MAM.getResult<ProfileSummaryAnalysis>(*unwrapM(M));
+        MPM->run(*unwrapM(M), R->MAM);
+      })) {
+    // Abandoned mid-run: what the pass managers hold is left alone.
+    (void)MPM.release();
+    R->Hooks = nullptr;
+    sendFatal(sink, user);
+    return 2;
+  }
   R->Hooks = nullptr;
   R->clearAnalyses();
   return 1;
@@ -445,21 +522,37 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
 /// Returns false and sends LLVM's message when it cannot be loaded.
 bool plab_load_plugin(const char *path, plab_sink sink, void *user) {
   initTargets();
-  Expected<PassPlugin> P = PassPlugin::Load(path);
-  if (!P) {
-    send(sink, user, toString(P.takeError()));
+  bool Loaded = false;
+  if (!guarded([&] {
+        Expected<PassPlugin> P = PassPlugin::Load(path);
+        if (!P) {
+          send(sink, user, toString(P.takeError()));
+          return;
+        }
+        plugins().push_back(std::make_unique<PassPlugin>(std::move(*P)));
+        Loaded = true;
+      })) {
+    sendFatal(sink, user);
     return false;
   }
-  plugins().push_back(std::make_unique<PassPlugin>(std::move(*P)));
-  return true;
+  return Loaded;
 }
 
 /// Whether `name` is a pass the runner's parser accepts as a module (0),
 /// CGSCC (1), function (2) or loop (3) pass; -1 when none. For a plugin's
 /// pass, the C++ classes it builds that LLVM cannot name are remembered
 /// under `name` (for instruments) and sent, one per call, to `sink`.
+int passUnit(Runner *R, const char *name, bool remember, plab_sink sink, void *user);
+
 int plab_runner_pass_unit(Runner *R, const char *name, bool remember, plab_sink sink,
                           void *user) {
+  int Found = -1;
+  if (!guarded([&] { Found = passUnit(R, name, remember, sink, user); }))
+    return -1;
+  return Found;
+}
+
+int passUnit(Runner *R, const char *name, bool remember, plab_sink sink, void *user) {
   static const char *Wrappers[] = {"module", "cgscc", "function", "loop"};
   for (int Unit = 0; Unit < 4; ++Unit) {
     std::string Text = std::string(Wrappers[Unit]) + "(" + name + ")";
@@ -500,7 +593,16 @@ LLVMModuleRef plab_parse_ir(LLVMContextRef ctx, const char *data, size_t len, co
                             plab_diag *diag, plab_sink sink, void *user, plab_sink line_sink) {
   SMDiagnostic D;
   auto Buf = MemoryBuffer::getMemBufferCopy(StringRef(data, len), name);
-  std::unique_ptr<Module> M = parseIR(Buf->getMemBufferRef(), D, *unwrapC(ctx));
+  std::unique_ptr<Module> M;
+  if (!guarded([&] { M = parseIR(Buf->getMemBufferRef(), D, *unwrapC(ctx)); })) {
+    // What the parser built stays in the context, which the caller leaks.
+    (void)M.release();
+    diag->line = 0;
+    diag->column = 0;
+    sendFatal(sink, user);
+    send(line_sink, user, "");
+    return nullptr;
+  }
   if (!M) {
     diag->line = D.getLineNo() > 0 ? D.getLineNo() : 0;
     diag->column = D.getColumnNo() >= 0 && D.getLineNo() > 0 ? D.getColumnNo() + 1 : 0;
@@ -691,15 +793,19 @@ bool plab_module_takes_block_addresses(LLVMModuleRef MR) {
 void plab_write_bitcode(LLVMModuleRef M, bool uselist_order, plab_sink sink, void *user) {
   SmallVector<char, 0> Buf;
   raw_svector_ostream OS(Buf);
-  WriteBitcodeToFile(*unwrapM(M), OS, uselist_order);
-  send(sink, user, StringRef(Buf.data(), Buf.size()));
+  if (guarded([&] { WriteBitcodeToFile(*unwrapM(M), OS, uselist_order); }))
+    send(sink, user, StringRef(Buf.data(), Buf.size()));
 }
 
 /// Verifies `M`; returns true when it is valid, else sends the messages.
 bool plab_verify(LLVMModuleRef M, plab_sink sink, void *user) {
   std::string S;
   raw_string_ostream OS(S);
-  bool Broken = verifyModule(*unwrapM(M), &OS);
+  bool Broken = true;
+  if (!guarded([&] { Broken = verifyModule(*unwrapM(M), &OS); })) {
+    sendFatal(sink, user);
+    return false;
+  }
   OS.flush();
   if (Broken)
     send(sink, user, S);
@@ -952,7 +1058,11 @@ void plab_function_size(LLVMValueRef FR, uint64_t *blocks, uint64_t *instruction
 bool plab_verify_function(LLVMValueRef FR, plab_sink sink, void *user) {
   std::string S;
   raw_string_ostream OS(S);
-  bool Broken = verifyFunction(*reinterpret_cast<Function *>(FR), &OS);
+  bool Broken = true;
+  if (!guarded([&] { Broken = verifyFunction(*reinterpret_cast<Function *>(FR), &OS); })) {
+    sendFatal(sink, user);
+    return false;
+  }
   OS.flush();
   if (Broken)
     send(sink, user, S);
@@ -1246,7 +1356,12 @@ void plab_printer_free(Printer *P) { delete P; }
 bool plab_printer_function(Printer *P, LLVMValueRef FR, plab_sink sink, void *user) {
   const Function &F = *reinterpret_cast<Function *>(FR);
   std::string S;
-  if (!P->print(F, S))
+  bool Fresh = false;
+  if (!guarded([&] { Fresh = P->print(F, S); })) {
+    sendFatal(sink, user);
+    return true;
+  }
+  if (!Fresh)
     return false;
   send(sink, user, S);
   return true;

@@ -45,6 +45,9 @@ pub enum ErrorKind {
     Interrupted,
     /// Anything else a caller got wrong (an invalid argument).
     Invalid,
+    /// A bug in passlab (a panic) stopped a command; the session is as it
+    /// was before the command.
+    Internal,
 }
 
 /// The error of every fallible operation in `passlab`.
@@ -160,6 +163,27 @@ pub enum Error {
     #[error("cannot draw chart '{title}': {message}")]
     Chart { title: String, message: String },
 
+    #[error("{}invalid IR: {message}{}{}", at(source_name, *line, *column), show_line(line_text, *column), more_lines(rest))]
+    InvalidIr {
+        source_name: String,
+        /// Where the offending instruction is in the user's text (0 when
+        /// the verifier's message names no instruction found there).
+        line: u32,
+        column: u32,
+        /// The verifier's first message, on one line.
+        message: String,
+        line_text: String,
+        /// The verifier's full report, as opt-19 prints it.
+        rest: String,
+    },
+
+    #[error("internal error in {command}: {message} (a bug in passlab: the session is as it was before it)")]
+    Internal {
+        /// What was running: `:run`, a sweep's unit.
+        command: String,
+        message: String,
+    },
+
     #[error("{0}")]
     Invalid(String),
 }
@@ -186,6 +210,8 @@ impl Error {
             Error::Chart { .. } => ErrorKind::Chart,
             Error::Interrupted { .. } => ErrorKind::Interrupted,
             Error::Invalid(_) => ErrorKind::Invalid,
+            Error::InvalidIr { .. } => ErrorKind::Verify,
+            Error::Internal { .. } => ErrorKind::Internal,
         }
     }
 
@@ -198,7 +224,7 @@ impl Error {
 }
 
 /// The message of a caught panic.
-pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {
@@ -225,6 +251,35 @@ pub(crate) fn suggest(names: &[String]) -> String {
     }
 }
 
+fn at(source: &str, line: u32, column: u32) -> String {
+    match (line, column) {
+        (0, _) => format!("{source}: "),
+        (l, 0) => format!("{source}:{l}: "),
+        (l, c) => format!("{source}:{l}:{c}: "),
+    }
+}
+
+fn more_lines(rest: &str) -> String {
+    if rest.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\nthe verifier's report:\n{}", rest.trim_end())
+    }
+}
+
+/// A panic injected for tests, in debug builds only: panics when the
+/// environment variable `PASSLAB_PANIC_AT` names `point` (such as
+/// `after::run`, or `pass::apply`; several are separated by commas). Release builds compile it to nothing.
+#[inline]
+pub fn panic_point(point: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("PASSLAB_PANIC_AT").is_ok_and(|p| p.split(',').any(|p| p == point)) {
+        panic!("injected panic at {point} (PASSLAB_PANIC_AT)");
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = point;
+}
+
 fn show_line(line: &str, column: u32) -> String {
     if line.is_empty() {
         return String::new();
@@ -237,6 +292,19 @@ fn show_line(line: &str, column: u32) -> String {
 /// small edit distance, or that contain `name`, at most five.
 pub fn nearest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let limit = (name.chars().count() / 3).max(2);
+    // Names `name` begins (`buf`: `buffer`, `buffers`) come first.
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let exact = candidates.contains(&name);
+    let mut begun: Vec<&str> = candidates
+        .iter()
+        .copied()
+        .filter(|c| name.chars().count() >= 2 && c.len() > name.len() && c.starts_with(name))
+        .collect();
+    if !exact && !begun.is_empty() {
+        begun.sort_by_key(|c| (c.len(), *c));
+        begun.dedup();
+        return begun.into_iter().take(5).map(str::to_string).collect();
+    }
     let mut close: Vec<(usize, &str)> = Vec::new();
     let mut containing: Vec<(usize, &str)> = Vec::new();
     for c in candidates {
@@ -268,6 +336,8 @@ mod tests {
         assert_eq!(nearest_names("instcombin", names), vec!["instcombine"]);
         assert_eq!(nearest_names("gvn", names)[0], "gvn");
         assert!(nearest_names("zzzzzzzz", names).is_empty());
+        // A beginning names what it begins.
+        assert_eq!(nearest_names("buf", ["run", "buffer", "buffers"]), vec!["buffer", "buffers"]);
     }
 
     #[test]

@@ -133,6 +133,18 @@ extern "C" {
         user: *mut c_void,
     ) -> LLVMModuleRef;
     pub fn plab_verify(m: LLVMModuleRef, sink: Sink, user: *mut c_void) -> bool;
+    /// Whether the last shim call on this thread was abandoned by an LLVM
+    /// fatal error (see shim/guard.h); clears the mark.
+    pub fn plab_take_fatal() -> bool;
+    /// Registers the native target, once per process (thread-safe).
+    pub fn plab_init_targets();
+    /// Probes of shim/guard.h for its tests (see shim/shim.cpp).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn plab_probe_guarded_fatal(message: *const c_char) -> bool;
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn plab_probe_hook(callback: unsafe extern "C" fn(*mut c_void), user: *mut c_void) -> bool;
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn plab_probe_unguarded_fatal(message: *const c_char);
     pub fn plab_fingerprint_module(m: LLVMModuleRef) -> u64;
     pub fn plab_fingerprint_function(f: LLVMValueRef) -> u64;
     pub fn plab_stats(
@@ -213,4 +225,99 @@ pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<
         return "".into();
     }
     String::from_utf8_lossy(std::slice::from_raw_parts(data as *const u8, len))
+}
+
+/// Each claim of shim/guard.h (how an LLVM fatal error is caught), checked.
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    use std::ffi::CString;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn guarded_fatal(message: &str) -> bool {
+        let m = CString::new(message).unwrap();
+        // SAFETY: the probe raises a fatal error inside its own guard and
+        // returns; `m` outlives the call.
+        unsafe { plab_probe_guarded_fatal(m.as_ptr()) }
+    }
+
+    /// A guard catches a fatal error, and the next ones: no lock of LLVM's
+    /// is left held (a second fatal error would wait on it forever), on
+    /// this thread or another.
+    #[test]
+    fn fatal_errors_are_caught_again_and_again_on_any_thread() {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut caught = 0;
+            for i in 0..3 {
+                if !guarded_fatal(&format!("probe {i}")) {
+                    caught += 1;
+                }
+                // SAFETY: reads and clears a thread-local flag.
+                assert!(unsafe { plab_take_fatal() });
+            }
+            let _ = tx.send(caught);
+        });
+        let caught = rx.recv_timeout(Duration::from_secs(30)).expect("a fatal error after another one hangs: a lock is held");
+        assert_eq!(caught, 3);
+        for _ in 0..3 {
+            assert!(!guarded_fatal("probe on the test's thread"));
+        }
+    }
+
+    unsafe extern "C" fn hook_raising_guarded(user: *mut c_void) {
+        // SAFETY: `user` is the `Vec<&str>` plab_probe_hook was given.
+        let seen = unsafe { &mut *(user as *mut Vec<&str>) };
+        seen.push("hook started");
+        if !guarded_fatal("inside a hook") {
+            seen.push("caught in the hook");
+        }
+        seen.push("hook ended");
+    }
+
+    /// A fatal error raised while a Rust hook is on the stack, through a
+    /// guarded call, is caught by that call's guard: the jump stays inside
+    /// C++, the Rust frame runs to its end, and the outer work goes on.
+    #[test]
+    fn a_fatal_error_inside_a_hook_is_caught_below_the_hook() {
+        let mut seen: Vec<&str> = Vec::new();
+        // SAFETY: the callback receives `seen`, alive for the call.
+        let ran = unsafe { plab_probe_hook(hook_raising_guarded, &mut seen as *mut _ as *mut c_void) };
+        assert!(ran, "the outer guarded work was abandoned");
+        assert_eq!(seen, ["hook started", "caught in the hook", "hook ended"]);
+    }
+
+    unsafe extern "C" fn hook_raising_unguarded(_: *mut c_void) {
+        let m = CString::new("unguarded probe").unwrap();
+        // SAFETY: ends the process (the point of the test), or returns.
+        unsafe { plab_probe_unguarded_fatal(m.as_ptr()) };
+        eprintln!("the hook went on after a fatal error");
+    }
+
+    /// A fatal error with a Rust frame between it and the innermost guard
+    /// is not jumped over: LLVM ends the process as it always did (here a
+    /// child: this test runs itself again), never unwinding Rust frames.
+    #[test]
+    fn a_fatal_error_is_never_jumped_across_a_rust_frame() {
+        if std::env::var_os("PASSLAB_GUARD_PROBE_CHILD").is_some() {
+            // SAFETY: see hook_raising_unguarded.
+            let ran = unsafe { plab_probe_hook(hook_raising_unguarded, std::ptr::null_mut()) };
+            eprintln!("the guarded work returned {ran}");
+            return;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args(["--exact", "ffi::guard_tests::a_fatal_error_is_never_jumped_across_a_rust_frame", "--nocapture", "--test-threads=1"])
+            .env("PASSLAB_GUARD_PROBE_CHILD", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // LLVM ends the process: abort() (a fatal error that asks for a
+        // crash report, as this one does) or exit(1).
+        use std::os::unix::process::ExitStatusExt;
+        assert!(out.status.signal() == Some(libc::SIGABRT) || out.status.code() == Some(1), "{:?}: {stderr}", out.status);
+        assert!(stderr.contains("LLVM ERROR: unguarded probe"), "{stderr}");
+        assert!(!stderr.contains("went on") && !stderr.contains("returned"), "{stderr}");
+    }
 }

@@ -49,7 +49,7 @@ pub mod user;
 
 pub use config::{ConfigOption, ConfigType, ConfigValue};
 pub use context::{ContextGuard, PassContext};
-pub use error::{nearest_names, Error, ErrorKind, Result};
+pub use error::{nearest_names, panic_message, panic_point, Error, ErrorKind, Result};
 pub use instrument::Instrument;
 pub use module::{Lang, Module, Snapshot, Source, Stats};
 pub use pass::{FunctionPass, LlvmPass, ModulePass, Pass, PassInfo, PassRef, PrintIr, Sequential};

@@ -49,3 +49,34 @@ fn a_fatal_error_fails_the_pass_and_keeps_the_module() {
     pipeline::parse("O2").unwrap().apply(&mut m).unwrap();
     m.verify().unwrap();
 }
+
+/// A fatal error outside a run — here clang's own, while compiling C in
+/// process (`#pragma clang __debug llvm_fatal_error` calls LLVM's
+/// `report_fatal_error` from clang's preprocessor) — fails that command and
+/// nothing else: the session's modules are there and work after it, and it
+/// can happen again.
+#[test]
+fn a_fatal_error_outside_a_run_fails_the_command_only() {
+    let mut s = passlab::session::Session::new();
+    s.execute(":module keep --lang c\nint sq(int x) { return x * x; }\n.")
+        .unwrap();
+    for _ in 0..3 {
+        let e = s
+            .execute(":module fatal --lang c\n#pragma clang __debug llvm_fatal_error\nint g(void) { return 1; }\n.")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("LLVM ERROR: #pragma clang __debug llvm_fatal_error"),
+            "{e}"
+        );
+    }
+    let modules = s.execute(":modules").unwrap().text();
+    assert!(modules.contains("keep") && !modules.contains("fatal"), "{modules}");
+    s.execute(":run O2").unwrap();
+    assert!(s.execute(":call sq 7").unwrap().text().contains("49"));
+    // A module compiled after it is sound.
+    s.execute(":module other --lang c\nint add(int a, int b) { return a + b; }\n.")
+        .unwrap();
+    s.execute(":run O2").unwrap();
+    assert!(s.execute(":call add 2 3").unwrap().text().contains('5'));
+}

@@ -33,12 +33,33 @@ pub fn spawn(
         .spawn(move || {
             let mut e = Executor::new(iopub);
             while let Ok(job) = rx.recv() {
-                let done = e.handle(&job.request);
+                // The session catches a panic in a command; this catches
+                // one anywhere else here (rendering, a reply), so that the
+                // thread, and with it the session, keeps serving.
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    passlab::panic_point(&format!("kernel::{}", job.request.message_type()));
+                    e.handle(&job.request)
+                }))
+                .unwrap_or_else(|panic| internal_error(&job.request, &panic));
                 let _ = job.done.send(done);
             }
         })
         .expect("cannot start the session thread");
     (tx, handle)
+}
+
+/// The reply to a request whose handling panicked.
+fn internal_error(req: &JupyterMessage, panic: &Box<dyn std::any::Any + Send>) -> Done {
+    let message = passlab::panic_message(panic);
+    let evalue = format!(
+        "internal error in {}: {message} (a bug in passlab: the session goes on)",
+        req.message_type()
+    );
+    Done {
+        content: json!({"status": "error", "ename": "InternalError", "evalue": evalue,
+            "traceback": [evalue]}),
+        exit: false,
+    }
 }
 
 struct Executor {

@@ -7,6 +7,7 @@
 //! and its output back, so the control channel answers (interrupts,
 //! shutdown) while a cell runs.
 
+mod decode;
 mod executor;
 mod install;
 mod outbox;

@@ -10,7 +10,7 @@ use crate::executor::{self, Done, Job};
 use crate::reply::{self, message, status};
 use anyhow::Context;
 use jupyter_protocol::{
-    ConnectionInfo, Header, JupyterMessage, JupyterMessageContent, UnknownMessage,
+    ConnectionInfo, JupyterMessage,
 };
 use jupyter_zmq_client::connection::RawMessage;
 use jupyter_zmq_client::{
@@ -32,15 +32,31 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot read {}", connection_file.display()))?;
     let info: ConnectionInfo = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a connection file", connection_file.display()))?;
-    anyhow::ensure!(
-        info.key.is_empty() || info.signature_scheme == "hmac-sha256",
-        "signature scheme '{}' is not supported (hmac-sha256 is)",
-        info.signature_scheme
-    );
+    check_signing(&info)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(serve(info))
+}
+
+/// Messages are signed with HMAC-SHA256 and the connection file's key. An
+/// empty key turns signing off, which lets anyone who reaches the ports run
+/// code: accepted only when the file says so (`"signature_scheme": ""` or
+/// `"none"`), not by a key left out by mistake.
+fn check_signing(info: &ConnectionInfo) -> anyhow::Result<()> {
+    let off = matches!(info.signature_scheme.as_str(), "" | "none");
+    match (info.key.is_empty(), off) {
+        (true, true) => Ok(()),
+        (true, false) => anyhow::bail!(
+            "the connection file's key is empty while its signature scheme is '{}': refusing to run unsigned (set \"signature_scheme\": \"none\" to run without signing, or give a key)",
+            info.signature_scheme
+        ),
+        (false, _) if info.signature_scheme == "hmac-sha256" => Ok(()),
+        (false, _) => anyhow::bail!(
+            "signature scheme '{}' is not supported (hmac-sha256 is)",
+            info.signature_scheme
+        ),
+    }
 }
 
 /// Reading the requests queued behind a failed cell takes only what is
@@ -241,33 +257,14 @@ fn shutdown_reply(req: &JupyterMessage) -> Value {
     json!({"status": "ok", "restart": restart})
 }
 
-/// Receives one message, its signature verified. The content is kept as
-/// the client sent it (the kernel reads the fields it needs), so a request
-/// that leaves out optional fields is still answered.
+/// Receives one message, its signature verified and its parts decoded
+/// (`decode.rs`, which the fuzz target `kernel_message` runs).
 async fn receive<S: zeromq::SocketRecv>(
     conn: &mut jupyter_zmq_client::Connection<S>,
 ) -> Result<JupyterMessage, String> {
     let multipart = conn.socket.recv().await.map_err(|e| e.to_string())?;
     let raw = RawMessage::from_multipart(multipart, &conn.mac).map_err(|e| e.to_string())?;
-    let json = |i: usize| -> Result<Value, String> {
-        serde_json::from_slice(&raw.jparts[i]).map_err(|e| format!("malformed JSON: {e}"))
-    };
-    let header: Header =
-        serde_json::from_value(json(0)?).map_err(|e| format!("bad header: {e}"))?;
-    let parent_header = serde_json::from_value(json(1)?).ok();
-    let content = json(3)?;
-    Ok(JupyterMessage {
-        zmq_identities: raw.zmq_identities.clone(),
-        parent_header,
-        metadata: json(2)?,
-        content: JupyterMessageContent::UnknownMessage(UnknownMessage {
-            msg_type: header.msg_type.clone(),
-            content,
-        }),
-        header,
-        buffers: raw.jparts[4..].to_vec(),
-        channel: None,
-    })
+    crate::decode::decode(raw)
 }
 
 /// Sends a request to the session thread and waits for its reply; `None`
@@ -284,4 +281,28 @@ async fn ask(jobs: &mpsc::Sender<Job>, req: &JupyterMessage) -> Option<Done> {
 
 fn log(text: &str) {
     eprintln!("passlab-kernel: {text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(key: &str, scheme: &str) -> ConnectionInfo {
+        serde_json::from_value(json!({
+            "ip": "127.0.0.1", "transport": "tcp", "shell_port": 1, "iopub_port": 2,
+            "stdin_port": 3, "control_port": 4, "hb_port": 5,
+            "key": key, "signature_scheme": scheme, "kernel_name": "passlab"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_empty_key_is_refused_unless_signing_is_off() {
+        assert!(check_signing(&info("secret", "hmac-sha256")).is_ok());
+        let e = check_signing(&info("", "hmac-sha256")).unwrap_err();
+        assert!(e.to_string().contains("refusing to run unsigned"), "{e}");
+        assert!(check_signing(&info("", "none")).is_ok());
+        assert!(check_signing(&info("", "")).is_ok());
+        assert!(check_signing(&info("secret", "hmac-md5")).is_err());
+    }
 }

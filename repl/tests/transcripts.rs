@@ -190,7 +190,7 @@ fn transcripts_match() {
     let _turn = rust_worker_turn();
     build_plugin();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
-    let bless = std::env::var_os("PASSLAB_BLESS").is_some();
+    let bless = blessing();
     let mut failures = Vec::new();
     let mut scripts: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -360,7 +360,7 @@ fn notebook_twins_run_to_the_stored_results() {
     let _turn = rust_worker_turn();
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notebooks");
     let expected_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/twins");
-    let bless = std::env::var_os("PASSLAB_BLESS").is_some();
+    let bless = blessing();
     let mut failures = Vec::new();
     for nb in notebooks_with_twins() {
         let twin = nb.with_extension("plab");
@@ -419,4 +419,23 @@ fn rust_cells_without_a_toolchain_say_what_to_install() {
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("sq(7) = 49"));
+}
+
+/// Whether `PASSLAB_BLESS` asks to write the current output as the
+/// expected one: set to something other than empty or `0`.
+fn blessing() -> bool {
+    blesses(std::env::var("PASSLAB_BLESS").ok().as_deref())
+}
+
+fn blesses(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+#[test]
+fn only_a_value_other_than_empty_or_0_blesses() {
+    assert!(!blesses(None));
+    assert!(!blesses(Some("")));
+    assert!(!blesses(Some("0")));
+    assert!(blesses(Some("1")));
+    assert!(blesses(Some("yes")));
 }

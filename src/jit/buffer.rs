@@ -63,6 +63,41 @@ impl fmt::Display for ElemType {
     }
 }
 
+/// The default byte limit of one buffer: a quarter of the machine's
+/// memory (1 GiB when it cannot be read).
+pub(crate) fn default_max_bytes() -> u64 {
+    // SAFETY: sysconf only reads system configuration values.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    match (u64::try_from(pages), u64::try_from(page)) {
+        (Ok(p), Ok(s)) if p > 0 && s > 0 => p.saturating_mul(s) / 4,
+        _ => 1 << 30,
+    }
+}
+
+/// Bytes as people read them: `6.0 GiB`, `512 KiB`, `12 bytes`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = "bytes";
+    for u in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    if unit == "bytes" {
+        format!("{n} bytes")
+    } else {
+        format!("{value:.1} {unit}")
+    }
+}
+
 /// How to fill a new buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Fill {
@@ -83,9 +118,35 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// A buffer of `len` elements of `ty`, filled as asked.
+    /// A buffer of `len` elements of `ty`, filled as asked; refused when
+    /// it would take more bytes than the context's
+    /// `config.jit.max_buffer_bytes` allows.
+    ///
+    /// ```
+    /// use passlab::jit::{Buffer, ElemType, Fill};
+    /// assert_eq!(Buffer::new(ElemType::I32, 4, Fill::Range).unwrap().len(), 4);
+    /// let e = Buffer::new(ElemType::I16, 1 << 63, Fill::Zeros).err().unwrap();
+    /// assert!(e.to_string().contains("config.jit.max_buffer_bytes"), "{e}");
+    /// ```
     pub fn new(ty: ElemType, len: usize, fill: Fill) -> Result<Buffer> {
-        let bytes = (ty.size() * len).max(1);
+        let max = crate::PassContext::current()
+            .config_int(super::MAX_BUFFER_KEY)
+            .ok()
+            .and_then(|m| u64::try_from(m).ok())
+            .unwrap_or_else(default_max_bytes);
+        let bytes = ty
+            .size()
+            .checked_mul(len)
+            .filter(|&b| b as u64 <= max)
+            .ok_or_else(|| {
+                let wanted = (ty.size() as u128) * (len as u128);
+                Error::Invalid(format!(
+                    "a buffer of {len} {ty} would take {wanted} bytes, more than the limit of {max} bytes ({}; config.jit.max_buffer_bytes): lengths of {ty} from 0 to {} fit",
+                    human_bytes(max),
+                    max / ty.size() as u64
+                ))
+            })?
+            .max(1);
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),

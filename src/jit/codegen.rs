@@ -176,9 +176,7 @@ fn emit(
     cg: &Codegen,
 ) -> std::result::Result<Vec<u8>, String> {
     unsafe {
-        llvm_sys::target::LLVM_InitializeNativeTarget();
-        llvm_sys::target::LLVM_InitializeNativeAsmPrinter();
-        llvm_sys::target::LLVM_InitializeNativeAsmParser();
+        crate::ffi::plab_init_targets();
         let triple = if triple.is_empty() {
             let t = LLVMGetDefaultTargetTriple();
             let s = CStr::from_ptr(t).to_string_lossy().into_owned();

@@ -69,7 +69,9 @@ fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut
             // The call above was the warm-up.
             let mut number = number.max(1);
             let repeat = repeat.clamp(1, MAX_REPEAT);
-            let min_ns = min_repeat_ms * 1_000_000;
+            // Saturating: a number a user typed must not wrap here (the
+            // session checks the ranges; the child never panics).
+            let min_ns = min_repeat_ms.saturating_mul(1_000_000);
             let time = |n: u64| {
                 let t0 = now_ns();
                 for _ in 0..n {
@@ -85,7 +87,9 @@ fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut
                     }
                     // As TVM: aim just past the minimum, at least 1.618x more.
                     let per_call = (t / number).max(1);
-                    number = (min_ns / per_call + 1).max((number as f64 * 1.618) as u64 + 1);
+                    number = (min_ns / per_call)
+                        .saturating_add(1)
+                        .max(((number as f64 * 1.618) as u64).saturating_add(1));
                 }
             }
             msg[1] = number;

@@ -67,6 +67,8 @@ pub const TIMEOUT_KEY: &str = "jit.timeout_ms";
 /// The config key of the output cap: the most bytes of each stream a call
 /// keeps (the beginning and the end).
 pub const MAX_OUTPUT_KEY: &str = "jit.max_output";
+/// The config key of the byte limit on one buffer.
+pub const MAX_BUFFER_KEY: &str = "jit.max_buffer_bytes";
 
 /// The default output cap: 128 KiB per stream (a notebook stays usable).
 pub const DEFAULT_MAX_OUTPUT: usize = 128 << 10;
@@ -100,6 +102,12 @@ fn config_options() -> Vec<crate::ConfigOption> {
             "the most bytes of standard output (and of standard error) a JIT call keeps: its beginning and its end",
         )
         .with_range(1024.0, (1u64 << 32) as f64),
+        crate::ConfigOption::new(
+            MAX_BUFFER_KEY,
+            buffer::default_max_bytes() as i64,
+            "the most bytes one :buffer may take (default: a quarter of this machine's memory)",
+        )
+        .with_range(1.0, (1u64 << 48) as f64),
     ];
     options.extend(codegen::config_options());
     options
@@ -241,12 +249,8 @@ unsafe extern "C" fn no_entry(_: u32, _: *const u64) -> u64 {
 }
 
 fn init() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| unsafe {
-        llvm_sys::target::LLVM_InitializeNativeTarget();
-        llvm_sys::target::LLVM_InitializeNativeAsmPrinter();
-        llvm_sys::target::LLVM_InitializeNativeAsmParser();
-    });
+    // SAFETY: registers the native target once per process (shim.cpp).
+    unsafe { crate::ffi::plab_init_targets() };
 }
 
 /// The message of an LLVM error (consumed).

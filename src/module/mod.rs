@@ -109,14 +109,28 @@ impl Module {
     /// assert_eq!(m.stats().instructions, 1);
     /// let err = passlab::Module::from_ir("define i32 @f() {\n  ret i32 %z\n}\n", "bad.ll").unwrap_err();
     /// assert!(err.to_string().starts_with("bad.ll:2:11: use of undefined value '%z'"));
+    /// // IR that parses but does not verify is refused, as opt-19 refuses it.
+    /// let text = "define i32 @f(i32 %x) {\n  %y = add i32 %z, 1\n  %z = add i32 %x, 1\n  ret i32 %y\n}\n";
+    /// let err = passlab::Module::from_ir(text, "bad.ll").unwrap_err();
+    /// assert!(err.to_string().starts_with("bad.ll:2:3: invalid IR: Instruction does not dominate all uses"));
     /// ```
     pub fn from_ir(text: &str, name: &str) -> Result<Module> {
-        Self::parse_in(LlvmContext::new(), text.as_bytes(), name)
+        Self::parse_verified(LlvmContext::new(), text.as_bytes(), name)
     }
 
-    /// Reads LLVM bitcode.
+    /// Reads LLVM bitcode (verified, as [`from_ir`](Module::from_ir)).
     pub fn from_bitcode(bytes: &[u8], name: &str) -> Result<Module> {
-        Self::parse_in(LlvmContext::new(), bytes, name)
+        Self::parse_verified(LlvmContext::new(), bytes, name)
+    }
+
+    /// Parses IR text or bitcode and, as opt-19 does, refuses IR that
+    /// parses but does not verify, before any pass sees it.
+    fn parse_verified(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
+        let module = Self::parse_in(ctx, bytes, name)?;
+        module
+            .verify()
+            .map_err(|report| invalid_ir(name, bytes, &report))?;
+        Ok(module)
     }
 
     /// Compiles C source through clang-19 at -O0, with optnone disabled so
@@ -147,9 +161,9 @@ impl Module {
 
     fn from_source_in(ctx: Rc<LlvmContext>, src: &Source) -> Result<Module> {
         if let Some(ir) = src.ir()? {
-            return Self::parse_in(ctx, &ir, src.name());
+            return Self::parse_verified(ctx, &ir, src.name());
         }
-        let raw = src.compile(ctx.raw())?;
+        let raw = src.compile(ctx.raw()).inspect_err(|_| leak_if_fatal(&ctx))?;
         let name = src.name();
         unsafe {
             LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
@@ -180,6 +194,7 @@ impl Module {
             )
         };
         if raw.is_null() {
+            leak_if_fatal(&ctx);
             return Err(Error::Parse {
                 source_name: name.to_string(),
                 line: diag.line.max(0) as u32,
@@ -508,3 +523,78 @@ impl DiagnosticCapture {
 
 #[cfg(test)]
 mod tests;
+
+/// After a failed parse or compile: when an LLVM fatal error abandoned it,
+/// what it built is still in `ctx` in an unknown state, so the context is
+/// never disposed (shim/guard.h).
+fn leak_if_fatal(ctx: &Rc<LlvmContext>) {
+    // SAFETY: plab_take_fatal reads and clears a thread-local flag.
+    if unsafe { ffi::plab_take_fatal() } {
+        std::mem::forget(ctx.clone());
+    }
+}
+
+/// The error for IR that parses but does not verify: the verifier's first
+/// message, located in `source` (IR text) at the instruction it names where
+/// that instruction can be found there.
+pub(crate) fn invalid_ir(source_name: &str, source: &[u8], report: &str) -> Error {
+    let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let text = std::str::from_utf8(source).ok().filter(|_| !source.starts_with(b"BC"));
+    let (line, column, line_text) = text
+        .and_then(|t| locate(t, report))
+        .unwrap_or((0, 0, String::new()));
+    Error::InvalidIr {
+        source_name: source_name.to_string(),
+        line,
+        column,
+        message: first.trim().trim_end_matches('!').to_string(),
+        line_text,
+        rest: report.to_string(),
+    }
+}
+
+/// Where in `text` the instruction a verifier report names is: the
+/// report's indented lines are the values it prints (the offending one
+/// last); the first of them, from the last, that matches one line of the
+/// text, by its whole text or by the value it defines (`%y = …`).
+fn locate(text: &str, report: &str) -> Option<(u32, u32, String)> {
+    let squash = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lines: Vec<(usize, &str, String)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i, l, squash(l.split(';').next().unwrap_or(""))))
+        .collect();
+    let found = |i: usize, l: &str| {
+        let column = l.len() - l.trim_start().len() + 1;
+        Some((
+            u32::try_from(i + 1).ok()?,
+            u32::try_from(column).ok()?,
+            l.to_string(),
+        ))
+    };
+    for printed in report.lines().rev().filter(|l| l.starts_with(' ')) {
+        let printed = squash(printed);
+        if printed.is_empty() {
+            continue;
+        }
+        let same: Vec<_> = lines.iter().filter(|(_, _, s)| *s == printed).collect();
+        if let [(i, l, _)] = same.as_slice() {
+            return found(*i, l);
+        }
+        // The printer adds what the text may leave out (`align 4`,
+        // metadata): match the value the instruction defines.
+        if let Some((def, _)) = printed.split_once(" = ") {
+            if def.starts_with('%') {
+                let prefix = format!("{def} = ");
+                let same: Vec<_> = lines
+                    .iter()
+                    .filter(|(_, _, s)| s.starts_with(&prefix))
+                    .collect();
+                if let [(i, l, _)] = same.as_slice() {
+                    return found(*i, l);
+                }
+            }
+        }
+    }
+    None
+}

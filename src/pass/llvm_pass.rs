@@ -331,3 +331,22 @@ impl Pass for LlvmPass {
         result.map_err(failed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Module;
+
+    const IR: &str = "define i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n";
+
+    /// Found by fuzzing (`:run codegenprepare`): LLVM 19's codegenprepare
+    /// crashed the process (it reads the profile summary without asking
+    /// for it; opt-19 segfaults too). Every run computes the summary first.
+    #[test]
+    fn codegenprepare_runs_on_its_own() {
+        let mut m = Module::from_ir(&format!("target triple = \"x86_64-pc-linux-gnu\"\n{IR}"), "m.ll").unwrap();
+        for text in ["codegenprepare", "function(codegenprepare)", "instcombine,codegenprepare"] {
+            crate::pipeline::parse(text).unwrap().apply(&mut m).unwrap();
+        }
+        m.verify().unwrap();
+    }
+}

@@ -6,7 +6,8 @@
 //! in TVM; a [`Sequential`] gates each of its passes by the context.
 //! `apply` is transactional: if any pass fails (an error, a panic in a Rust
 //! pass, IR that no longer verifies), the module is put back exactly as it
-//! was before and the error names the pass.
+//! was before and the error names the pass; a panic anywhere else under
+//! `apply` also puts the module back before it goes on.
 
 mod function_pass;
 mod llvm_pass;
@@ -77,19 +78,32 @@ impl dyn Pass + '_ {
     pub fn apply_in(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let before = module.fingerprint();
         let snapshot = module.snapshot_at(before);
-        let result = call(self, module, ctx).and_then(|()| {
-            // A pass that changed nothing cannot have broken the IR.
-            if self.verifies_itself() || module.fingerprint() == before {
-                Ok(())
-            } else {
-                verified(module, &self.info().name)
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            call(self, module, ctx).and_then(|()| {
+                crate::error::panic_point("pass::apply");
+                // A pass that changed nothing cannot have broken the IR.
+                if self.verifies_itself() || module.fingerprint() == before {
+                    Ok(())
+                } else {
+                    verified(module, &self.info().name)
+                }
+            })
+        }));
+        match result {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                module.restore(&snapshot)?;
+                Err(e)
             }
-        });
-        if let Err(e) = result {
-            module.restore(&snapshot)?;
-            return Err(e);
+            // A panic outside a pass's own code (passes turn theirs into
+            // errors) is a bug in passlab: the module is put back, and the
+            // panic goes on to the caller's boundary (the session's names
+            // the command).
+            Err(panic) => {
+                module.restore(&snapshot)?;
+                std::panic::resume_unwind(panic)
+            }
         }
-        Ok(())
     }
 }
 

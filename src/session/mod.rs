@@ -194,17 +194,20 @@ pub struct Session {
     instruments: Vec<Active>,
     /// (module, its state before a `:run`), newest last.
     undo: Vec<(String, Snapshot)>,
+    /// What the last `:undo` did: the module, its state before, and the
+    /// entry it took from `undo` (for a roll-back of that command).
+    undone: Option<(String, Snapshot, Snapshot)>,
     /// Where the printing instruments write during a `:run`.
     printed: SharedText,
     buffers: BTreeMap<String, crate::jit::Buffer>,
     /// A compiled copy per module, with the fingerprint it was compiled at.
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
     /// The result of the last `:bench`.
-    last_bench: Option<crate::jit::Comparison>,
+    last_bench: Option<std::rc::Rc<crate::jit::Comparison>>,
     /// The result of the last `:tune`.
-    last_tune: Option<crate::tune::Tuning>,
+    last_tune: Option<std::rc::Rc<crate::tune::Tuning>>,
     /// The last run recorded for `:explore`.
-    recording: Option<crate::instrument::Recording>,
+    recording: Option<std::rc::Rc<crate::instrument::Recording>>,
     /// Told how a long command (`:bench`) is getting on.
     progress: Option<ProgressSink>,
     /// Folders `:path` added to where `:load` looks.
@@ -220,6 +223,36 @@ pub struct Session {
     /// only text turn it off: highlighting a large module takes a while).
     html: bool,
     quit: bool,
+    /// Modules and buffers the running command replaced by name, kept
+    /// until it ends (for a roll-back if it panics).
+    displaced: Vec<Displaced>,
+}
+
+/// A module or buffer a command replaced.
+enum Displaced {
+    Module(String, Module),
+    Buffer(String, crate::jit::Buffer),
+}
+
+type Results = (
+    Option<std::rc::Rc<crate::jit::Comparison>>,
+    Option<std::rc::Rc<crate::tune::Tuning>>,
+    Option<std::rc::Rc<crate::instrument::Recording>>,
+);
+
+/// What [`Session::roll_back`] restores, noted before each command.
+struct Checkpoint {
+    current: Option<String>,
+    modules: std::collections::BTreeSet<String>,
+    buffers: std::collections::BTreeSet<String>,
+    /// The last `:bench`, `:tune` and recorded run (shared, not copied).
+    results: Results,
+    /// The specs of the `:with` contexts.
+    scopes: Vec<String>,
+    instruments: usize,
+    undo: usize,
+    history: usize,
+    extra_path: usize,
 }
 
 /// What a front end is told about a long command's progress.
@@ -262,6 +295,7 @@ impl Session {
             scopes: Vec::new(),
             instruments: Vec::new(),
             undo: Vec::new(),
+            undone: None,
             printed: SharedText::default(),
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
@@ -274,6 +308,7 @@ impl Session {
             history: Vec::new(),
             html: true,
             quit: false,
+            displaced: Vec::new(),
         }
     }
 
@@ -346,9 +381,34 @@ impl Session {
         self.origin = (origin.to_string(), line_number);
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
-        let ((result, warnings), printed) = crate::output::capture(|| {
-            crate::output::capture_warnings(|| command.call(self, &args, body))
-        });
+        // The panic boundary: a bug in a command costs an error naming it,
+        // and the session as it was before the command.
+        let checkpoint = self.checkpoint();
+        self.displaced.clear();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::output::capture(|| {
+                crate::output::capture_warnings(|| {
+                    let result = command.call(self, &args, body);
+                    if result.is_ok() {
+                        crate::error::panic_point(&format!("after::{}", command.name));
+                    }
+                    result
+                })
+            })
+        }));
+        let ((result, warnings), printed) = match caught {
+            Ok(done) => {
+                self.displaced.clear();
+                done
+            }
+            Err(panic) => {
+                self.roll_back(checkpoint);
+                return Err(Error::Internal {
+                    command: format!(":{}", command.name),
+                    message: crate::error::panic_message(&panic),
+                });
+            }
+        };
         let mut out = Output::default();
         if !warnings.is_empty() {
             out.items.push(Item::Stderr(warnings));
@@ -361,6 +421,97 @@ impl Session {
             self.history.push(entry);
         }
         Ok(out)
+    }
+
+    /// What a command may change, noted before it runs (cheap: names and
+    /// lengths, no module is copied).
+    fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            current: self.current.clone(),
+            modules: self.modules.keys().cloned().collect(),
+            buffers: self.buffers.keys().cloned().collect(),
+            results: (
+                self.last_bench.clone(),
+                self.last_tune.clone(),
+                self.recording.clone(),
+            ),
+            scopes: self.scopes.iter().map(|s| s.spec.clone()).collect(),
+            instruments: self.instruments.len(),
+            undo: self.undo.len(),
+            history: self.history.len(),
+            extra_path: self.extra_path.len(),
+        }
+    }
+
+    /// Puts the session back as it was at `c`, after a command panicked:
+    /// modules a `:run` changed are restored from the snapshots it kept for
+    /// `:undo` (a panic inside `Pass::apply` has restored its module
+    /// already), and modules, buffers, contexts, instruments and history
+    /// entries the command added are dropped. Commands change modules only
+    /// through `apply` or by adding a whole module as their last step, so
+    /// this is everything a command can have half-done.
+    fn roll_back(&mut self, c: Checkpoint) {
+        let put_back = |m: &mut Module, name: &str, snapshot: &Snapshot| {
+            if let Err(e) = m.restore(snapshot) {
+                crate::output::warn(&format!("cannot put {name} back: {e}"));
+            }
+        };
+        // An `:undo` is redone.
+        if self.undo.len() < c.undo {
+            if let Some((name, before, entry)) = self.undone.take() {
+                if let Some(m) = self.modules.get_mut(&name) {
+                    put_back(m, &name, &before);
+                }
+                self.undo.push((name, entry));
+            }
+        }
+        while self.undo.len() > c.undo {
+            if let Some((name, snapshot)) = self.undo.pop() {
+                if let Some(m) = self.modules.get_mut(&name) {
+                    put_back(m, &name, &snapshot);
+                }
+            }
+        }
+        // Modules and buffers replaced by name come back, the newest
+        // replacement undone last.
+        while let Some(d) = self.displaced.pop() {
+            match d {
+                Displaced::Module(name, m) => {
+                    self.jits.remove(&name);
+                    self.modules.insert(name, m);
+                }
+                Displaced::Buffer(name, b) => {
+                    self.buffers.insert(name, b);
+                }
+            }
+        }
+        self.modules.retain(|name, _| c.modules.contains(name));
+        self.buffers.retain(|name, _| c.buffers.contains(name));
+        self.jits.retain(|name, _| c.modules.contains(name));
+        // Contexts entered are left, innermost first; those left (`:end`)
+        // are entered again from their specs.
+        let kept = self
+            .scopes
+            .iter()
+            .zip(&c.scopes)
+            .take_while(|(now, then)| now.spec == **then)
+            .count();
+        while self.scopes.len() > kept {
+            if let Some(scope) = self.scopes.pop() {
+                drop(scope.guard);
+            }
+        }
+        for spec in &c.scopes[kept..] {
+            if let Err(e) = commands::enter_again(self, spec) {
+                crate::output::warn(&format!("cannot enter the context '{spec}' again: {e}"));
+            }
+        }
+        self.instruments.truncate(c.instruments);
+        self.history.truncate(c.history);
+        self.extra_path.truncate(c.extra_path);
+        (self.last_bench, self.last_tune, self.recording) = c.results;
+        self.current = c.current.filter(|name| self.modules.contains_key(name));
+        self.printed.take();
     }
 
     /// Whether `:show` and `:diff` add syntax-highlighted HTML to their
@@ -453,6 +604,21 @@ impl Session {
         self.modules
             .get(name)
             .ok_or_else(|| Error::Invalid(format!("module '{name}' is gone")))
+    }
+
+    /// Adds module `name`, or replaces it (the one replaced is kept until
+    /// the command ends, for a roll-back).
+    fn put_module(&mut self, name: String, m: Module) {
+        if let Some(old) = self.modules.insert(name.clone(), m) {
+            self.displaced.push(Displaced::Module(name, old));
+        }
+    }
+
+    /// Adds buffer `name`, or replaces it (as `put_module`).
+    fn put_buffer(&mut self, name: String, b: crate::jit::Buffer) {
+        if let Some(old) = self.buffers.insert(name.clone(), b) {
+            self.displaced.push(Displaced::Buffer(name, old));
+        }
     }
 
     fn module_named(&self, command: &str, name: &str) -> Result<&Module> {

@@ -36,6 +36,13 @@ use evaluate::{Check, Evaluator};
 use serde_json::{json, Value as Json};
 use std::time::{Duration, Instant};
 
+/// The most trials one search may be given.
+pub const MAX_TRIALS: usize = 10_000_000;
+/// The longest search by time, in seconds (a week).
+pub const MAX_SECONDS: u64 = 604_800;
+/// The longest one trial may take, in seconds (a day).
+pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
 /// The default pool: LLVM's function and module passes that CompilerGym's
 /// action space and LLVM's own -O pipelines use most, by their new pass
 /// manager names (instcombine as those pipelines run it: without the
@@ -190,6 +197,27 @@ impl TuneSpec {
                     "tune: '{p}' is written in Rust (:register): such passes cannot be in a pool yet; use LLVM's passes, plugins' or :pass sequentials of them"
                 )));
             }
+        }
+        match self.budget {
+            Budget::Trials(n) if !(1..=MAX_TRIALS).contains(&n) => {
+                return Err(Error::Invalid(format!(
+                    "tune: trials expects a whole number from 1 to {MAX_TRIALS}, got {n}"
+                )))
+            }
+            Budget::Seconds(s) if !(s > 0.0 && s <= MAX_SECONDS as f64) => {
+                return Err(Error::Invalid(format!(
+                    "tune: seconds expects a number above 0 and at most {MAX_SECONDS} (a week), got {}",
+                    short_number(s)
+                )))
+            }
+            _ => {}
+        }
+        let timeout = self.trial_timeout.as_secs_f64();
+        if !(timeout > 0.0 && timeout <= MAX_TIMEOUT_SECONDS as f64) {
+            return Err(Error::Invalid(format!(
+                "tune: a trial's timeout must be above 0 and at most {MAX_TIMEOUT_SECONDS} seconds (a day), got {}",
+                short_number(timeout)
+            )));
         }
         let (lo, hi) = self.lengths;
         if lo > hi || hi == 0 || hi > 1000 {
@@ -641,6 +669,15 @@ impl Driver {
     }
 }
 
+/// A user's number as they could have typed it: `1e300`, not 301 digits.
+fn short_number(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e9 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,3 +727,4 @@ mod tests {
         assert_eq!(g.score(&t, Some(&o0)), None);
     }
 }
+

@@ -324,7 +324,8 @@ impl Pass for UserPass {
     }
 
     /// The child runs the function as a function or module pass, which
-    /// verifies the result before sending it back.
+    /// verifies the result before sending it back, and `run` verifies what
+    /// comes back again before taking it.
     fn verifies_itself(&self) -> bool {
         true
     }
@@ -361,7 +362,10 @@ impl Pass for UserPass {
                 match reply.outcome {
                     wire::Outcome::Unchanged => Ok(()),
                     wire::Outcome::Changed(bitcode) => {
-                        module.restore(&Snapshot::from_bitcode(bitcode))
+                        // What another process sends back is verified
+                        // here, whatever it says it checked.
+                        module.restore(&Snapshot::from_bitcode(bitcode))?;
+                        crate::pass::verified(module, name)
                     }
                     wire::Outcome::Failed(message) => Err(remote_error(name, &message)),
                 }

@@ -152,12 +152,7 @@ impl Worker {
                 source.display()
             )));
         }
-        let dir = std::env::temp_dir().join(format!(
-            "passlab-rust-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(host) as usize as u128)
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        let dir = private_dir()?;
         use std::os::unix::process::CommandExt;
         let mut child = Command::new(&host)
             // Its own process group: a Ctrl-C at the terminal is the
@@ -578,5 +573,47 @@ mod tests {
             text,
             "error[E0308]: mismatched types\n --> cell:3:5\n  |\n3 |     1 + 2\n  |     ^^^^^ expected `bool`\n  = help: return a bool"
         );
+    }
+}
+
+/// A new folder for the worker's socket, that only this user can enter:
+/// a random name under the temporary folder, made with mode 0700 (made
+/// anew, never one that exists: another user cannot prepare it).
+fn private_dir() -> Result<std::path::PathBuf> {
+    use std::io::Read;
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for _ in 0..8 {
+        let mut random = [0u8; 16];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut random))
+            .map_err(|e| Error::io("/dev/urandom", e))?;
+        let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = std::env::temp_dir().join(format!("passlab-rust-{name}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
+            Err(e) => return Err(Error::io(dir.display(), e)),
+        }
+    }
+    Err(Error::Invalid(format!(
+        "cannot make a private folder for the Rust worker's socket (names taken, last {})",
+        last.map(|d| d.display().to_string()).unwrap_or_default()
+    )))
+}
+
+#[cfg(test)]
+mod private_dir_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_socket_folder_is_private_and_new() {
+        let a = super::private_dir().unwrap();
+        let b = super::private_dir().unwrap();
+        assert_ne!(a, b);
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", a.display());
+        std::fs::remove_dir(&a).unwrap();
+        std::fs::remove_dir(&b).unwrap();
     }
 }

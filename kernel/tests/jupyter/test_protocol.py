@@ -26,9 +26,12 @@ def rss_kib(pid):
 
 
 class KernelCase(unittest.TestCase):
+    # Variables added to the kernel's environment.
+    extra_env = {}
+
     def setUp(self):
         self.km = KernelManager(kernel_name="passlab")
-        self.km.start_kernel()
+        self.km.start_kernel(env=dict(os.environ, **self.extra_env))
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=TIMEOUT)
@@ -191,6 +194,35 @@ class ProtocolTests(KernelCase):
         print(f"\nsoak: {SOAK} executes in {elapsed:.1f} s ({SOAK / elapsed:.0f}/s), "
               f"resident {before} KiB -> {after} KiB ({growth:+.1%})")
         self.assertLess(growth, 0.10)
+
+
+class PanicTests(KernelCase):
+    """A panic (forced by the debug build's PASSLAB_PANIC_AT) in a command,
+    or anywhere in handling a request, is an error reply; the kernel keeps
+    serving and the session is as it was before the cell."""
+
+    extra_env = {"PASSLAB_PANIC_AT": "after::module,kernel::inspect_request", "RUST_BACKTRACE": "0"}
+
+    def test_a_panic_is_an_error_and_the_kernel_keeps_serving(self):
+        reply, _ = self.run_cell(":buffer keep i32[4] = range")
+        self.assertEqual(reply["content"]["status"], "ok")
+        reply, _ = self.run_cell(":module m --lang llvm\ndefine i32 @one() {\n  ret i32 1\n}")
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("internal error in :module: injected panic at after::module",
+                      reply["content"]["evalue"])
+        # Outside a command: the request's handling.
+        msg_id = self.kc.inspect(":run", 2)
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("internal error in inspect_request", reply["content"]["evalue"])
+        # The kernel serves; the module was not made; the buffer is there.
+        reply, outputs = self.run_cell(":modules\n:buffers")
+        self.assertEqual(reply["content"]["status"], "ok")
+        text = self.text_of(outputs)
+        self.assertNotIn("*   m ", text)
+        self.assertIn("keep", text)
+        self.assertEqual(self.km.provisioner.process.poll(), None)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,28 @@ pub(super) fn with(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             ),
         ));
     }
-    let ctx = context_from("with", &a.settings)?;
+    let summary = enter(s, &a.settings, &a.rest)?;
+    text(format!("context {}: {summary}", s.scopes.len()))
+}
+
+/// Enters a context with `:with`'s `settings` (written `spec`); returns
+/// its summary.
+fn enter(s: &mut Session, settings: &[(String, String)], spec: &str) -> Result<String> {
+    let ctx = context_from("with", settings)?;
     let summary = ctx.summary();
     let guard = ctx.enter()?;
     s.scopes.push(Scope {
-        spec: a.rest.clone(),
+        spec: spec.to_string(),
         guard,
     });
-    text(format!("context {}: {summary}", s.scopes.len()))
+    Ok(summary)
+}
+
+/// Enters again a context that was left, from its spec (the session's
+/// roll-back after a failed `:end`).
+pub(crate) fn enter_again(s: &mut Session, spec: &str) -> Result<()> {
+    let a = Args::parse(&format!(":with {spec}"))?;
+    enter(s, &a.settings, spec).map(drop)
 }
 
 /// The current context with `:with`-style settings applied (opt_level,

@@ -16,9 +16,14 @@ pub(super) fn buffer(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         .and_then(|t| t.split_once('['))
         .ok_or_else(|| err("buffer", format!("'{ty}' is not TYPE[LEN] (e.g. i32[100])")))?;
     let t = ElemType::parse(t).map_err(|e| err("buffer", e.to_string()))?;
-    let len: usize = len
-        .parse()
-        .map_err(|_| err("buffer", format!("length '{len}' is not a number")))?;
+    let len: usize = len.parse().map_err(|_| {
+        let message = if !len.is_empty() && len.bytes().all(|b| b.is_ascii_digit()) {
+            format!("length {len} is more than any buffer can hold (config.jit.max_buffer_bytes limits a buffer's bytes: see :help buffer)")
+        } else {
+            format!("length expects a whole number of elements, 0 or more, got '{len}'")
+        };
+        err("buffer", message)
+    })?;
     let fill = match fill.as_str() {
         "zeros" => Fill::Zeros,
         "ones" => Fill::Ones,
@@ -44,7 +49,7 @@ pub(super) fn buffer(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     };
     let b = Buffer::new(t, len, fill)?;
     let summary = b.summary();
-    s.buffers.insert(name.clone(), b);
+    s.put_buffer(name.clone(), b);
     text(format!("{name}: {summary}"))
 }
 
@@ -146,12 +151,20 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
 pub(super) fn time_spec(command: &str, a: &Args) -> Result<crate::jit::TimeSpec> {
     let mut spec = crate::jit::TimeSpec::default();
     for (k, v) in &a.settings {
+        let (lo, hi) = match k.as_str() {
+            "number" => (1, 1_000_000_000),
+            "repeat" => (1, crate::jit::isolate::MAX_REPEAT as u64),
+            "min_repeat_ms" => (0, 3_600_000),
+            _ => (0, u64::MAX),
+        };
         let n: u64 = v
             .parse()
-            .map_err(|_| err(command, format!("{k} expects a number, got '{v}'")))?;
+            .ok()
+            .filter(|n| (lo..=hi).contains(n))
+            .ok_or_else(|| err(command, format!("{k} expects a whole number from {lo} to {hi}, got '{v}'")))?;
         match k.as_str() {
             "number" => spec.number = n,
-            "repeat" => spec.repeat = n as usize,
+            "repeat" => spec.repeat = usize::try_from(n).unwrap_or(usize::MAX),
             "min_repeat_ms" => spec.min_repeat_ms = n,
             other => {
                 return Err(Error::Command {
@@ -240,7 +253,7 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
     let mut c = result?;
     c.flops = flops;
     let t = c.table();
-    s.last_bench = Some(c);
+    s.last_bench = Some(Rc::new(c));
     table(&t)
 }
 

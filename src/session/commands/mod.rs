@@ -13,6 +13,7 @@ mod tune;
 
 pub(crate) use instruments::Handle;
 
+pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
 use explore::explore;
 use instruments::{instrument, instruments, plot, report};
@@ -135,6 +136,11 @@ pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
         "report" => instruments::REPORTS,
         "plot" => instruments::CHARTS,
         "tune" => &["apply", "save"],
+        "help" => {
+            static NAMES: std::sync::LazyLock<Vec<&'static str>> =
+                std::sync::LazyLock::new(|| COMMANDS.iter().map(|c| c.name).collect());
+            &NAMES
+        }
         _ => &[],
     }
 }
@@ -237,6 +243,12 @@ fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         };
         let details = match c.name {
             "tune" => format!("\n{}", tune::details()),
+            "buffer" => format!(
+                "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
+                PassContext::current()
+                    .config_int(crate::jit::MAX_BUFFER_KEY)
+                    .unwrap_or_default()
+            ),
             _ => String::new(),
         };
         return text(format!(":{}{usage}\n  {}{details}", c.name, c.help));

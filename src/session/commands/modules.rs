@@ -38,7 +38,7 @@ pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Ou
     let cflags = cflags("module", a)?;
     let m = Module::load(&[Source::text(lang, body, &file).clang_args(cflags)])?;
     let summary = summary(&m);
-    s.modules.insert(name.clone(), m);
+    s.put_module(name.clone(), m);
     s.current = Some(name.clone());
     text(format!("module {name}: {summary}"))
 }
@@ -197,7 +197,7 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             .unwrap_or_else(|| "module".into())
     });
     let summary = summary(&m);
-    s.modules.insert(name.clone(), m);
+    s.put_module(name.clone(), m);
     s.current = Some(name.clone());
     text(format!("module {name}: {summary}"))
 }
@@ -252,7 +252,7 @@ pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
     }
     let m = s.module()?.copy();
-    s.modules.insert(new.to_string(), m);
+    s.put_module(new.to_string(), m);
     s.current = Some(new.to_string());
     text(format!("copied to {new}; using {new}"))
 }

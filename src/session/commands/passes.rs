@@ -117,7 +117,7 @@ pub(super) fn run_recording(
         if pipeline_text.is_empty() {
             rec.pipeline = pass.info().name.clone();
         }
-        s.recording = Some(rec);
+        s.recording = Some(Rc::new(rec));
     }
     let mut o = Output::default();
     o.push_text(s.printed.take());
@@ -142,24 +142,8 @@ pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result
     if eq != "=" {
         return Err(err("pass", usage));
     }
-    let mut info = crate::PassInfo::new(name, 0).describe(&format!("= {pipeline_text}"));
-    for (k, v) in &a.settings {
-        match k.as_str() {
-            "opt_level" => {
-                info.opt_level = v
-                    .parse()
-                    .map_err(|_| err("pass", format!("opt_level expects a number, got '{v}'")))?
-            }
-            "required" => info = info.requires(comma_list(v)),
-            other => {
-                return Err(Error::Command {
-                    command: "pass".into(),
-                    message: format!("unknown setting '{other}'"),
-                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
-                })
-            }
-        }
-    }
+    let info = crate::PassInfo::new(name, 0).describe(&format!("= {pipeline_text}"));
+    let info = pass_settings("pass", info, &a.settings)?;
     for r in &info.required {
         registry::get_pass(r)?;
     }
@@ -268,6 +252,8 @@ pub(super) fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let (name, snapshot) = s.undo.pop().ok_or_else(|| err("undo", "nothing to undo"))?;
     match s.modules.get_mut(&name) {
         Some(m) => {
+            // What a roll-back needs to redo it (the session's panic boundary).
+            s.undone = Some((name.clone(), m.snapshot(), snapshot.clone()));
             m.restore(&snapshot)?;
             text(format!("{name} is back as it was before the last :run"))
         }
@@ -292,4 +278,34 @@ pub(super) fn plugin(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         "usable by name in pipelines; passes it adds at extension points run inside LLVM's default pipelines".into()
     });
     table(&t)
+}
+
+/// The settings `:pass` and `:register` take: `opt_level=N` (0-3) and
+/// `required=P,...`, applied to `info`.
+pub(super) fn pass_settings(
+    command: &str,
+    mut info: crate::PassInfo,
+    settings: &[(String, String)],
+) -> Result<crate::PassInfo> {
+    for (k, v) in settings {
+        match k.as_str() {
+            "opt_level" => {
+                info.opt_level = v.parse().ok().filter(|l| *l <= 3).ok_or_else(|| {
+                    err(
+                        command,
+                        format!("opt_level expects a number from 0 to 3, got '{v}'"),
+                    )
+                })?
+            }
+            "required" => info = info.requires(comma_list(v)),
+            other => {
+                return Err(Error::Command {
+                    command: command.into(),
+                    message: format!("unknown setting '{other}'"),
+                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
+                })
+            }
+        }
+    }
+    Ok(info)
 }

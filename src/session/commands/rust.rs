@@ -97,27 +97,8 @@ pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
     };
     let description = user::doc_comment(function)
         .unwrap_or_else(|| format!("Rust {}: {function}", kind.word().replace('_', " ")));
-    let mut info = crate::PassInfo::new(name, 0).describe(&description);
-    for (k, v) in &a.settings {
-        match k.as_str() {
-            "opt_level" => {
-                info.opt_level = v.parse().map_err(|_| {
-                    err(
-                        "register",
-                        format!("opt_level expects a number from 0 to 3, got '{v}'"),
-                    )
-                })?
-            }
-            "required" => info = info.requires(comma_list(v)),
-            other => {
-                return Err(Error::Command {
-                    command: "register".into(),
-                    message: format!("unknown setting '{other}'"),
-                    suggestions: crate::nearest_names(other, ["opt_level", "required"]),
-                })
-            }
-        }
-    }
+    let info = crate::PassInfo::new(name, 0).describe(&description);
+    let info = super::passes::pass_settings("register", info, &a.settings)?;
     for r in &info.required {
         registry::get_pass(r)?;
     }

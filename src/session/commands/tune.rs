@@ -46,6 +46,9 @@ fn bad_setting(k: &str) -> Error {
     }
 }
 
+/// The most rows the table of the best orderings shows.
+const MAX_TOP: usize = 1000;
+
 fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
     v.parse()
         .map_err(|_| err("tune", format!("{k} expects {what}, got '{v}'")))
@@ -79,19 +82,10 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
             }
             "trials" => {
                 let n: usize = number(k, v, "a number of trials")?;
-                if n == 0 {
-                    return Err(err("tune", "trials must be at least 1"));
-                }
                 spec.budget = Budget::Trials(n)
             }
             "seconds" => {
                 let s: f64 = number(k, v, "a number of seconds")?;
-                if !(s > 0.0 && s.is_finite()) {
-                    return Err(err(
-                        "tune",
-                        format!("seconds expects a positive number, got '{v}'"),
-                    ));
-                }
                 spec.budget = Budget::Seconds(s)
             }
             "seed" => spec.seed = number(k, v, "a number")?,
@@ -103,13 +97,24 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                     number(k, hi, "MIN..MAX such as 10..40")?,
                 );
             }
-            "top" => top = number(k, v, "a number of rows")?,
-            "timeout" => {
-                let s: f64 = number(k, v, "seconds")?;
-                if !(s > 0.0 && s.is_finite()) {
+            "top" => {
+                top = number(k, v, "a number of rows")?;
+                if !(1..=MAX_TOP).contains(&top) {
                     return Err(err(
                         "tune",
-                        format!("timeout expects a positive number of seconds, got '{v}'"),
+                        format!("top expects a whole number from 1 to {MAX_TOP}, got '{v}'"),
+                    ));
+                }
+            }
+            "timeout" => {
+                let s: f64 = number(k, v, "seconds")?;
+                if !(s > 0.0 && s <= crate::tune::MAX_TIMEOUT_SECONDS as f64) {
+                    return Err(err(
+                        "tune",
+                        format!(
+                            "timeout expects a number of seconds above 0 and at most {} (a day), got '{v}'",
+                            crate::tune::MAX_TIMEOUT_SECONDS
+                        ),
                     ));
                 }
                 spec.trial_timeout = std::time::Duration::from_secs_f64(s)
@@ -131,7 +136,7 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
         Error::Invalid(m) => err("tune", m.trim_start_matches("tune: ").to_string()),
         other => other,
     })?;
-    Ok((spec, top.max(1)))
+    Ok((spec, top))
 }
 
 pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
@@ -163,9 +168,10 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             }
         }
         let strategies = spec.strategies.len();
+        // Both within range (spec_from checks the budget): checked anyway.
         let (unit, total) = match spec.budget {
-            Budget::Trials(n) => (n as f64, n * strategies),
-            Budget::Seconds(sec) => (sec, sec.ceil() as usize * strategies),
+            Budget::Trials(n) => (n as f64, n.saturating_mul(strategies)),
+            Budget::Seconds(sec) => (sec, (sec.ceil() as usize).saturating_mul(strategies)),
         };
         // Hundreds of trials a second: the display is told at most every
         // 50 ms (a front end redraws, a kernel sends a message, each time).
@@ -217,7 +223,7 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     s.progress = sink;
     let tuning = result?;
     let t = tuning.table(top);
-    s.last_tune = Some(tuning);
+    s.last_tune = Some(Rc::new(tuning));
     table(&t)
 }
 
@@ -257,7 +263,7 @@ fn apply(s: &mut Session, a: &Args) -> Result<Output> {
     // lists are in another order, which some passes notice): so does this.
     let name = current(s, "tune")?;
     let copy = s.module_named("tune", &name)?.copy();
-    s.modules.insert(name, copy);
+    s.put_module(name, copy);
     run_recording(s, &pipeline, "tune", None)
 }
 

@@ -244,7 +244,19 @@ pub fn run_shard(
                 made += 1;
                 progress(&label, Some((t, st.fraction)));
             };
-            crate::tune::tune(module, check, &tune, &known, &mut on_trial)
+            // A panic is a bug in passlab: it stops the shard with an error
+            // naming the unit; the records written so far stay, and a run
+            // again resumes from them.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::error::panic_point("sweep::unit");
+                crate::tune::tune(module, check, &tune, &known, &mut on_trial)
+            }))
+            .unwrap_or_else(|panic| {
+                Err(Error::Internal {
+                    command: format!("the sweep's unit {label}"),
+                    message: crate::error::panic_message(&panic),
+                })
+            })
         };
         if let Some(e) = write_error {
             return Err(Error::io(file.display(), e));

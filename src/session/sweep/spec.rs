@@ -220,7 +220,8 @@ impl SweepSpec {
             (true, true) => {}
         }
         if let Some(n) = int("trials")? {
-            tune.budget = Budget::Trials(n.max(1) as usize);
+            // Out of range (0, negative, huge): validate() says the range.
+            tune.budget = Budget::Trials(usize::try_from(n).unwrap_or(0));
         }
         match t.get("seconds") {
             Some(toml::Value::Integer(s)) if *s > 0 => tune.budget = Budget::Seconds(*s as f64),
@@ -240,7 +241,7 @@ impl SweepSpec {
             tune.seed = s as u64;
         }
         if let Some(s) = int("timeout")? {
-            tune.trial_timeout = std::time::Duration::from_secs(s.max(1) as u64);
+            tune.trial_timeout = std::time::Duration::from_secs(u64::try_from(s).unwrap_or(0));
         }
         if let Some(l) = t.get("length") {
             let l: Vec<usize> = l
@@ -248,7 +249,7 @@ impl SweepSpec {
                 .map(|a| {
                     a.iter()
                         .filter_map(|v| v.as_integer())
-                        .map(|v| v.max(0) as usize)
+                        .map(|v| usize::try_from(v).unwrap_or(0))
                         .collect()
                 })
                 .unwrap_or_default();
