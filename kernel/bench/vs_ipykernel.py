@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import zmq
 from jupyter_client import BlockingKernelClient
@@ -41,7 +42,10 @@ TMP = tempfile.mkdtemp(prefix="passlab-bench-")
 
 def start(name):
     """Launches a kernel; returns (process, client, seconds to kernel_info_reply)."""
-    fname, info = write_connection_file(os.path.join(TMP, f"{name}.json"), kernel_name=name)
+    # Signed, as Jupyter launches kernels (passlab-kernel refuses an empty
+    # key unless the file turns signing off).
+    fname, info = write_connection_file(os.path.join(TMP, f"{name}.json"), kernel_name=name,
+                                        key=uuid.uuid4().hex.encode())
     argv = [a.replace("{connection_file}", fname) for a in SPECS[name].argv]
     env = dict(os.environ, **SPECS[name].env)
     t0 = time.perf_counter()
