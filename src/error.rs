@@ -337,7 +337,10 @@ mod tests {
         assert_eq!(nearest_names("gvn", names)[0], "gvn");
         assert!(nearest_names("zzzzzzzz", names).is_empty());
         // A beginning names what it begins.
-        assert_eq!(nearest_names("buf", ["run", "buffer", "buffers"]), vec!["buffer", "buffers"]);
+        assert_eq!(
+            nearest_names("buf", ["run", "buffer", "buffers"]),
+            vec!["buffer", "buffers"]
+        );
     }
 
     #[test]

@@ -259,7 +259,9 @@ mod guard_tests {
             }
             let _ = tx.send(caught);
         });
-        let caught = rx.recv_timeout(Duration::from_secs(30)).expect("a fatal error after another one hangs: a lock is held");
+        let caught = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a fatal error after another one hangs: a lock is held");
         assert_eq!(caught, 3);
         for _ in 0..3 {
             assert!(!guarded_fatal("probe on the test's thread"));
@@ -283,7 +285,8 @@ mod guard_tests {
     fn a_fatal_error_inside_a_hook_is_caught_below_the_hook() {
         let mut seen: Vec<&str> = Vec::new();
         // SAFETY: the callback receives `seen`, alive for the call.
-        let ran = unsafe { plab_probe_hook(hook_raising_guarded, &mut seen as *mut _ as *mut c_void) };
+        let ran =
+            unsafe { plab_probe_hook(hook_raising_guarded, &mut seen as *mut _ as *mut c_void) };
         assert!(ran, "the outer guarded work was abandoned");
         assert_eq!(seen, ["hook started", "caught in the hook", "hook ended"]);
     }
@@ -308,7 +311,12 @@ mod guard_tests {
         }
         let exe = std::env::current_exe().unwrap();
         let out = std::process::Command::new(exe)
-            .args(["--exact", "ffi::guard_tests::a_fatal_error_is_never_jumped_across_a_rust_frame", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "ffi::guard_tests::a_fatal_error_is_never_jumped_across_a_rust_frame",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("PASSLAB_GUARD_PROBE_CHILD", "1")
             .output()
             .unwrap();
@@ -316,8 +324,15 @@ mod guard_tests {
         // LLVM ends the process: abort() (a fatal error that asks for a
         // crash report, as this one does) or exit(1).
         use std::os::unix::process::ExitStatusExt;
-        assert!(out.status.signal() == Some(libc::SIGABRT) || out.status.code() == Some(1), "{:?}: {stderr}", out.status);
+        assert!(
+            out.status.signal() == Some(libc::SIGABRT) || out.status.code() == Some(1),
+            "{:?}: {stderr}",
+            out.status
+        );
         assert!(stderr.contains("LLVM ERROR: unguarded probe"), "{stderr}");
-        assert!(!stderr.contains("went on") && !stderr.contains("returned"), "{stderr}");
+        assert!(
+            !stderr.contains("went on") && !stderr.contains("returned"),
+            "{stderr}"
+        );
     }
 }

@@ -540,7 +540,11 @@ mod tests {
     /// text's outer name): found while fixing the fuzzer's first crash.
     #[test]
     fn passes_that_abort_are_refused_anywhere_in_a_pipeline() {
-        for text in ["trigger-crash-module", "function(trigger-crash-function)", "module(function(trigger-crash-function))"] {
+        for text in [
+            "trigger-crash-module",
+            "function(trigger-crash-function)",
+            "module(function(trigger-crash-function))",
+        ] {
             let e = get_pass(text).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains("aborts the process on purpose"), "{text}: {e}");
         }

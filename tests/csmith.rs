@@ -143,7 +143,10 @@ fn pipelines(seed: u64) -> Vec<(String, Option<String>)> {
         .into_iter()
         .find(|(_, s)| *s.strategy() == Strategy::Random)
         .expect("a random phase");
-    let mut out = vec![("O0".to_string(), None), ("O3".to_string(), Some("O3".to_string()))];
+    let mut out = vec![
+        ("O0".to_string(), None),
+        ("O3".to_string(), Some("O3".to_string())),
+    ];
     for i in 1..=ORDERINGS {
         let ordering = search.ask().expect("an ordering");
         search.tell(None);
@@ -187,9 +190,13 @@ fn csmith_programs_agree_with_native_runs_at_o0_o3_and_random_orderings() {
     s.execute_line(":module keep --lang c", Some(common::SUM_C))
         .unwrap();
     let keep_ir = s.execute(":show").unwrap().text();
-    let keep_call = ":use keep\n:buffer keep_data i32[100] = range\n:call sum keep_data 100\n:call twice 21";
+    let keep_call =
+        ":use keep\n:buffer keep_data i32[100] = range\n:call sum keep_data 100\n:call twice 21";
     let keep_out = s.execute(keep_call).unwrap().text();
-    assert!(keep_out.contains("sum(keep_data, 100) = 4950"), "{keep_out}");
+    assert!(
+        keep_out.contains("sum(keep_data, 100) = 4950"),
+        "{keep_out}"
+    );
     assert!(keep_out.contains("twice(21) = 42"), "{keep_out}");
     s.execute(":buffer argv i64[2] = zeros").unwrap();
 
@@ -271,7 +278,10 @@ fn csmith_programs_agree_with_native_runs_at_o0_o3_and_random_orderings() {
         assert_eq!(again, keep_out, "after {}", csmith_command(seed));
         for earlier in &names {
             if let Err(e) = s.execute(&format!(":use {earlier}")) {
-                panic!("module {earlier} is gone after {}: {e}", csmith_command(seed));
+                panic!(
+                    "module {earlier} is gone after {}: {e}",
+                    csmith_command(seed)
+                );
             }
         }
         eprintln!(

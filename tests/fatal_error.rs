@@ -71,7 +71,10 @@ fn a_fatal_error_outside_a_run_fails_the_command_only() {
         );
     }
     let modules = s.execute(":modules").unwrap().text();
-    assert!(modules.contains("keep") && !modules.contains("fatal"), "{modules}");
+    assert!(
+        modules.contains("keep") && !modules.contains("fatal"),
+        "{modules}"
+    );
     s.execute(":run O2").unwrap();
     assert!(s.execute(":call sq 7").unwrap().text().contains("49"));
     // A module compiled after it is sound.

@@ -11,8 +11,19 @@ use passlab::ErrorKind;
 
 fn state(s: &mut Session) -> String {
     let mut out = String::new();
-    for c in [":modules", ":buffers", ":context", ":instruments", ":show", ":report tune"] {
-        out.push_str(&s.execute(c).map(|o| o.text()).unwrap_or_else(|e| e.to_string()));
+    for c in [
+        ":modules",
+        ":buffers",
+        ":context",
+        ":instruments",
+        ":show",
+        ":report tune",
+    ] {
+        out.push_str(
+            &s.execute(c)
+                .map(|o| o.text())
+                .unwrap_or_else(|e| e.to_string()),
+        );
     }
     out
 }
@@ -31,7 +42,10 @@ fn a_panic_in_a_command_leaves_the_session_as_it_was() {
         ("after::run", ":run O2"),
         ("pass::apply", ":run instcombine"),
         ("after::load", ":load examples/gemm.c"),
-        ("after::module", ":module n --lang c\nint g(void) { return 2; }\n."),
+        (
+            "after::module",
+            ":module n --lang c\nint g(void) { return 2; }\n.",
+        ),
         ("after::copy", ":copy m2"),
         ("after::with", ":with opt_level=3 disabled=licm"),
         ("after::end", ":end"),
@@ -39,7 +53,10 @@ fn a_panic_in_a_command_leaves_the_session_as_it_was() {
         ("after::buffer", ":buffer c f32[8] = ones"),
         // Replacing by name: the one replaced comes back.
         ("after::buffer", ":buffer b i32[4] = ones"),
-        ("after::module", ":module m --lang c\nint f(int x) { return 0; }\n."),
+        (
+            "after::module",
+            ":module m --lang c\nint f(int x) { return 0; }\n.",
+        ),
         ("after::load", ":load examples/gemm.c as m"),
         ("after::tune", ":tune trials=3 seed=1"),
         ("after::undo", ":undo"),
@@ -51,7 +68,9 @@ fn a_panic_in_a_command_leaves_the_session_as_it_was() {
         assert_eq!(e.kind(), ErrorKind::Internal, "{point}: {e}");
         let text = e.to_string();
         assert!(
-            text.starts_with(&format!("internal error in {name}: injected panic at {point}")),
+            text.starts_with(&format!(
+                "internal error in {name}: injected panic at {point}"
+            )),
             "{point}: {text}"
         );
         assert_eq!(state(&mut s), before, "{point}: the session changed");

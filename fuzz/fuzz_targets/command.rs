@@ -32,7 +32,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 /// Commands that write files, load code or end the session.
-const EXCLUDED: &[&str] = &["save", "export", "plugin", "rust", "dep", "register", "quit"];
+const EXCLUDED: &[&str] = &[
+    "save", "export", "plugin", "rust", "dep", "register", "quit",
+];
 
 const C_SOURCE: &str = "\
 int f(int x, int *p) {
@@ -79,8 +81,8 @@ const BODIES: &[(&str, &str)] = &[
 /// Names a step may use: modules, functions, buffers, and some that do
 /// not exist.
 const NAMES: &[&str] = &[
-    "m", "ir", "m2", "f", "g", "h", "b", "d", "e", "k", "one", "add", "loop", "rd", "trap", "callext",
-    "nosuch", "O0", "O1", "O2", "O3", "Os", "Oz",
+    "m", "ir", "m2", "f", "g", "h", "b", "d", "e", "k", "one", "add", "loop", "rd", "trap",
+    "callext", "nosuch", "O0", "O1", "O2", "O3", "Os", "Oz",
 ];
 
 /// Element types and fills for `:buffer`.
@@ -88,7 +90,16 @@ const TYPES: &[&str] = &["i8", "i16", "i32", "i64", "f32", "f64", "u32", "i128",
 const FILLS: &[&str] = &["zeros", "ones", "range", "random", "twos"];
 
 /// Files `:load` may name (in the temporary folder the target works in).
-const FILES: &[&str] = &["t.ll", "t.c", "*.c", "*.ll", "*", "missing.c", "t.plab", "."];
+const FILES: &[&str] = &[
+    "t.ll",
+    "t.c",
+    "*.c",
+    "*.ll",
+    "*",
+    "missing.c",
+    "t.plab",
+    ".",
+];
 
 /// What the session and the registry offer, gathered once.
 struct Vocabulary {
@@ -156,7 +167,11 @@ fn vocabulary() -> &'static Vocabulary {
             let keys: BTreeSet<String> = words_of(c.usage)
                 .chain(words_of(&help))
                 .filter_map(|w| w.split_once('=').map(|(k, _)| k))
-                .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.'))
+                .filter(|k| {
+                    !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.')
+                })
                 .map(|k| format!("{k}="))
                 .collect();
             all_keys.extend(keys.iter().cloned());
@@ -165,7 +180,11 @@ fn vocabulary() -> &'static Vocabulary {
         }
         v.all_keys = all_keys.into_iter().collect();
         for p in passlab::registry::passes() {
-            if let passlab::registry::PassKind::Llvm { params: Some(params), .. } = &p.kind {
+            if let passlab::registry::PassKind::Llvm {
+                params: Some(params),
+                ..
+            } = &p.kind
+            {
                 let inner = params.trim_start_matches('<').trim_end_matches('>');
                 if let Some(first) = inner.split(';').next() {
                     v.passes.push(format!("{}<{first}>", p.name));
@@ -173,7 +192,16 @@ fn vocabulary() -> &'static Vocabulary {
             }
             v.passes.push(p.name);
         }
-        v.passes.extend(["default<O2>", "function(licm)", "cgscc(inline)", "repeat<2>(instcombine)", "O3"].map(String::from));
+        v.passes.extend(
+            [
+                "default<O2>",
+                "function(licm)",
+                "cgscc(inline)",
+                "repeat<2>(instcombine)",
+                "O3",
+            ]
+            .map(String::from),
+        );
         v.config_keys = passlab::registry::config_options()
             .into_iter()
             .map(|o| format!("config.{}=", o.key))
@@ -202,7 +230,11 @@ fn workdir() {
 /// much cheaper than compiling C for every input).
 fn c_as_ir() -> &'static str {
     static IR: OnceLock<String> = OnceLock::new();
-    IR.get_or_init(|| passlab::Module::from_c(C_SOURCE, "m.c").expect("C source").print())
+    IR.get_or_init(|| {
+        passlab::Module::from_c(C_SOURCE, "m.c")
+            .expect("C source")
+            .print()
+    })
 }
 
 /// The session every input starts from.
@@ -229,7 +261,11 @@ struct Input {
 
 #[derive(Arbitrary, Debug)]
 enum Step {
-    Command { command: u8, args: Vec<Arg>, body: Option<Body> },
+    Command {
+        command: u8,
+        args: Vec<Arg>,
+        body: Option<Body>,
+    },
     /// A line or a cell, as typed.
     Raw(String),
     /// Completion, documentation and is_complete on text, at a position.
@@ -252,7 +288,12 @@ enum Arg {
     Small(u8),
     Float(f64),
     Text(String),
-    Buffer { ty: u8, len: u64, fill: u8, seed: i64 },
+    Buffer {
+        ty: u8,
+        len: u64,
+        fill: u8,
+        seed: i64,
+    },
     File(u8),
     Pipe,
     Equals,
@@ -320,7 +361,12 @@ fn arg(v: &Vocabulary, c: usize, a: &Arg) -> String {
         Arg::Small(n) => n.to_string(),
         Arg::Float(f) => f.to_string(),
         Arg::Text(t) => t.chars().take(24).collect(),
-        Arg::Buffer { ty, len, fill, seed } => {
+        Arg::Buffer {
+            ty,
+            len,
+            fill,
+            seed,
+        } => {
             let fill = match pick(FILLS, *fill as usize) {
                 "random" => format!("random({seed})"),
                 f => f.to_string(),
@@ -338,7 +384,11 @@ fn arg(v: &Vocabulary, c: usize, a: &Arg) -> String {
 /// text), before `sanitize`.
 fn render(v: &Vocabulary, step: &Step) -> Option<String> {
     match step {
-        Step::Command { command, args, body } => {
+        Step::Command {
+            command,
+            args,
+            body,
+        } => {
             let c = v.commands[*command as usize % v.commands.len()];
             let mut line = format!(":{}", COMMANDS[c].name);
             for a in args.iter().take(8) {
@@ -348,7 +398,8 @@ fn render(v: &Vocabulary, step: &Step) -> Option<String> {
             let body = match body {
                 Some(Body::Source(i)) => {
                     let (flags, text) = BODIES[*i as usize % BODIES.len()];
-                    if !flags.is_empty() && COMMANDS[c].name == "module" && !line.contains("--lang") {
+                    if !flags.is_empty() && COMMANDS[c].name == "module" && !line.contains("--lang")
+                    {
                         line.push(' ');
                         line.push_str(flags);
                     }
@@ -440,7 +491,10 @@ fn sanitize_line(line: &str) -> Option<String> {
         // Not a command: an error, or a line of a source. C's #include and
         // #embed could read any file (/dev/zero): not those.
         let lower = line.to_ascii_lowercase();
-        if ["include", "embed", "import", "/dev", "/proc", "/sys"].iter().any(|w| lower.contains(w)) {
+        if ["include", "embed", "import", "/dev", "/proc", "/sys"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
             return None;
         }
         return Some(line.to_string());
@@ -454,7 +508,11 @@ fn sanitize_line(line: &str) -> Option<String> {
     }
     let mut words: Vec<String> = Vec::new();
     for w in t.split_whitespace() {
-        let w = if w.contains("repeat<") { cap_digits(w, 3) } else { w.to_string() };
+        let w = if w.contains("repeat<") {
+            cap_digits(w, 3)
+        } else {
+            w.to_string()
+        };
         let w = match w.split_once('=') {
             Some((k, val)) => {
                 let val = match k {
@@ -487,7 +545,9 @@ fn sanitize_line(line: &str) -> Option<String> {
     }
     if name == "tune"
         && !matches!(words.get(1).map(String::as_str), Some("apply" | "save"))
-        && !words.iter().any(|w| w.starts_with("trials=") || w.starts_with("seconds="))
+        && !words
+            .iter()
+            .any(|w| w.starts_with("trials=") || w.starts_with("seconds="))
     {
         words.push("trials=3".into());
     }
@@ -524,7 +584,10 @@ fn run(s: &mut Session, cell: &str) {
         Ok(o) => check_output(&o),
         Err(e) => {
             let message = e.to_string();
-            assert!(!message.trim().is_empty(), "an error without a message for {cell:?}: {e:?}");
+            assert!(
+                !message.trim().is_empty(),
+                "an error without a message for {cell:?}: {e:?}"
+            );
         }
     }
 }

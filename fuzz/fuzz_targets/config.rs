@@ -25,7 +25,12 @@ fuzz_target!(|data: &[u8]| {
         passlab::jit::declare_config();
         registry::config_options()
     });
-    for ty in [ConfigType::Bool, ConfigType::Int, ConfigType::Float, ConfigType::Str] {
+    for ty in [
+        ConfigType::Bool,
+        ConfigType::Int,
+        ConfigType::Float,
+        ConfigType::Str,
+    ] {
         if let Some(v) = ConfigValue::parse(ty, text) {
             assert_eq!(v.ty(), ty);
             let again = ConfigValue::parse(ty, &v.to_string());
@@ -48,7 +53,11 @@ fuzz_target!(|data: &[u8]| {
                     v.to_string()
                 );
             }
-            Err(e) => assert!(!e.to_string().trim().is_empty(), "config.{}: empty error message", option.key),
+            Err(e) => assert!(
+                !e.to_string().trim().is_empty(),
+                "config.{}: empty error message",
+                option.key
+            ),
         }
         let _ = option.expected();
     }

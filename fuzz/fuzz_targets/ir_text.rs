@@ -21,14 +21,26 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let stats = m.stats();
-    assert_eq!(stats.instructions, m.instruction_count(), "stats() and instruction_count() disagree");
+    assert_eq!(
+        stats.instructions,
+        m.instruction_count(),
+        "stats() and instruction_count() disagree"
+    );
     assert_eq!(stats.functions as usize, stats.per_function.len());
     assert_eq!(
         stats.instructions,
-        stats.per_function.iter().map(|f| f.instructions).sum::<u64>(),
+        stats
+            .per_function
+            .iter()
+            .map(|f| f.instructions)
+            .sum::<u64>(),
         "per-function instructions do not add up"
     );
-    assert_eq!(stats.instructions, stats.per_opcode.values().sum::<u64>(), "per-opcode counts do not add up");
+    assert_eq!(
+        stats.instructions,
+        stats.per_opcode.values().sum::<u64>(),
+        "per-opcode counts do not add up"
+    );
     let _ = stats.table();
     let printed = m.print();
     let _ = m.name();
@@ -48,6 +60,12 @@ fuzz_target!(|data: &[u8]| {
     let _ = m.bitcode();
     let snapshot = m.snapshot();
     let mut restored = m.copy();
-    restored.restore(&snapshot).expect("a snapshot does not restore");
-    assert_eq!(restored.print(), printed, "the restored snapshot prints differently");
+    restored
+        .restore(&snapshot)
+        .expect("a snapshot does not restore");
+    assert_eq!(
+        restored.print(),
+        printed,
+        "the restored snapshot prints differently"
+    );
 });

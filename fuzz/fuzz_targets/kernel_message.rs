@@ -113,7 +113,9 @@ fn json_of(v: &JsonValue, depth: usize) -> Value {
         JsonValue::Int(i) => json!(i),
         JsonValue::Float(x) => json!(x),
         JsonValue::Text(t) => json!(t),
-        JsonValue::List(l) if depth < 8 => Value::Array(l.iter().map(|v| json_of(v, depth + 1)).collect()),
+        JsonValue::List(l) if depth < 8 => {
+            Value::Array(l.iter().map(|v| json_of(v, depth + 1)).collect())
+        }
         JsonValue::Object(o) if depth < 8 => Value::Object(
             o.iter()
                 .map(|(k, v)| (k.clone(), json_of(v, depth + 1)))
@@ -129,7 +131,11 @@ fn part_bytes(p: &Part) -> Vec<u8> {
             let mut o = serde_json::Map::new();
             let ty = MSG_TYPES[h.msg_type_index as usize % MSG_TYPES.len()];
             for (k, f, good) in [
-                ("msg_id", &h.msg_id, json!("6d1c5c1e-0b1a-4d7e-9d62-1c1f0d7d2f01")),
+                (
+                    "msg_id",
+                    &h.msg_id,
+                    json!("6d1c5c1e-0b1a-4d7e-9d62-1c1f0d7d2f01"),
+                ),
                 ("username", &h.username, json!("fuzz")),
                 ("session", &h.session, json!("f0e1d2c3")),
                 ("date", &h.date, json!("2024-05-01T12:00:00.000000Z")),
@@ -158,7 +164,11 @@ fuzz_target!(|input: Input| {
             signature,
             parts,
         } => {
-            let mut frames: Vec<Bytes> = identities.iter().take(4).map(|i| Bytes::from(i.clone())).collect();
+            let mut frames: Vec<Bytes> = identities
+                .iter()
+                .take(4)
+                .map(|i| Bytes::from(i.clone()))
+                .collect();
             if *delimiter {
                 frames.push(Bytes::from_static(DELIMITER));
             }
@@ -187,7 +197,11 @@ fuzz_target!(|input: Input| {
             (frames, signed.then_some(key))
         }
         Input::Frames { signed, frames } => (
-            frames.iter().take(16).map(|f| Bytes::from(f.clone())).collect(),
+            frames
+                .iter()
+                .take(16)
+                .map(|f| Bytes::from(f.clone()))
+                .collect(),
             signed.then_some(key),
         ),
     };
@@ -200,7 +214,10 @@ fuzz_target!(|input: Input| {
     let raw = match RawMessage::from_multipart(multipart, &mac) {
         Ok(raw) => raw,
         Err(e) => {
-            assert!(!e.to_string().trim().is_empty(), "from_multipart: empty error message");
+            assert!(
+                !e.to_string().trim().is_empty(),
+                "from_multipart: empty error message"
+            );
             return;
         }
     };
@@ -208,7 +225,9 @@ fuzz_target!(|input: Input| {
     match decode::decode(raw) {
         Ok(m) => {
             match &m.content {
-                JupyterMessageContent::UnknownMessage(u) => assert_eq!(u.msg_type, m.header.msg_type),
+                JupyterMessageContent::UnknownMessage(u) => {
+                    assert_eq!(u.msg_type, m.header.msg_type)
+                }
                 other => panic!("decoded as {other:?}"),
             }
             assert_eq!(m.buffers.len(), n_parts - 4);

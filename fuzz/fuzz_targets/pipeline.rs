@@ -17,7 +17,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(*p, p.trim(), "split gave an untrimmed element for {text:?}");
             }
         }
-        Err(e) => assert!(!e.to_string().trim().is_empty(), "split: empty error message"),
+        Err(e) => assert!(
+            !e.to_string().trim().is_empty(),
+            "split: empty error message"
+        ),
     }
     match passlab::pipeline::parse(text) {
         Ok(pass) => {
@@ -28,6 +31,9 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = pass.info();
         }
-        Err(e) => assert!(!e.to_string().trim().is_empty(), "parse: empty error message for {text:?}"),
+        Err(e) => assert!(
+            !e.to_string().trim().is_empty(),
+            "parse: empty error message for {text:?}"
+        ),
     }
 });

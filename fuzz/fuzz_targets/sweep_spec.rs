@@ -73,9 +73,15 @@ fuzz_target!(|data: &[u8]| {
     let mut all: Vec<_> = units.iter().map(key).collect();
     all.sort();
     for count in [1, 2, 3, 7] {
-        let mut dealt: Vec<_> = (0..count).flat_map(|i| spec.assign(i, count)).map(|u| key(&u)).collect();
+        let mut dealt: Vec<_> = (0..count)
+            .flat_map(|i| spec.assign(i, count))
+            .map(|u| key(&u))
+            .collect();
         dealt.sort();
-        assert_eq!(dealt, all, "{count} shards do not deal the units out exactly once");
+        assert_eq!(
+            dealt, all,
+            "{count} shards do not deal the units out exactly once"
+        );
     }
     assert_eq!(spec.fingerprint().len(), 16);
 });

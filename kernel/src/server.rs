@@ -9,9 +9,7 @@
 use crate::executor::{self, Done, Job};
 use crate::reply::{self, message, status};
 use anyhow::Context;
-use jupyter_protocol::{
-    ConnectionInfo, JupyterMessage,
-};
+use jupyter_protocol::{ConnectionInfo, JupyterMessage};
 use jupyter_zmq_client::connection::RawMessage;
 use jupyter_zmq_client::{
     create_kernel_control_connection, create_kernel_heartbeat_connection,

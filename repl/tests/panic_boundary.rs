@@ -50,11 +50,15 @@ fn a_script_goes_on_after_a_panic_and_the_module_is_as_it_was() {
     let module = |t: &str| t.split("\nmodules").next().unwrap_or("").trim().to_string();
     assert_eq!(module(shown[0]), module(shown[1]), "{out}");
     assert!(shown[0].contains("mul nsw i32"), "{out}");
-    assert!(out.contains("modules"), "the line after the panic did not run: {out}");
+    assert!(
+        out.contains("modules"),
+        "the line after the panic did not run: {out}"
+    );
 }
 
 #[test]
-fn the_repl_goes_on_after_a_panic_and_the_buffer_is_not_made() -> Result<(), rexpect::error::Error> {
+fn the_repl_goes_on_after_a_panic_and_the_buffer_is_not_made() -> Result<(), rexpect::error::Error>
+{
     let home = folder("panic-home");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_passlab"));
     cmd.env("HOME", &home)
@@ -92,7 +96,11 @@ fn a_sweep_stops_with_the_unit_named() {
     let dir = folder("panic-sweep");
     std::fs::write(dir.join("a.c"), SOURCE).unwrap();
     let spec = dir.join("spec.toml");
-    std::fs::write(&spec, "corpus = [\"a.c\"]\nstrategy = \"random\"\ntrials = 2\n").unwrap();
+    std::fs::write(
+        &spec,
+        "corpus = [\"a.c\"]\nstrategy = \"random\"\ntrials = 2\n",
+    )
+    .unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_passlab"))
         .arg("sweep")
@@ -108,7 +116,8 @@ fn a_sweep_stops_with_the_unit_named() {
     let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("internal error in the sweep's unit") && text.contains("injected panic at sweep::unit"),
+        text.contains("internal error in the sweep's unit")
+            && text.contains("injected panic at sweep::unit"),
         "{text}"
     );
 }

@@ -163,7 +163,9 @@ impl Module {
         if let Some(ir) = src.ir()? {
             return Self::parse_verified(ctx, &ir, src.name());
         }
-        let raw = src.compile(ctx.raw()).inspect_err(|_| leak_if_fatal(&ctx))?;
+        let raw = src
+            .compile(ctx.raw())
+            .inspect_err(|_| leak_if_fatal(&ctx))?;
         let name = src.name();
         unsafe {
             LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
@@ -521,9 +523,6 @@ impl DiagnosticCapture {
     }
 }
 
-#[cfg(test)]
-mod tests;
-
 /// After a failed parse or compile: when an LLVM fatal error abandoned it,
 /// what it built is still in `ctx` in an unknown state, so the context is
 /// never disposed (shim/guard.h).
@@ -537,12 +536,14 @@ fn leak_if_fatal(ctx: &Rc<LlvmContext>) {
 /// The error for IR that parses but does not verify: the verifier's first
 /// message, located in `source` (IR text) at the instruction it names where
 /// that instruction can be found there.
-pub(crate) fn invalid_ir(source_name: &str, source: &[u8], report: &str) -> Error {
+fn invalid_ir(source_name: &str, source: &[u8], report: &str) -> Error {
     let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let text = std::str::from_utf8(source).ok().filter(|_| !source.starts_with(b"BC"));
-    let (line, column, line_text) = text
-        .and_then(|t| locate(t, report))
-        .unwrap_or((0, 0, String::new()));
+    let text = std::str::from_utf8(source)
+        .ok()
+        .filter(|_| !source.starts_with(b"BC"));
+    let (line, column, line_text) =
+        text.and_then(|t| locate(t, report))
+            .unwrap_or((0, 0, String::new()));
     Error::InvalidIr {
         source_name: source_name.to_string(),
         line,
@@ -598,3 +599,6 @@ fn locate(text: &str, report: &str) -> Option<(u32, u32, String)> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests;

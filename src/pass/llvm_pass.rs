@@ -343,8 +343,16 @@ mod tests {
     /// for it; opt-19 segfaults too). Every run computes the summary first.
     #[test]
     fn codegenprepare_runs_on_its_own() {
-        let mut m = Module::from_ir(&format!("target triple = \"x86_64-pc-linux-gnu\"\n{IR}"), "m.ll").unwrap();
-        for text in ["codegenprepare", "function(codegenprepare)", "instcombine,codegenprepare"] {
+        let mut m = Module::from_ir(
+            &format!("target triple = \"x86_64-pc-linux-gnu\"\n{IR}"),
+            "m.ll",
+        )
+        .unwrap();
+        for text in [
+            "codegenprepare",
+            "function(codegenprepare)",
+            "instcombine,codegenprepare",
+        ] {
             crate::pipeline::parse(text).unwrap().apply(&mut m).unwrap();
         }
         m.verify().unwrap();

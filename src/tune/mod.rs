@@ -727,4 +727,3 @@ mod tests {
         assert_eq!(g.score(&t, Some(&o0)), None);
     }
 }
-

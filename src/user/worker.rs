@@ -555,27 +555,6 @@ pub fn render_diagnostics(
     out.trim_end().to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn diagnostics_use_the_cells_lines() {
-        let d = Diagnostic {
-            level: "error".into(),
-            code: Some("E0308".into()),
-            message: "mismatched types".into(),
-            spans: vec![(2, 5, 2, 10, "expected `bool`".into())],
-            notes: vec!["help: return a bool".into()],
-        };
-        let text = render_diagnostics(&[d], "fn f() -> bool {\n    1 + 2\n}", "cell", 2);
-        assert_eq!(
-            text,
-            "error[E0308]: mismatched types\n --> cell:3:5\n  |\n3 |     1 + 2\n  |     ^^^^^ expected `bool`\n  = help: return a bool"
-        );
-    }
-}
-
 /// A new folder for the worker's socket, that only this user can enter:
 /// a random name under the temporary folder, made with mode 0700 (made
 /// anew, never one that exists: another user cannot prepare it).
@@ -603,11 +582,28 @@ fn private_dir() -> Result<std::path::PathBuf> {
 }
 
 #[cfg(test)]
-mod private_dir_tests {
-    use std::os::unix::fs::PermissionsExt;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostics_use_the_cells_lines() {
+        let d = Diagnostic {
+            level: "error".into(),
+            code: Some("E0308".into()),
+            message: "mismatched types".into(),
+            spans: vec![(2, 5, 2, 10, "expected `bool`".into())],
+            notes: vec!["help: return a bool".into()],
+        };
+        let text = render_diagnostics(&[d], "fn f() -> bool {\n    1 + 2\n}", "cell", 2);
+        assert_eq!(
+            text,
+            "error[E0308]: mismatched types\n --> cell:3:5\n  |\n3 |     1 + 2\n  |     ^^^^^ expected `bool`\n  = help: return a bool"
+        );
+    }
 
     #[test]
     fn the_socket_folder_is_private_and_new() {
+        use std::os::unix::fs::PermissionsExt;
         let a = super::private_dir().unwrap();
         let b = super::private_dir().unwrap();
         assert_ne!(a, b);

@@ -161,7 +161,12 @@ pub(super) fn time_spec(command: &str, a: &Args) -> Result<crate::jit::TimeSpec>
             .parse()
             .ok()
             .filter(|n| (lo..=hi).contains(n))
-            .ok_or_else(|| err(command, format!("{k} expects a whole number from {lo} to {hi}, got '{v}'")))?;
+            .ok_or_else(|| {
+                err(
+                    command,
+                    format!("{k} expects a whole number from {lo} to {hi}, got '{v}'"),
+                )
+            })?;
         match k.as_str() {
             "number" => spec.number = n,
             "repeat" => spec.repeat = usize::try_from(n).unwrap_or(usize::MAX),
