@@ -48,7 +48,13 @@ fn kernel_o2() -> Jit {
 fn packed_overhead() {
     let jit = kernel_o2();
     let (native, packed, index) = jit.addresses("add").unwrap();
+    // SAFETY: `native` is the address the JIT linked in this process for
+    // `add`, compiled from `int add(int, int)` (C `int` is `i32`), and `jit`
+    // stays alive (keeping the code mapped) for every call below.
     let native: extern "C" fn(i32, i32) -> i32 = unsafe { std::mem::transmute(native) };
+    // SAFETY: `packed` is the linked address of the JIT's packed entry point,
+    // which has exactly this signature (see `Jit::addresses`); `jit` outlives
+    // the calls below.
     let packed: unsafe extern "C" fn(u32, *const u64) -> u64 =
         unsafe { std::mem::transmute(packed) };
     let n: u64 = 50_000_000;
@@ -67,6 +73,9 @@ fn packed_overhead() {
         for i in 0..n {
             slots[0] = std::hint::black_box(i);
             slots[1] = 1;
+            // SAFETY: `index` is `add`'s index in the packed entry point and
+            // `slots` holds its two argument slots, alive for the call; `add`
+            // only adds integers, so it cannot fault.
             acc = acc.wrapping_add(unsafe { packed(std::hint::black_box(index), slots.as_ptr()) });
         }
         std::hint::black_box(acc);
@@ -185,6 +194,8 @@ fn engines() {
     use llvm_sys::core::*;
     use llvm_sys::orc2::lljit::*;
     use llvm_sys::orc2::*;
+    // SAFETY: these LLVM initialisers take no arguments and only register
+    // the native target and MCJIT; they may be called more than once.
     unsafe {
         llvm_sys::execution_engine::LLVMLinkInMCJIT();
         llvm_sys::target::LLVM_InitializeNativeTarget();
@@ -215,6 +226,10 @@ fn engines() {
         let m = Module::load(&sources).unwrap();
         let bitcode = m.bitcode();
         let c_symbol = std::ffi::CString::new(symbol).unwrap();
+        // SAFETY: `bitcode` outlives the closure and is valid for
+        // `bitcode.len()` bytes (the buffer copies it); `ctx` is a live
+        // context from the caller; the buffer is disposed once, after
+        // parsing, which does not take ownership of it.
         let parse = |ctx| unsafe {
             let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
                 bitcode.as_ptr().cast(),
@@ -231,6 +246,13 @@ fn engines() {
         };
         let (mut mcjit, mut orc, mut ours) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds() {
+            // SAFETY: every LLVM object here is created in this block and used
+            // only while alive: the MCJIT engine takes ownership of `module`
+            // and is disposed before its context; the thread-safe module takes
+            // ownership of the second `module`, `LLJIT` takes the module and
+            // generator, and is disposed before `tsctx`. Each error result is
+            // checked (asserted null/0) before the object is used. `c_symbol`
+            // is a NUL-terminated string alive for the lookups.
             unsafe {
                 let ctx = LLVMContextCreate();
                 let module = parse(ctx);

@@ -9,7 +9,9 @@
 //! Text is drawn with DejaVu Sans, built into the binary (the `dejavu` crate)
 //! and rasterised by plotters' `ab_glyph` backend, so a PNG is legible on a
 //! machine with no fonts installed; an SVG names `sans-serif` and leaves
-//! the glyphs to its viewer.
+//! the glyphs to its viewer; no system fonts are read. PNGs are encoded
+//! with the `png` crate. Point labels are placed so that they do not
+//! overlap.
 //!
 //! This module knows nothing of where a chart is shown: front ends put the
 //! bytes in a notebook or a file.

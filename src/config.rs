@@ -1,9 +1,70 @@
 //! Typed configuration options for a [`PassContext`](crate::PassContext),
 //! declared by the passes that read them (TVM's
 //! `TVM_REGISTER_PASS_CONFIG_OPTION`).
+//!
+//! The table of declared options lives here, at the bottom of the core, and
+//! the modules above fill it: each submits its [`Declarations`] with
+//! `inventory::submit!` beside the code that reads the options, as TVM's
+//! macro does with a static initializer. The linker gathers the
+//! submissions, so the table is complete before its first use, and nothing
+//! here names a module above.
 
+use crate::error::nearest_names;
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{OnceLock, RwLock};
+
+/// One module's options, submitted once with `inventory::submit!`.
+pub struct Declarations(pub fn() -> Vec<ConfigOption>);
+
+inventory::collect!(Declarations);
+
+fn table() -> &'static RwLock<BTreeMap<String, ConfigOption>> {
+    static TABLE: OnceLock<RwLock<BTreeMap<String, ConfigOption>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut options = BTreeMap::new();
+        for declarations in inventory::iter::<Declarations> {
+            for option in (declarations.0)() {
+                options.insert(option.key.clone(), option);
+            }
+        }
+        RwLock::new(options)
+    })
+}
+
+/// Declares an option at run time; re-declaring a key is an error.
+pub fn declare(option: ConfigOption) -> Result<()> {
+    let mut t = table().write().unwrap_or_else(|p| p.into_inner());
+    if t.contains_key(&option.key) {
+        return Err(Error::Invalid(format!(
+            "config option '{}' is already declared",
+            option.key
+        )));
+    }
+    t.insert(option.key.clone(), option);
+    Ok(())
+}
+
+/// The declared option `key`; an unknown key lists the valid ones.
+pub fn option(key: &str) -> Result<ConfigOption> {
+    let t = table().read().unwrap_or_else(|p| p.into_inner());
+    t.get(key).cloned().ok_or_else(|| Error::UnknownConfig {
+        key: key.to_string(),
+        valid: t.keys().cloned().collect(),
+        suggestions: nearest_names(key, t.keys().map(String::as_str)),
+    })
+}
+
+/// All declared options, by key.
+pub fn options() -> Vec<ConfigOption> {
+    table()
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .cloned()
+        .collect()
+}
 
 /// The type of a configuration option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +273,22 @@ impl ConfigOption {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two modules declaring one key would leave one declaration unseen.
+    #[test]
+    fn no_key_is_submitted_twice() {
+        let mut keys: Vec<String> = inventory::iter::<Declarations>
+            .into_iter()
+            .flat_map(|d| (d.0)())
+            .map(|o| o.key)
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all);
+        assert!(option("passlab.verify_each").is_ok());
+        assert!(option("jit.timeout_ms").is_ok());
+    }
 
     #[test]
     fn values_outside_the_range_are_refused_with_the_range() {

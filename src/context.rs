@@ -6,10 +6,15 @@
 //! one. Unlike TVM, [`PassContext::inherit`] starts from the enclosing
 //! context's settings, so a nested scope overrides only what it sets;
 //! [`PassContext::new`] starts fresh, as TVM's contexts do.
+//!
+//! The gating rule lives here, in [`PassContext::pass_enabled`] (disabled
+//! never runs, then required always, then by opt level), so that every
+//! sequential applies the same one; `:explain` states it with reasons and
+//! must stay in step. This layer knows instruments and config options, not
+//! the pass kinds above it.
 
 use crate::config::{ConfigOption, ConfigValue};
 use crate::instrument::Instrument;
-use crate::registry;
 use crate::{Error, Result};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -311,7 +316,7 @@ fn type_error(key: &str, expected: &str, got: ConfigValue) -> Error {
 }
 
 fn config_option(key: &str) -> Result<ConfigOption> {
-    registry::config_option(key)
+    crate::config::option(key)
 }
 
 /// Pops its context when dropped (or when [`ContextGuard::exit`] is called),

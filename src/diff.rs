@@ -4,6 +4,13 @@
 //! into lines, numbered (equal lines, equal numbers) and diffed with
 //! `similar`'s Myers implementation, which then compares integers, not
 //! strings. Hunks are grouped by `similar` and rendered in `diff -u` form.
+//!
+//! Long middles are diffed with patience diff, and every diff has a
+//! deadline. [`edits`] and [`apply`] are the same differences as edit
+//! scripts (the explorer stores a function's versions that way).
+//! `Background` is the thread print-changed and explore hand their diffs
+//! to, results taken in order; printing, which reads the IR, stays on the
+//! pipeline's thread.
 
 use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp};
 use std::collections::HashMap;

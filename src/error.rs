@@ -3,6 +3,12 @@
 //! Every message says what was wrong, where (line:column, pass, key), and
 //! what would be valid (nearest names). Messages are lowercase with no
 //! trailing period, so that front ends can prefix or wrap them.
+//!
+//! Every failure the core reports is an [`Error`] with an [`ErrorKind`];
+//! paths that handle user input return one and never `unwrap`. Beside it:
+//! [`nearest_names`] for suggestions, [`panic_message`] for a caught panic,
+//! and [`panic_point`], the debug builds' panic injection
+//! (`PASSLAB_PANIC_AT`) that the panic-boundary tests of each front end use.
 
 use std::fmt;
 

@@ -1,5 +1,9 @@
 //! Declarations of the C++ shim (`shim/shim.cpp`) and the glue that turns
 //! its byte sinks into Rust strings. Nothing outside the crate sees these.
+//!
+//! Every entry point user input reaches runs its work under the shim's
+//! fatal-error guard (`shim/guard.h`); the `guard_tests` here check each
+//! claim that file makes about what a caught fatal error may skip.
 
 use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef, LLVMValueRef};
 use std::ffi::c_void;

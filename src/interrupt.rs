@@ -7,6 +7,13 @@
 //!
 //! A front end calls [`request`] (Ctrl-C, a Jupyter interrupt); the session
 //! clears the request before each command, so it never reaches the next.
+//!
+//! Who listens: the JIT reports the pid of the child that runs code
+//! ([`interrupt_child`] signals it; this module does not reach into the
+//! JIT); LLVM pipelines through the bridge's should-run hook, sequentials
+//! between elements, and Rust passes, `:tune` and code generation poll
+//! [`requested`]. [`request`] is async-signal-safe, so the REPL's SIGINT
+//! handler and the kernel's control thread call the same function.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -28,7 +35,10 @@ pub fn request() {
 /// whether something was running.
 pub fn interrupt_child() -> bool {
     let pid = CHILD.load(Ordering::SeqCst);
-    // Safe: a plain signal to a process of ours.
+    // SAFETY: `kill` takes no pointers and is async-signal-safe, so calling
+    // it from any thread or a signal handler is sound; `pid > 0` rules out
+    // signalling a process group. `pid` is the JIT's child (set while it
+    // runs, cleared when the parent stops waiting), a process of ours.
     pid > 0 && unsafe { libc::kill(pid, libc::SIGINT) } == 0
 }
 

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod chart;
+pub mod child;
 pub mod config;
 pub mod context;
 pub mod diff;
@@ -41,7 +42,7 @@ pub mod pass;
 pub mod passes;
 pub mod pipeline;
 pub mod prelude;
-pub mod registry;
+pub mod rng;
 pub mod session;
 pub mod table;
 pub mod tune;
@@ -52,4 +53,5 @@ pub use context::{ContextGuard, PassContext};
 pub use error::{nearest_names, panic_message, panic_point, Error, ErrorKind, Result};
 pub use instrument::Instrument;
 pub use module::{Lang, Module, Snapshot, Source, Stats};
+pub use pass::registry;
 pub use pass::{FunctionPass, LlvmPass, ModulePass, Pass, PassInfo, PassRef, PrintIr, Sequential};

@@ -2,10 +2,19 @@
 //! running with hooks that see every pass LLVM runs, and the pipeline
 //! tuning options.
 //!
-//! A shim `Runner` keeps a PassBuilder, its four analysis managers and the
-//! parsed pass managers alive across runs; runners are cached per thread by
-//! target triple and tuning options, so a cheap pass on a small module pays
-//! for LLVM's set-up once, not on every run.
+//! A shim `Runner` keeps a PassBuilder and its four analysis managers alive
+//! across runs (the analyses cleared after each); runners are cached per
+//! thread by target triple, tuning options and target, so a cheap pass on
+//! a small module pays for LLVM's set-up once, not on every run. The
+//! pipeline itself is parsed anew on every run: some LLVM passes are
+//! single-use (`ModuleInlinerWrapperPass` moves its inner pass manager away
+//! when it runs).
+//!
+//! `Hooks` is what the shim's instrumentation callbacks reach, through
+//! trampolines that catch panics. An LLVM fatal error during a run is
+//! caught by the shim's guard (`shim/guard.h`); the runner is then poisoned
+//! (dropped from the cache, never used or freed again) and so is the module
+//! it ran on, which the failing pass replaces with its snapshot.
 
 use crate::ffi;
 use crate::{Error, Result};
@@ -80,6 +89,8 @@ impl Default for Tuning {
             call_graph_profile: false,
             inliner_threshold: 0,
         };
+        // SAFETY: `t` is a live, fully initialised `#[repr(C)]` `Tuning`
+        // (the shim's `plab_tuning`), which the shim only writes.
         unsafe { ffi::plab_tuning_defaults(&mut t) };
         t
     }
@@ -116,6 +127,9 @@ struct RunnerHandle {
 impl Drop for RunnerHandle {
     fn drop(&mut self) {
         if !self.poisoned.get() {
+            // SAFETY: `self.raw` came from `plab_runner_new` (checked
+            // non-null), is owned by this handle alone and freed once, here;
+            // a runner a fatal error abandoned is poisoned and never freed.
             unsafe { ffi::plab_runner_free(self.raw) }
         }
     }
@@ -185,6 +199,8 @@ impl Target {
 
 /// This machine's processor, as LLVM names it (`znver3`, `skylake`…).
 pub fn host_cpu() -> String {
+    // SAFETY: LLVM returns a new NUL-terminated string, which is copied and
+    // then freed once with LLVMDisposeMessage.
     unsafe {
         let p = llvm_sys::target_machine::LLVMGetHostCPUName();
         let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -195,6 +211,8 @@ pub fn host_cpu() -> String {
 
 /// This machine's processor features (`+sse4.2,+avx2,…`).
 pub fn host_features() -> String {
+    // SAFETY: LLVM returns a new NUL-terminated string, which is copied and
+    // then freed once with LLVMDisposeMessage.
     unsafe {
         let p = llvm_sys::target_machine::LLVMGetHostCPUFeatures();
         let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -208,6 +226,8 @@ pub fn host_features() -> String {
 pub(crate) fn check_cpu(cpu: &str) -> std::result::Result<(), String> {
     let known = || {
         CString::new(cpu)
+            // SAFETY: a null triple means the host's; `c` is a NUL-terminated
+            // string alive for the call, which the shim only reads.
             .is_ok_and(|c| unsafe { ffi::plab_cpu_known(std::ptr::null(), c.as_ptr()) })
     };
     if cpu.is_empty() || cpu == "host" || known() {
@@ -243,6 +263,9 @@ pub(crate) fn set_target(module: LLVMModuleRef, target: &Target) {
     }
     let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
     let features = CString::new(target.features.as_str()).unwrap_or_default();
+    // SAFETY: `module` is the caller's live module, not being run on;
+    // `cpu` and `features` are NUL-terminated strings alive for the call
+    // (LLVM copies the attribute values).
     unsafe { ffi::plab_set_target(module, cpu.as_ptr(), features.as_ptr()) }
 }
 
@@ -264,6 +287,9 @@ fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHa
     let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
     let features = CString::new(target.features.as_str()).unwrap_or_default();
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: the three strings are NUL-terminated and alive for the call,
+    // `tuning` is a live `#[repr(C)]` `plab_tuning`, and `sinks` outlives the
+    // call and is what `SINK_FIRST` expects behind `sinks.user()`.
     let raw = unsafe {
         ffi::plab_runner_new(
             c_triple.as_ptr(),
@@ -317,6 +343,9 @@ pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
     let r = runner("", &Tuning::default(), &Target::default()).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `c` is a
+    // NUL-terminated string and `sinks` the `Sinks` that `SINK_FIRST`
+    // expects, both alive for the call.
     if unsafe { ffi::plab_runner_check(r.raw, c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
         Ok(())
     } else {
@@ -330,6 +359,10 @@ pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
     let c = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| Error::Invalid("plugin path contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: `c` is a NUL-terminated path and `sinks` the `Sinks` that
+    // `SINK_FIRST` expects, both alive for the call. Loading runs the
+    // plugin's own initialisers: the caller must trust the plugin (as with
+    // `opt -load-pass-plugin`); Rust cannot check foreign code.
     if !unsafe { ffi::plab_load_plugin(c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
         return Err(Error::Invalid(format!(
             "cannot load LLVM pass plugin {}: {}",
@@ -348,6 +381,9 @@ pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Ve
     let r = runner("", &Tuning::default(), &Target::default())?;
     let c = CString::new(name).map_err(|_| Error::Invalid("pass name contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `c` is a
+    // NUL-terminated name and `sinks` the `Sinks` that `SINK_FIRST` expects,
+    // both alive for the call.
     let unit = unsafe {
         ffi::plab_runner_pass_unit(r.raw, c.as_ptr(), remember, ffi::SINK_FIRST, sinks.user())
     };
@@ -366,6 +402,8 @@ pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Ve
 pub(crate) fn print_passes() -> Result<String> {
     let r = runner("", &Tuning::default(), &Target::default())?;
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `sinks` is
+    // the `Sinks` that `SINK_FIRST` expects, alive for the call.
     unsafe { ffi::plab_runner_print_passes(r.raw, ffi::SINK_FIRST, sinks.user()) };
     Ok(String::from_utf8_lossy(&sinks.first).into_owned())
 }
@@ -457,6 +495,11 @@ pub(crate) fn run_pipeline(
     let mut sinks = ffi::Sinks::default();
     r.busy.set(true);
     let ok = match hooks {
+        // SAFETY: `r` keeps its live, unpoisoned runner, marked busy so no
+        // nested run shares it; `module` is the caller's live module, which
+        // only this run touches; `c` is NUL-terminated; null hooks mean none;
+        // `sinks` is the `Sinks` that `SINK_FIRST` expects. All outlive the
+        // call.
         None => unsafe {
             ffi::plab_runner_run(
                 r.raw,
@@ -475,6 +518,11 @@ pub(crate) fn run_pipeline(
                 before: Some(tramp_before),
                 after: Some(tramp_after),
             };
+            // SAFETY: as above; in addition `raw_hooks` and `state` (which
+            // its `user` points to, and which the trampolines cast back to
+            // `HookState`) outlive the call, the shim drops its pointer to the
+            // hooks when the run ends, and the trampolines catch panics so
+            // none unwinds into C++.
             let ok = unsafe {
                 ffi::plab_runner_run(
                     r.raw,

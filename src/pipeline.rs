@@ -1,12 +1,16 @@
 //! Pipelines: text such as `mem2reg,fold-int,function(licm),default<O2>`
 //! turned into a [`Sequential`], and the default pipeline per opt level
 //! (TVM's `OptimizeImpl` analog).
+//!
+//! The default pipelines are submitted to the registry here, as `O0` …
+//! `O3`, with `inventory::submit!(registry::BuiltIn { … })`; each is gated
+//! at its own level.
 
 use crate::context::PassContext;
 use crate::instrument::{Bisect, BisectEntry};
 use crate::module::Module;
+use crate::pass::registry::{self, BuiltIn};
 use crate::pass::{Pass, PassInfo, PassRef, Sequential};
-use crate::registry;
 use crate::{Error, Result};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -94,6 +98,17 @@ pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
     Ok(Arc::new(
         Sequential::with_info(default_pipeline_info(level), passes).at_opt_level(level),
     ))
+}
+
+// The default pipelines by name, so that `O2` works wherever a pass name
+// does.
+inventory::submit! { BuiltIn { info: || default_pipeline_info(0), make: || default_or_panic(0) } }
+inventory::submit! { BuiltIn { info: || default_pipeline_info(1), make: || default_or_panic(1) } }
+inventory::submit! { BuiltIn { info: || default_pipeline_info(2), make: || default_or_panic(2) } }
+inventory::submit! { BuiltIn { info: || default_pipeline_info(3), make: || default_or_panic(3) } }
+
+fn default_or_panic(level: u32) -> PassRef {
+    default_pipeline(level).expect("the default pipelines consist of registered passes")
 }
 
 /// The info of [`default_pipeline`]: named `O0` … `O3`, registered under

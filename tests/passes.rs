@@ -309,7 +309,12 @@ fn function_pass_may_not_add_or_remove_functions() {
     let adder = FunctionPass::new(PassInfo::new("sneaky-adder", 0), |f, _ctx| {
         use inkwell::values::AsValueRef;
         // The module of `f`, borrowed (not owned) as inkwell sees it.
+        // SAFETY: `f` is a live function handed to the pass body.
         let raw = unsafe { llvm_sys::core::LLVMGetGlobalParent(f.as_value_ref()) };
+        // SAFETY: `raw` is the live module the pass runs on, its context
+        // alive for the call; `ManuallyDrop` keeps this view from disposing
+        // the module the `Module` under test owns, and it does not escape
+        // the closure.
         let m = std::mem::ManuallyDrop::new(unsafe { inkwell::module::Module::new(raw) });
         if m.get_function("extra").is_none() {
             let ctx = m.get_context();
@@ -331,6 +336,9 @@ fn function_pass_may_not_add_or_remove_functions() {
 
     let remover = FunctionPass::new(PassInfo::new("sneaky-remover", 0), |f, _ctx| {
         if f.get_name().to_bytes() == b"twice" {
+            // SAFETY: nothing in sum.c calls `twice`, so no IR uses it; `f`
+            // is not used again, and `FunctionPass` looks each function up
+            // by name when its turn comes, so it holds no stale handle.
             unsafe { f.delete() };
         }
         Ok(())
@@ -661,6 +669,10 @@ fn failing_after_change(kind: &'static str) -> PassRef {
         // Damage the module first, so that rollback has something to undo.
         m.with_ir(|ir| {
             for f in ir.get_functions().collect::<Vec<_>>() {
+                // SAFETY: every caller passes `sum_module()`, whose two
+                // functions (`sum`, `twice`) use no function and are used by
+                // none, so no IR refers to a deleted one; each handle was
+                // collected before any delete and is used once.
                 unsafe { f.delete() }
             }
         });

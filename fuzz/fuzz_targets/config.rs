@@ -22,7 +22,6 @@ fuzz_target!(|data: &[u8]| {
     static OPTIONS: OnceLock<Vec<passlab::ConfigOption>> = OnceLock::new();
     // The JIT declares its options when first used (a session does it).
     let options = OPTIONS.get_or_init(|| {
-        passlab::jit::declare_config();
         registry::config_options()
     });
     for ty in [

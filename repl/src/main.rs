@@ -184,12 +184,19 @@ extern "C" fn on_sigint(_: libc::c_int) {
 impl InterruptCommand {
     pub(crate) fn new() -> InterruptCommand {
         let handler = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: `on_sigint` is an `extern "C" fn(c_int)` that lives for the
+        // whole program and only calls `passlab::interrupt::request`, which
+        // is async-signal-safe (atomic stores and `kill`).
         InterruptCommand(unsafe { libc::signal(libc::SIGINT, handler) })
     }
 }
 
 impl Drop for InterruptCommand {
     fn drop(&mut self) {
+        // SAFETY: `self.0` is the disposition `signal` returned in `new`
+        // (a handler, SIG_DFL or SIG_IGN), so restoring it installs nothing
+        // that was not installed before; were it SIG_ERR, this call would
+        // just fail with EINVAL.
         unsafe { libc::signal(libc::SIGINT, self.0) };
     }
 }

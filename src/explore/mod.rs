@@ -12,6 +12,15 @@
 //! the network. Past a size budget, the histories of the functions changed
 //! least are left out (the page says so, and `:explore FUNCTION` shows any
 //! of them).
+//!
+//! The page is the passes column by column and the functions as gzip'd
+//! JSON, each function's history its own gzip'd blob (embedded most-changed
+//! first up to [`DEFAULT_BUDGET`]), with three files beside this one:
+//! `explorer.js` (plain DOM; decompresses a history when its function is
+//! selected), `explorer.css` (scoped to `.plab-explore`, stating every
+//! table property a host's stylesheet may set) and `hljs.js` (highlight.js
+//! and its LLVM grammar, vendored by `scripts/vendor-hljs.sh`). Nothing
+//! here knows Jupyter: the session puts the page in a `text/html` bundle.
 
 use crate::instrument::{Reach, Recording};
 use crate::llvm::IrUnit;

@@ -17,6 +17,16 @@
 //! data (rows a table or chart can use) with a text rendering, and stay
 //! readable after the context exits, until cleared.
 //!
+//! Every pass comes through the dispatch here — from `pass::call` for
+//! passlab's passes, from the bridge in `pass/llvm_pass.rs` for the passes
+//! LLVM runs — with a [`PassRun`] (the pass, its IR unit and name, nesting
+//! depth, whether LLVM runs it, whether it may have changed anything);
+//! LLVM's pass managers and adaptors are not passes (the shim filters
+//! them). The
+//! [`pass_clock`] stands still while hooks run, so instruments do not
+//! inflate the times they report. Instruments never hold LLVM handles past
+//! the outermost pass. This layer knows no pass kinds and no contexts.
+//!
 //! A custom instrument is a few closures:
 //!
 //! ```

@@ -6,6 +6,14 @@
 //! when it comes from the live IR (the unit of the current hook or the
 //! module's function list); stored entries of deleted functions are only
 //! read for their saved name and text.
+//!
+//! The `FunctionPrinter` keeps one module-wide slot tracker, so printing a
+//! function costs the function, not the module; metadata is numbered as
+//! functions are printed, each node keeping its number. A changed
+//! function's text is assembled from its cached blocks, printing again only
+//! the blocks whose hash changed (or the whole function when that is
+//! cheaper); `tests/printer.rs` checks every assembled text against a whole
+//! print.
 
 use super::PassRun;
 use crate::ffi;
@@ -43,11 +51,16 @@ pub(crate) fn unit_functions(unit: UnitRef, callers: bool) -> Vec<LLVMValueRef> 
     }
     let code = unit.kind.code();
     let mut out = vec![std::ptr::null_mut(); 8];
+    // SAFETY: `unit.handle` is non-null and, as a `UnitRef`, is LLVM's live
+    // object of kind `code` for the duration of the current hook; `out` is
+    // writable for `out.len()` handles and the shim writes at most that many.
     let n = unsafe {
         ffi::plab_unit_functions(code, unit.handle, callers, out.as_mut_ptr(), out.len())
     };
     if n > out.len() {
         out = vec![std::ptr::null_mut(); n];
+        // SAFETY: as above: the same live unit, and `out` now has room for
+        // all `n` handles (the shim never writes more than `out.len()`).
         unsafe {
             ffi::plab_unit_functions(code, unit.handle, callers, out.as_mut_ptr(), out.len())
         };
@@ -59,11 +72,16 @@ pub(crate) fn unit_functions(unit: UnitRef, callers: bool) -> Vec<LLVMValueRef> 
 /// The defined functions of a module, in order.
 pub(crate) fn module_functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
     let mut out = Vec::new();
+    // SAFETY: callers pass a live module (owned by a `Module` or the unit of
+    // the current hook); nothing edits it during this walk.
     let mut f = unsafe { LLVMGetFirstFunction(module) };
     while !f.is_null() {
+        // SAFETY: `f` is a non-null function of the live `module`, from the
+        // function list walked here.
         if unsafe { LLVMIsDeclaration(f) } == 0 {
             out.push(f);
         }
+        // SAFETY: as above, `f` is a live function of `module`.
         f = unsafe { LLVMGetNextFunction(f) };
     }
     out
@@ -71,17 +89,23 @@ pub(crate) fn module_functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
 
 pub(crate) fn function_name(f: LLVMValueRef) -> String {
     let mut len = 0;
+    // SAFETY: callers pass a function of the live IR (see the module docs);
+    // LLVM returns its name valid for `len` bytes, copied here at once.
     unsafe { ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned() }
 }
 
 /// (basic blocks, instructions) of one function.
 pub(crate) fn function_size(f: LLVMValueRef) -> (u64, u64) {
     let (mut blocks, mut instructions) = (0, 0);
+    // SAFETY: callers pass a function of the live IR (see the module docs);
+    // the two out-pointers are to live locals.
     unsafe { ffi::plab_function_size(f, &mut blocks, &mut instructions) };
     (blocks, instructions)
 }
 
 pub(crate) fn fingerprint(f: LLVMValueRef) -> u64 {
+    // SAFETY: callers pass a function of the live IR (see the module docs),
+    // which the shim only reads.
     unsafe { ffi::plab_fingerprint_function(f) }
 }
 
@@ -96,6 +120,8 @@ pub(crate) struct FunctionPrinter {
 impl FunctionPrinter {
     pub(crate) fn new(module: LLVMModuleRef) -> FunctionPrinter {
         FunctionPrinter {
+            // SAFETY: `module` is live; the printer keeps it, so callers
+            // drop (or `refresh`) the printer before the module goes away.
             raw: unsafe { ffi::plab_printer_new(module) },
             module,
         }
@@ -104,6 +130,8 @@ impl FunctionPrinter {
     /// Forgets the numbering (after the module's globals or metadata
     /// changed); the next print numbers the module again.
     pub(crate) fn refresh(&mut self) {
+        // SAFETY: `self.raw` came from `plab_printer_new` and is freed once,
+        // then replaced at once by a new printer for the same live module.
         unsafe {
             ffi::plab_printer_free(self.raw);
             self.raw = ffi::plab_printer_new(self.module);
@@ -113,6 +141,9 @@ impl FunctionPrinter {
     pub(crate) fn print(&mut self, f: LLVMValueRef) -> String {
         for attempt in 0..2 {
             let mut sinks = ffi::Sinks::default();
+            // SAFETY: `self.raw` is this printer's live shim object, `f` a
+            // function of its live module, and `sinks` outlives the call and
+            // is what `SINK_FIRST` expects behind `sinks.user()`.
             if unsafe { ffi::plab_printer_function(self.raw, f, ffi::SINK_FIRST, sinks.user()) } {
                 // LLVM prints UTF-8 (names are escaped otherwise): no copy.
                 return String::from_utf8(std::mem::take(&mut sinks.first))
@@ -123,6 +154,8 @@ impl FunctionPrinter {
             }
         }
         // Still unnumbered metadata after a refresh: LLVM's own printer.
+        // SAFETY: `f` is a live function; LLVM returns a NUL-terminated
+        // string that is copied and then freed once with LLVMDisposeMessage.
         unsafe {
             let p = llvm_sys::core::LLVMPrintValueToString(f);
             let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -147,6 +180,8 @@ pub struct PrinterStats {
 /// See [`PrinterStats`].
 pub fn printer_stats() -> PrinterStats {
     let mut s = PrinterStats::default();
+    // SAFETY: the four out-pointers are to fields of the live local `s`,
+    // which the shim only writes.
     unsafe {
         ffi::plab_printer_stats(
             &mut s.whole,
@@ -160,6 +195,8 @@ pub fn printer_stats() -> PrinterStats {
 
 impl Drop for FunctionPrinter {
     fn drop(&mut self) {
+        // SAFETY: `self.raw` came from `plab_printer_new` (replaced only by
+        // `refresh`) and is freed exactly once, here.
         unsafe { ffi::plab_printer_free(self.raw) }
     }
 }

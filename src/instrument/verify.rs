@@ -30,6 +30,9 @@ pub struct VerifyEach {
 
 fn verify_function(f: LLVMValueRef) -> std::result::Result<(), String> {
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: the callers (below) pass only functions of the module being
+    // checked, alive for this call; `sinks` outlives the call, and
+    // `SINK_FIRST` expects exactly the `*mut Sinks` that `sinks.user()` gives.
     if unsafe { ffi::plab_verify_function(f, ffi::SINK_FIRST, sinks.user()) } {
         Ok(())
     } else {

@@ -175,7 +175,7 @@ impl Buffer {
 
     /// Refills every element.
     pub fn fill(&mut self, fill: Fill) {
-        let mut rng = crate::tune::Rng::new(match fill {
+        let mut rng = crate::rng::Rng::new(match fill {
             Fill::Random(seed) => seed,
             _ => 0,
         });

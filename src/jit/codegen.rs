@@ -9,6 +9,14 @@
 //! only links it ([`super::Jit`], ORC's LLJIT: errors as values). A fatal
 //! error ends the child and becomes an error naming the module and quoting
 //! LLVM's message.
+//!
+//! In the child, `compile_object` adds the packed entry point, stubs the
+//! symbols defined nowhere, writes the target (`target.cpu`,
+//! `target.features`) into the functions, runs `always-inline` and emits
+//! the object; `Codegen` carries `codegen.opt_level` and the target. It
+//! also lists, per function, the symbols it reaches that neither the module
+//! nor the process defines (the shim walks calls, references and
+//! variables' initializers; `dlsym` decides).
 
 use super::{add_packed_entry, isolate, Signature};
 use crate::context::PassContext;
@@ -55,7 +63,6 @@ impl Codegen {
     /// The settings of `ctx`: `codegen.opt_level`, `target.cpu`,
     /// `target.features`.
     pub fn from_context(ctx: &PassContext) -> Result<Codegen> {
-        super::declare_config();
         let level = ctx.config_int(OPT_LEVEL_KEY)?;
         let cpu = match ctx.config(crate::pass::llvm_keys::TARGET_CPU)? {
             crate::ConfigValue::Str(s) => s,

@@ -10,7 +10,14 @@
 //! each stream, up to a cap, and optionally all of it in a file), kills the
 //! child at the time limit or on an interrupt, and turns a signal into a
 //! message.
+//!
+//! In the child: stdout and stderr are unbuffered pipes, signal actions are
+//! reset to their defaults, and nothing but the call runs between fork and
+//! `_exit`. The cap on each stream is `jit.max_output`. The interrupt
+//! reaches the child because the parent reports its pid to
+//! `crate::interrupt`. Pipe, fork and wait code comes from `crate::child`.
 
+use crate::child;
 use std::time::{Duration, Instant};
 
 /// A finished call.
@@ -105,21 +112,6 @@ fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut
 extern "C" {
     static mut stdout: *mut libc::FILE;
     static mut stderr: *mut libc::FILE;
-}
-
-pub(crate) fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGSEGV => "crashed with SIGSEGV (invalid memory access, or a stack overflow)".into(),
-        libc::SIGFPE => "crashed with SIGFPE (arithmetic error such as division by zero)".into(),
-        libc::SIGILL => {
-            "crashed with SIGILL (illegal instruction, e.g. unreachable code reached)".into()
-        }
-        libc::SIGABRT => "aborted (SIGABRT)".into(),
-        libc::SIGBUS => "crashed with SIGBUS (misaligned or unmapped memory)".into(),
-        libc::SIGTRAP => "crashed with SIGTRAP (a trap instruction, e.g. llvm.trap)".into(),
-        libc::SIGINT => "was interrupted".into(),
-        other => format!("was killed by signal {other}"),
-    }
 }
 
 /// Tells `passlab::interrupt` that no child runs any more when the parent
@@ -229,53 +221,59 @@ pub(crate) fn run(
     plan: Plan,
     output: &OutputSpec,
 ) -> Result<Run, String> {
-    let mut out = [0i32; 2];
-    let mut err = [0i32; 2];
-    let mut res = [0i32; 2];
-    unsafe {
-        if libc::pipe(out.as_mut_ptr()) != 0
-            || libc::pipe(err.as_mut_ptr()) != 0
-            || libc::pipe(res.as_mut_ptr()) != 0
-        {
-            return Err(format!(
-                "could not start: pipe: {}",
-                std::io::Error::last_os_error()
-            ));
+    let mut pipes = Vec::with_capacity(3);
+    for _ in 0..3 {
+        match child::pipe() {
+            Ok(p) => pipes.push(p),
+            Err(e) => {
+                child::close(
+                    &pipes
+                        .iter()
+                        .flat_map(|p: &child::Pipe| [p.read, p.write])
+                        .collect::<Vec<_>>(),
+                );
+                return Err(format!("could not start: {e}"));
+            }
         }
     }
-    // Flush our own stdio so the child does not repeat buffered text.
-    unsafe { libc::fflush(std::ptr::null_mut()) };
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!(
-            "could not start: fork: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
+    let (out, err, res) = (pipes[0], pipes[1], pipes[2]);
+    let pid = match child::fork() {
+        Ok(child::Side::Parent { pid }) => pid,
+        Ok(child::Side::Child) => 0,
+        Err(e) => {
+            child::close(&[
+                out.read, out.write, err.read, err.write, res.read, res.write,
+            ]);
+            return Err(format!("could not start: {e}"));
+        }
+    };
     if pid == 0 {
         // The child: only async-signal-safe work around the call.
+        // SAFETY: the descriptors are the pipes' ends, stdout/stderr are
+        // C's own streams, and `msg` is a local array the write reads
+        // `n * 8` bytes of (child_work returns n ≤ its length).
         unsafe {
-            libc::close(out[0]);
-            libc::close(err[0]);
-            libc::close(res[0]);
-            libc::dup2(out[1], 1);
-            libc::dup2(err[1], 2);
+            libc::close(out.read);
+            libc::close(err.read);
+            libc::close(res.read);
+            libc::dup2(out.write, 1);
+            libc::dup2(err.write, 2);
             libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IONBF, 0);
             libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
-            default_signals();
+            child::default_signals();
             let mut msg = [0u64; MAX_REPEAT + 3];
             let n = child_work(f, index, slots, plan, &mut msg);
-            libc::write(res[1], msg.as_ptr() as *const libc::c_void, n * 8);
+            libc::write(res.write, msg.as_ptr() as *const libc::c_void, n * 8);
             libc::_exit(0);
         }
     }
     crate::interrupt::set_child(pid);
     let running = Running;
     unsafe {
-        libc::close(out[1]);
-        libc::close(err[1]);
-        libc::close(res[1]);
-        for fd in [out[0], err[0], res[0]] {
+        libc::close(out.write);
+        libc::close(err.write);
+        libc::close(res.write);
+        for fd in [out.read, err.read, res.read] {
             libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK);
         }
     }
@@ -291,23 +289,22 @@ pub(crate) fn run(
     let mut status = 0;
     let mut timed_out = false;
     let mut buf = vec![0u8; 1 << 16];
-    let drain = |fd: i32, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])| loop {
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        sink(&buf[..n as usize]);
+    let mut chunk = Vec::new();
+    let mut drain = |fd: i32, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])| {
+        chunk.clear();
+        child::drain(fd, &mut chunk, buf);
+        sink(&chunk);
     };
     loop {
-        let mut fds = [out[0], err[0], res[0]].map(|fd| libc::pollfd {
+        let mut fds = [out.read, err.read, res.read].map(|fd| libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
         });
         unsafe { libc::poll(fds.as_mut_ptr(), 3, 5) };
-        drain(out[0], &mut buf, &mut |d| out_capture.push(d));
-        drain(err[0], &mut buf, &mut |d| err_capture.push(d));
-        drain(res[0], &mut buf, &mut |d| result.extend_from_slice(d));
+        drain(out.read, &mut buf, &mut |d| out_capture.push(d));
+        drain(err.read, &mut buf, &mut |d| err_capture.push(d));
+        drain(res.read, &mut buf, &mut |d| result.extend_from_slice(d));
         let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if done == pid {
             break;
@@ -322,14 +319,10 @@ pub(crate) fn run(
         }
     }
     drop(running);
-    drain(out[0], &mut buf, &mut |d| out_capture.push(d));
-    drain(err[0], &mut buf, &mut |d| err_capture.push(d));
-    drain(res[0], &mut buf, &mut |d| result.extend_from_slice(d));
-    unsafe {
-        libc::close(out[0]);
-        libc::close(err[0]);
-        libc::close(res[0]);
-    }
+    drain(out.read, &mut buf, &mut |d| out_capture.push(d));
+    drain(err.read, &mut buf, &mut |d| err_capture.push(d));
+    drain(res.read, &mut buf, &mut |d| result.extend_from_slice(d));
+    child::close(&[out.read, err.read, res.read]);
     let stdout_text = out_capture.text("standard output");
     let stderr_text = err_capture.text("standard error");
     let with_output = |msg: String| {
@@ -349,7 +342,7 @@ pub(crate) fn run(
         )));
     }
     if libc::WIFSIGNALED(status) {
-        return Err(with_output(signal_name(libc::WTERMSIG(status))));
+        return Err(with_output(child::signal_name(libc::WTERMSIG(status))));
     }
     if result.len() < 24 {
         let code = if libc::WIFEXITED(status) {
@@ -383,28 +376,6 @@ pub(crate) fn run(
     })
 }
 
-/// Default actions, unblocked, for the signals a crash or Ctrl-C raises:
-/// Rust's own handlers would turn a stack overflow into an abort with a
-/// message of their own, and a front end ignores SIGINT while a command
-/// runs so that Ctrl-C ends the child, not the session.
-pub(crate) unsafe fn default_signals() {
-    let mut unblock = std::mem::zeroed::<libc::sigset_t>();
-    libc::sigemptyset(&mut unblock);
-    for sig in [
-        libc::SIGSEGV,
-        libc::SIGBUS,
-        libc::SIGFPE,
-        libc::SIGILL,
-        libc::SIGABRT,
-        libc::SIGTRAP,
-        libc::SIGINT,
-    ] {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::sigaddset(&mut unblock, sig);
-    }
-    libc::pthread_sigmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut());
-}
-
 /// How work in a child went wrong.
 pub(crate) enum ChildError {
     /// An interrupt stopped it.
@@ -421,101 +392,39 @@ pub(crate) enum ChildError {
 pub(crate) fn in_child(
     work: impl FnOnce() -> std::result::Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, ChildError> {
-    let mut msg = [0i32; 2];
-    let mut res = [0i32; 2];
-    unsafe {
-        if libc::pipe(msg.as_mut_ptr()) != 0 || libc::pipe(res.as_mut_ptr()) != 0 {
-            return Err(ChildError::Failed(format!(
-                "pipe: {}",
-                std::io::Error::last_os_error()
-            )));
+    let c = child::spawn(|out| match work() {
+        Ok(bytes) => {
+            if child::write_all(out, &bytes) {
+                0
+            } else {
+                74
+            }
         }
-        libc::fflush(std::ptr::null_mut());
-    }
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(ChildError::Failed(format!(
-            "fork: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    if pid == 0 {
-        unsafe {
-            libc::close(msg[0]);
-            libc::close(res[0]);
-            libc::dup2(msg[1], 1);
-            libc::dup2(msg[1], 2);
-            default_signals();
-            let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
-                Ok(Ok(bytes)) => {
-                    let mut written = 0;
-                    while written < bytes.len() {
-                        let n = libc::write(
-                            res[1],
-                            bytes[written..].as_ptr() as *const libc::c_void,
-                            bytes.len() - written,
-                        );
-                        if n <= 0 {
-                            libc::_exit(74);
-                        }
-                        written += n as usize;
-                    }
-                    0
-                }
-                Ok(Err(message)) => {
-                    libc::write(2, message.as_ptr() as *const libc::c_void, message.len());
-                    71
-                }
-                Err(_) => 72,
-            };
-            libc::_exit(code);
+        Err(message) => {
+            child::write_all(2, message.as_bytes());
+            71
         }
-    }
-    unsafe {
-        libc::close(msg[1]);
-        libc::close(res[1]);
-        libc::fcntl(msg[0], libc::F_SETFL, libc::O_NONBLOCK);
-        libc::fcntl(res[0], libc::F_SETFL, libc::O_NONBLOCK);
-    }
+    })
+    .map_err(ChildError::Failed)?;
     let mut said = Vec::new();
     let mut bytes = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
-    let mut status = 0;
     let mut interrupted = false;
-    let drain = |fd: i32, into: &mut Vec<u8>, buf: &mut [u8]| loop {
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        into.extend_from_slice(&buf[..n as usize]);
-    };
-    loop {
-        let mut fds = [msg[0], res[0]].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, 5) };
-        drain(msg[0], &mut said, &mut buf);
-        drain(res[0], &mut bytes, &mut buf);
-        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-            break;
+    let status = loop {
+        c.poll(5);
+        child::drain(c.said, &mut said, &mut buf);
+        child::drain(c.result, &mut bytes, &mut buf);
+        if let Some(status) = c.try_wait() {
+            break status;
         }
         if crate::interrupt::requested() {
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
             interrupted = true;
-            break;
+            break c.kill();
         }
-    }
-    drain(msg[0], &mut said, &mut buf);
-    drain(res[0], &mut bytes, &mut buf);
-    unsafe {
-        libc::close(msg[0]);
-        libc::close(res[0]);
-    }
+    };
+    child::drain(c.said, &mut said, &mut buf);
+    child::drain(c.result, &mut bytes, &mut buf);
+    c.close();
     if interrupted {
         return Err(ChildError::Interrupted);
     }
@@ -523,13 +432,8 @@ pub(crate) fn in_child(
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         return Ok(bytes);
     }
-    let how = if libc::WIFSIGNALED(status) {
-        signal_name(libc::WTERMSIG(status))
-    } else {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
-    };
     Err(ChildError::Failed(if said.is_empty() {
-        format!("the compiler {how}")
+        format!("the compiler {}", child::how_it_ended(status))
     } else {
         said
     }))

@@ -9,12 +9,13 @@
 //! reaches a symbol defined nowhere is refused before it runs, with the
 //! symbols named.
 //!
-//! Every call goes through one type-erased ("packed") calling convention,
-//! as the seed's PackedFunc: for each function, a wrapper
-//! `i64 @__passlab_packed.F(ptr %args)` is generated in IR that loads each
-//! argument from a 64-bit slot, calls `F` (inlined into the wrapper) and
-//! returns the result in 64 bits. Rust calls every wrapper through the same
-//! `extern "C" fn(*const u64) -> u64`.
+//! Every call goes through one type-erased ("packed") entry point, as the
+//! seed's PackedFunc, generated in IR: `i64 @__passlab_packed(i32 index,
+//! ptr args)`, a switch with a case per callable function that loads the
+//! arguments from 64-bit slots, calls the function (inlined into its case
+//! when it has at most 16 instructions) and returns the result in 64 bits.
+//! Signatures it cannot carry, and functions that reach undefined symbols,
+//! are refused per function, with the reason.
 //!
 //! A call runs in a forked child (`isolate.rs`): a crash (SIGSEGV, SIGFPE,
 //! SIGILL, abort, stack overflow) or a hang past the timeout becomes an
@@ -22,6 +23,19 @@
 //! What the function prints to stdout and stderr is captured, in order, even
 //! when it then crashes. Buffers are shared memory, so writes made in the
 //! child are seen by the caller.
+//!
+//! *The engine.* Code generation cannot happen in the session's process,
+//! so the only question is which engine links an object file here. MCJIT
+//! has no C API to add an object and reports link errors as fatal; ORC's
+//! LLJIT adds objects and returns errors as values. Measured with `bash
+//! scripts/passlab.sh bench jit engines` (compile and link a whole module,
+//! look up a function; medians of 5): zlib's five files, MCJIT in process
+//! 149 ms, LLJIT in process 151 ms, passlab (child + LLJIT) 181 ms (1.2×);
+//! Lua 5.4's 33 files, 1,064 / 1,069 / 1,432 ms (1.35×). The extra cost is
+//! the fork, the entry point and the symbol analysis. A first version had a
+//! wrapper per function with the function inlined into it: every body was
+//! compiled twice, 2.4× on Lua. One entry point with a switch pays LLVM's
+//! per-function overhead once.
 //!
 //! ```
 //! use passlab::jit::{Arg, Jit};
@@ -73,20 +87,8 @@ pub const MAX_BUFFER_KEY: &str = "jit.max_buffer_bytes";
 /// The default output cap: 128 KiB per stream (a notebook stays usable).
 pub const DEFAULT_MAX_OUTPUT: usize = 128 << 10;
 
-/// Declares the JIT's config options (`jit.*`, `codegen.opt_level`) in the
-/// registry, once. The JIT sits above the registry, so the registry does not
-/// know them until this runs: the JIT's entry points call it, and so does a
-/// session when it starts.
-pub fn declare_config() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        for option in config_options() {
-            // Declared once here; an error would mean a key clash, which
-            // the registry's own test rules out.
-            let _ = crate::registry::register_config(option);
-        }
-    });
-}
+// The JIT's config options (`jit.*`, `codegen.*`), in the one table.
+inventory::submit!(crate::config::Declarations(config_options));
 
 fn config_options() -> Vec<crate::ConfigOption> {
     let mut options = vec![
@@ -484,7 +486,6 @@ impl Jit {
     /// search's evaluating process).
     pub(crate) fn compile(module: &Module, codegen: &Codegen, here: bool) -> Result<Jit> {
         init();
-        declare_config();
         module.verify().map_err(|m| {
             Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
         })?;

@@ -1,6 +1,10 @@
 //! C and C++ to LLVM IR with clang-19, in process: the shim runs clang's
 //! driver and front end (libclang-cpp) on the command line the clang-19
 //! executable would get, into a module in the caller's context.
+//!
+//! The flags are [`CLANG_FLAGS`]; clang's resource directory is found from
+//! the executable's path, and cc1's `-disable-free` is turned off, since a
+//! session outlives a compile. Diagnostics come back as clang prints them.
 
 use super::source::Lang;
 use crate::ffi;
@@ -61,6 +65,11 @@ pub(crate) fn compile(
     let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     let clang = nul(&clang_path().display().to_string())?;
     let mut sinks = ffi::Sinks::default();
+    // SAFETY: `ctx` is the caller's live context; `clang` and every pointer
+    // in `argv` are NUL-terminated strings owned by `clang`/`args`, which
+    // outlive the call, and `argv.len()` is their count; `data` (when given)
+    // is valid for `len` bytes and the shim copies it; `sinks` outlives the
+    // call and is what `SINK_FIRST` expects behind `sinks.user()`.
     let raw = unsafe {
         ffi::plab_compile(
             ctx,

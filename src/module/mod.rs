@@ -4,6 +4,14 @@
 //! copies; the inkwell `'ctx` lifetime never leaves this type (passes see
 //! the IR through [`Module::with_ir`]). Modules come from IR text, bitcode,
 //! C or C++ (through clang-19) or several of these linked together.
+//!
+//! IR is verified where it enters (text, bitcode, a module back from a Rust
+//! pass) and refused at the line:column the verifier names. A [`Snapshot`]
+//! is bitcode; [`Module::restore`] parses it into a fresh LLVM context, so
+//! that type names come back unchanged. A module a fatal error left in an
+//! unknown state is never disposed (see `crate::llvm`). This layer runs no
+//! pass: `Module::extract`, which runs `strip-dead-internals`, is defined
+//! beside that pass in `crate::passes`.
 
 mod clang;
 mod source;
@@ -56,6 +64,9 @@ impl Drop for Module {
             std::mem::forget(self.ctx.clone());
             return;
         }
+        // SAFETY: `self.raw` is owned by this `Module` alone (copies are
+        // clones, inkwell views are never dropped) and disposed once, here;
+        // its context, held by `self.ctx`, is dropped only afterwards.
         unsafe { LLVMDisposeModule(self.raw) }
     }
 }
@@ -167,6 +178,9 @@ impl Module {
             .compile(ctx.raw())
             .inspect_err(|_| leak_if_fatal(&ctx))?;
         let name = src.name();
+        // SAFETY: `raw` is the live module clang just built (non-null, or
+        // `?` returned); `name` is valid for `name.len()` bytes, which LLVM
+        // copies (no NUL needed, the length is given).
         unsafe {
             LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
             LLVMSetModuleIdentifier(raw, name.as_ptr() as *const _, name.len());
@@ -183,6 +197,11 @@ impl Module {
             CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
         let mut diag = ffi::Diag::default();
         let mut sinks = ffi::Sinks::default();
+        // SAFETY: `ctx` (held here) is a live context; `bytes` is valid for
+        // `bytes.len()` bytes and the shim copies it; `c_name` is
+        // NUL-terminated; `diag` is a live `#[repr(C)]` `plab_diag`; `sinks`
+        // is the `Sinks` both `SINK_FIRST` and `SINK_SECOND` expect. All
+        // outlive the call.
         let raw = unsafe {
             ffi::plab_parse_ir(
                 ctx.raw(),
@@ -225,7 +244,13 @@ impl Module {
         let messages = DiagnosticCapture::install(self.ctx.raw());
         let src = ManuallyDrop::new(other);
         // LLVMLinkModules2 destroys the source module whatever the outcome.
+        // SAFETY: both modules are live and in the same context (`load`
+        // makes `other` in `self`'s); `src` is `ManuallyDrop`, so the module
+        // LLVM destroys here is never disposed again.
         let failed = unsafe { llvm_sys::linker::LLVMLinkModules2(self.raw, src.raw) } != 0;
+        // SAFETY: `src` is never dropped, so this moves its `ctx` out
+        // exactly once, to release that reference to the context. (Its
+        // `last_snapshot` is leaked: memory, not soundness.)
         let _ctx = unsafe { std::ptr::read(&src.ctx) };
         let message = messages.finish();
         if failed {
@@ -245,12 +270,17 @@ impl Module {
     /// The module's identifier (the name of its first source).
     pub fn name(&self) -> String {
         let mut len = 0;
+        // SAFETY: `self.raw` is the live module `self` owns.
         let p = unsafe { LLVMGetModuleIdentifier(self.raw, &mut len) };
+        // SAFETY: `p` points to the module's identifier, valid for `len`
+        // bytes while the module is unchanged; it is copied at once.
         unsafe { ffi::str_from(p, len).into_owned() }
     }
 
     /// The module's target triple (empty when it has none).
     pub fn triple(&self) -> String {
+        // SAFETY: `self.raw` is the live module `self` owns; LLVM returns its
+        // NUL-terminated triple (owned by the module), copied at once.
         unsafe {
             CStr::from_ptr(LLVMGetTarget(self.raw))
                 .to_string_lossy()
@@ -260,6 +290,9 @@ impl Module {
 
     /// The whole module as LLVM IR text.
     pub fn print(&self) -> String {
+        // SAFETY: `self.raw` is the live module `self` owns; LLVM returns a
+        // new NUL-terminated string, copied and then freed once with
+        // LLVMDisposeMessage.
         unsafe {
             let p = LLVMPrintModuleToString(self.raw);
             let s = CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -271,6 +304,9 @@ impl Module {
     /// One function as LLVM IR text; an unknown name suggests the nearest.
     pub fn print_function(&self, name: &str) -> Result<String> {
         let f = self.function_ref(name)?;
+        // SAFETY: `f` is a function of the live module `self` owns; LLVM
+        // returns a new NUL-terminated string, copied and then freed once
+        // with LLVMDisposeMessage.
         unsafe {
             let p = LLVMPrintValueToString(f);
             let s = CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -282,6 +318,8 @@ impl Module {
     pub(crate) fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
         let c =
             CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
+        // SAFETY: `self.raw` is the live module `self` owns; `c` is a
+        // NUL-terminated name alive for the call.
         let f = unsafe { LLVMGetNamedFunction(self.raw, c.as_ptr()) };
         if f.is_null() {
             let names = self.function_names();
@@ -308,14 +346,21 @@ impl Module {
     }
 
     fn functions(&self) -> impl Iterator<Item = (String, bool)> + '_ {
+        // SAFETY: `self.raw` is the live module `self` owns; the iterator
+        // borrows `self`, so the module outlives it (both callers collect it
+        // at once, with no change to the module in between).
         let mut f = unsafe { LLVMGetFirstFunction(self.raw) };
         std::iter::from_fn(move || {
             if f.is_null() {
                 return None;
             }
             let mut len = 0;
+            // SAFETY: `f` is a non-null function of the live module; LLVM
+            // returns its name valid for `len` bytes, copied at once.
             let name = unsafe { ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned() };
+            // SAFETY: `f` is a non-null function of the live module.
             let decl = unsafe { LLVMIsDeclaration(f) } != 0;
+            // SAFETY: `f` is a non-null function of the live module.
             f = unsafe { LLVMGetNextFunction(f) };
             Some((name, decl))
         })
@@ -324,6 +369,8 @@ impl Module {
     /// Runs LLVM's verifier; the error is its message.
     pub fn verify(&self) -> Result<(), String> {
         let mut sinks = ffi::Sinks::default();
+        // SAFETY: `self.raw` is the live module `self` owns; `sinks` is the
+        // `Sinks` that `SINK_FIRST` expects, alive for the call.
         if unsafe { ffi::plab_verify(self.raw, ffi::SINK_FIRST, sinks.user()) } {
             Ok(())
         } else {
@@ -336,13 +383,20 @@ impl Module {
     /// global), through bitcode into a fresh one, since LLVM's module cloning
     /// breaks those (the copy would not compile).
     pub fn copy(&self) -> Module {
+        // SAFETY: `self.raw` is the live module `self` owns, only read.
         if unsafe { ffi::plab_module_takes_block_addresses(self.raw) } {
             let mut sinks = ffi::Sinks::default();
+            // SAFETY: `self.raw` is the live module `self` owns, only read;
+            // `sinks` is the `Sinks` that `SINK_FIRST` expects, alive for
+            // the call.
             unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::SINK_FIRST, sinks.user()) };
             if let Ok(copy) = Self::parse_in(LlvmContext::new(), &sinks.first, &self.name()) {
                 return copy;
             }
         }
+        // SAFETY: `self.raw` is the live module `self` owns; the clone is a
+        // new module in the same context, which the copy keeps alive by
+        // holding `self.ctx`, and which the copy alone owns.
         let raw = unsafe { LLVMCloneModule(self.raw) };
         Module {
             raw,
@@ -356,11 +410,14 @@ impl Module {
     /// their operands, flags and metadata attachments, function attributes,
     /// globals and named metadata; not debug records.
     pub fn fingerprint(&self) -> u64 {
+        // SAFETY: `self.raw` is the live module `self` owns, only read.
         unsafe { ffi::plab_fingerprint_module(self.raw) }
     }
 
     /// The fingerprint of one function.
     pub fn function_fingerprint(&self, name: &str) -> Result<u64> {
+        // SAFETY: `function_ref` gives a function of the live module `self`
+        // owns (or returns early); the shim only reads it.
         Ok(unsafe { ffi::plab_fingerprint_function(self.function_ref(name)?) })
     }
 
@@ -377,6 +434,9 @@ impl Module {
     /// The module as bitcode (with use-list order, so it reads back the same).
     pub fn bitcode(&self) -> Vec<u8> {
         let mut sinks = ffi::Sinks::default();
+        // SAFETY: `self.raw` is the live module `self` owns, only read;
+        // `sinks` is the `Sinks` that `SINK_FIRST` expects, alive for the
+        // call.
         unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::SINK_FIRST, sinks.user()) };
         sinks.first
     }
@@ -412,6 +472,9 @@ impl Module {
             }
         }
         let mut sinks = ffi::Sinks::default();
+        // SAFETY: `self.raw` is the live module `self` owns, only read;
+        // `sinks` is the `Sinks` that `SINK_FIRST` expects, alive for the
+        // call.
         unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::SINK_FIRST, sinks.user()) };
         let snapshot = Snapshot {
             bitcode: sinks.first.into(),
@@ -433,6 +496,12 @@ impl Module {
     /// and change the IR.
     pub fn with_ir<R>(&self, f: impl for<'ctx> FnOnce(&inkwell::module::Module<'ctx>) -> R) -> R {
         // The inkwell handle must not dispose the module: this `Module` owns it.
+        // SAFETY: `self.raw` is a live module whose context `self.ctx` keeps
+        // alive for the whole call; the handle is `ManuallyDrop`, so it never
+        // disposes the module, and `f` is generic over `'ctx`, so no IR
+        // handle it gets can outlive the call. `f` must not dispose the
+        // module or give it away (say, to an execution engine): inkwell
+        // leaves that to the caller, and Rust passes do not.
         let m = ManuallyDrop::new(unsafe { inkwell::module::Module::new(self.raw) });
         f(&m)
     }
@@ -442,6 +511,9 @@ impl Module {
     pub fn mark_skip(&mut self, function: &str) -> Result<()> {
         let f = self.function_ref(function)?;
         let (k, v) = (SKIP_ATTRIBUTE, "");
+        // SAFETY: `self.ctx` is the live context of `self.raw`, and `f` a
+        // function of that module; `k` and `v` are valid for the lengths
+        // given (LLVM copies them); the attribute lives in the context.
         unsafe {
             let attr = LLVMCreateStringAttribute(
                 self.ctx.raw(),
@@ -485,6 +557,11 @@ struct DiagnosticCapture {
 }
 
 extern "C" fn collect_diagnostic(info: LLVMDiagnosticInfoRef, user: *mut c_void) {
+    // SAFETY: LLVM calls this only as the handler `DiagnosticCapture`
+    // installed, with `user` the address of its boxed `Vec<String>`, alive
+    // until `finish` removes the handler, and a live `info`; the
+    // description is a new NUL-terminated string, copied and then freed
+    // once with LLVMDisposeMessage.
     unsafe {
         let messages = &mut *(user as *mut Vec<String>);
         let p = LLVMGetDiagInfoDescription(info);
@@ -496,12 +573,19 @@ extern "C" fn collect_diagnostic(info: LLVMDiagnosticInfoRef, user: *mut c_void)
 impl DiagnosticCapture {
     fn install(ctx: LLVMContextRef) -> DiagnosticCapture {
         let mut messages = Box::new(Vec::new());
+        // SAFETY: `ctx` is the caller's live context; these only read its
+        // current handler and user pointer.
         let (prev, prev_user) = unsafe {
             (
                 LLVMContextGetDiagnosticHandler(ctx),
                 LLVMContextGetDiagnosticContext(ctx),
             )
         };
+        // SAFETY: `ctx` is live; the user pointer is the boxed `Vec`, whose
+        // address stays put when the box moves into the `DiagnosticCapture`.
+        // The box must outlive the handler: `finish` must run before the
+        // capture is dropped (there is no `Drop` doing it), as `link` does
+        // on every path.
         unsafe {
             LLVMContextSetDiagnosticHandler(
                 ctx,
@@ -518,6 +602,9 @@ impl DiagnosticCapture {
     }
 
     fn finish(self) -> String {
+        // SAFETY: `self.ctx` is still live (its module is being linked), and
+        // this puts back exactly the handler and user pointer it had before
+        // `install`, before `self.messages` is freed.
         unsafe { LLVMContextSetDiagnosticHandler(self.ctx, self.prev, self.prev_user) };
         self.messages.join("; ")
     }

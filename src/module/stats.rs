@@ -68,10 +68,15 @@ unsafe extern "C" fn each_function(
 }
 
 pub(crate) fn collect(m: LLVMModuleRef) -> Stats {
+    // SAFETY: a plain query of a constant (`Instruction::OtherOpsEnd`).
     let n = unsafe { ffi::plab_opcode_limit() };
     let mut opcodes = vec![0u64; n];
     let mut per_function = Vec::new();
     let mut totals = [0u64; 3];
+    // SAFETY: `m` is the caller's live module, only read; `each_function`
+    // casts `user` back to the `*mut Vec<FunctionStats>` passed here, which
+    // outlives the call; `opcodes` is writable for `n` counters (the shim
+    // skips opcodes >= `n`) and `totals` for the 3 it writes.
     unsafe {
         ffi::plab_stats(
             m,
@@ -87,6 +92,9 @@ pub(crate) fn collect(m: LLVMModuleRef) -> Stats {
         .enumerate()
         .filter(|(_, c)| **c > 0)
         .map(|(op, c)| {
+            // SAFETY: `Instruction::getOpcodeName` returns a static
+            // NUL-terminated string for any opcode (a placeholder for an
+            // unknown one), never freed.
             let name = unsafe { CStr::from_ptr(ffi::plab_opcode_name(op as u32)) };
             (name.to_string_lossy().into_owned(), *c)
         })
@@ -102,6 +110,9 @@ pub(crate) fn collect(m: LLVMModuleRef) -> Stats {
 
 pub(crate) fn instruction_count(m: LLVMModuleRef) -> u64 {
     let mut totals = [0u64; 3];
+    // SAFETY: `m` is the caller's live module, only read; with no callback
+    // and a null `opcodes` (count 0) the shim writes only `totals`, which
+    // has room for its 3 values.
     unsafe {
         ffi::plab_stats(
             m,

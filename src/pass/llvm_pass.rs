@@ -1,13 +1,25 @@
 //! LLVM passes: any text LLVM's new pass manager accepts (`instcombine`,
 //! `loop-unroll<O3>`, `function(loop-mssa(licm))`, `default<O2>`…).
+//!
+//! The context's config sets LLVM's pipeline tuning options (`keys`:
+//! `llvm.loop_vectorization`, `llvm.slp_vectorization`,
+//! `llvm.loop_interleaving`, `llvm.loop_unrolling`, `llvm.merge_functions`,
+//! `llvm.call_graph_profile`, `llvm.inliner_threshold`) and the target
+//! (`target.cpu`, `target.features`). The `Bridge` is the `llvm::Hooks`
+//! implementation. It shows every pass LLVM runs to the instruments (with
+//! its IR unit and nesting depth), skips disabled optional passes inside
+//! LLVM, and stops at the next optional pass on an interrupt. An
+//! instrument cannot stop LLVM mid-pipeline: its first error is kept,
+//! later optional passes are skipped, and the error is returned when LLVM
+//! returns (then `apply` rolls back).
 
 use super::{Pass, PassInfo};
 use crate::config::ConfigOption;
 use crate::context::PassContext;
+use crate::info::base_name;
 use crate::instrument::{self, PassRun, Scope};
 use crate::llvm::{self, Hooks, IrUnit, Tuning, UnitRef};
 use crate::module::Module;
-use crate::registry;
 use crate::{Error, Result};
 use llvm_sys::prelude::LLVMValueRef;
 use rustc_hash::FxHashMap as HashMap;
@@ -27,7 +39,9 @@ pub mod keys {
     pub const TARGET_FEATURES: &str = "target.features";
 }
 
-pub(crate) fn config_options() -> Vec<ConfigOption> {
+inventory::submit!(crate::config::Declarations(config_options));
+
+fn config_options() -> Vec<ConfigOption> {
     let d = Tuning::default();
     use keys::*;
     vec![
@@ -98,22 +112,18 @@ pub struct LlvmPass {
 }
 
 impl LlvmPass {
-    /// An LLVM pipeline; the text is checked by LLVM's parser now, and an
-    /// unknown pass name suggests the nearest registered ones.
+    /// An LLVM pipeline; the text is checked by LLVM's parser now (the
+    /// registry, which knows every name, adds suggestions to the error).
     pub fn new(text: &str) -> Result<LlvmPass> {
         let text = text.trim();
         if let Err(message) = llvm::check_pipeline(text) {
-            let suggestions = unknown_name(&message)
-                .map(registry::suggest)
-                .unwrap_or_default();
             return Err(Error::Pipeline {
                 text: text.to_string(),
                 message,
-                suggestions,
+                suggestions: Vec::new(),
             });
         }
-        let base = registry::base_name(text);
-        let (opt_level, description) = registry::llvm_pass_defaults(text, base);
+        let (opt_level, description) = defaults(text, base_name(text));
         Ok(LlvmPass {
             info: PassInfo::new(text, opt_level).describe(&description),
         })
@@ -126,7 +136,7 @@ impl LlvmPass {
 }
 
 /// The pass name in LLVM messages such as `unknown pass name 'foo'`.
-fn unknown_name(message: &str) -> Option<&str> {
+pub(super) fn unknown_name(message: &str) -> Option<&str> {
     let start = message.find('\'')? + 1;
     let end = start + message[start..].find('\'')?;
     Some(&message[start..end])
@@ -169,8 +179,7 @@ impl Bridge<'_> {
                 return i.clone();
             }
         }
-        let (opt_level, description) =
-            registry::llvm_pass_defaults(pass, registry::base_name(pass));
+        let (opt_level, description) = defaults(pass, base_name(pass));
         let info = Rc::new(PassInfo::new(pass, opt_level).describe(&description));
         self.infos.insert(key, info.clone());
         info
@@ -330,6 +339,97 @@ impl Pass for LlvmPass {
         }
         result.map_err(failed)
     }
+}
+
+/// Opt levels and descriptions for the LLVM passes people use most; every
+/// other LLVM pass has opt level 0 (it runs whenever it is listed).
+const LLVM_DEFAULTS: &[(&str, u32, &str)] = &[
+    ("mem2reg", 1, "promote allocas to SSA registers"),
+    ("sroa", 1, "scalar replacement of aggregates"),
+    ("early-cse", 1, "early common subexpression elimination"),
+    ("simplifycfg", 1, "simplify the control-flow graph"),
+    ("instcombine", 1, "combine redundant instructions"),
+    ("instsimplify", 1, "remove redundant instructions"),
+    ("dce", 1, "dead code elimination"),
+    ("adce", 1, "aggressive dead code elimination"),
+    ("sccp", 1, "sparse conditional constant propagation"),
+    (
+        "ipsccp",
+        1,
+        "interprocedural sparse conditional constant propagation",
+    ),
+    ("reassociate", 1, "reassociate expressions"),
+    ("globalopt", 1, "optimize global variables"),
+    ("globaldce", 1, "remove unreachable globals"),
+    ("deadargelim", 1, "remove dead arguments"),
+    ("function-attrs", 1, "infer function attributes"),
+    (
+        "correlated-propagation",
+        1,
+        "value propagation from conditions",
+    ),
+    ("jump-threading", 1, "thread jumps through conditions"),
+    ("tailcallelim", 1, "tail call elimination"),
+    ("loop-rotate", 1, "rotate loops"),
+    ("loop-simplify", 1, "canonicalize natural loops"),
+    ("lcssa", 1, "loop-closed SSA form"),
+    ("indvars", 1, "canonicalize induction variables"),
+    ("loop-deletion", 1, "delete dead loops"),
+    ("loop-idiom", 1, "recognize loop idioms (memset, memcpy)"),
+    ("memcpyopt", 1, "optimize memcpy and memset"),
+    ("always-inline", 0, "inline always_inline functions"),
+    ("inline", 2, "the function inliner"),
+    ("gvn", 2, "global value numbering"),
+    ("newgvn", 2, "global value numbering (NewGVN)"),
+    ("licm", 2, "loop-invariant code motion"),
+    ("dse", 2, "dead store elimination"),
+    ("mldst-motion", 2, "merged load/store motion"),
+    ("bdce", 2, "bit-tracking dead code elimination"),
+    (
+        "argpromotion",
+        2,
+        "promote by-reference arguments to scalars",
+    ),
+    ("simple-loop-unswitch", 2, "unswitch loops"),
+    ("loop-unroll", 2, "unroll loops"),
+    ("loop-vectorize", 2, "vectorize loops"),
+    (
+        "slp-vectorizer",
+        2,
+        "superword-level parallelism vectorizer",
+    ),
+    (
+        "aggressive-instcombine",
+        3,
+        "expensive instruction combining",
+    ),
+    ("loop-unroll-and-jam", 3, "unroll and jam loop nests"),
+    ("loop-interchange", 3, "interchange loops in a nest"),
+    ("loop-fusion", 3, "fuse adjacent loops"),
+    ("callsite-splitting", 3, "split call sites on conditions"),
+];
+
+/// Opt level and description of an LLVM pipeline text with base name `base`.
+pub(crate) fn defaults(text: &str, base: &str) -> (u32, String) {
+    if matches!(
+        base,
+        "default" | "thinlto-pre-link" | "thinlto" | "lto-pre-link" | "lto"
+    ) {
+        let level = text
+            .find("<O")
+            .and_then(|i| text[i + 2..].chars().next())
+            .and_then(|c| c.to_digit(10));
+        let level = level.unwrap_or(2);
+        return (level, format!("LLVM's standard {base} pipeline"));
+    }
+    if text != base {
+        return (0, "an LLVM pipeline".into());
+    }
+    LLVM_DEFAULTS
+        .iter()
+        .find(|(n, _, _)| *n == base)
+        .map(|(_, level, d)| (*level, d.to_string()))
+        .unwrap_or((0, String::new()))
 }
 
 #[cfg(test)]

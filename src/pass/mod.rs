@@ -8,11 +8,18 @@
 //! pass, IR that no longer verifies), the module is put back exactly as it
 //! was before and the error names the pass; a panic anywhere else under
 //! `apply` also puts the module back before it goes on.
+//!
+//! `apply` is snapshot → run → verify → restore on failure; `call` wraps
+//! one pass in the context's instrument hooks (TVM's `Pass::operator()`).
+//! The passes LLVM runs inside a pipeline reach the same hooks through the
+//! bridge in `llvm_pass.rs`. The one registry of passes is
+//! [`registry`](crate::registry), in this layer.
 
 mod function_pass;
 mod llvm_pass;
 mod module_pass;
 mod print_ir;
+pub mod registry;
 mod sequential;
 
 pub use function_pass::FunctionPass;
@@ -25,7 +32,6 @@ pub use sequential::VERIFY_EACH;
 
 pub use crate::info::PassInfo;
 
-use crate::config::ConfigOption;
 use crate::context::PassContext;
 use crate::instrument::{self, PassRun, Scope};
 use crate::llvm::IrUnit;
@@ -166,13 +172,6 @@ pub(crate) fn guard_panics<R>(pass: &str, f: impl FnOnce() -> Result<R>) -> Resu
             reason: format!("panicked: {}", crate::error::panic_message(&p)),
         }),
     }
-}
-
-/// The config options the pass kinds read (LLVM tuning, verify-each).
-pub(crate) fn config_options() -> Vec<ConfigOption> {
-    let mut options = sequential::config_options();
-    options.extend(llvm_pass::config_options());
-    options
 }
 
 impl std::fmt::Debug for dyn Pass {

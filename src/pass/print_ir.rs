@@ -1,9 +1,18 @@
 //! PrintIR: prints the module at its point of a sequence.
 
-use super::{Pass, PassInfo};
+use super::registry::BuiltIn;
+use super::{Pass, PassInfo, PassRef};
 use crate::context::PassContext;
 use crate::module::Module;
 use crate::{output, Result};
+use std::sync::Arc;
+
+inventory::submit! {
+    BuiltIn {
+        info: || PrintIr::new("").info().clone(),
+        make: || Arc::new(PrintIr::new("")) as PassRef,
+    }
+}
 
 /// Prints the whole module (through [`output::emit`]) and changes nothing.
 pub struct PrintIr {

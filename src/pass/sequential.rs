@@ -1,17 +1,24 @@
 //! Sequential passes: an ordered list of passes, itself a pass.
+//!
+//! A sequential gates each element by the context, first runs a pass's
+//! required passes (resolved through the registry, with cycles reported),
+//! verifies after every pass when `passlab.verify_each` is set, and checks
+//! for an interrupt between elements.
 
+use super::registry;
 use super::{call, verified, Pass, PassInfo, PassRef};
 use crate::config::ConfigOption;
 use crate::context::PassContext;
 use crate::module::Module;
-use crate::registry;
 use crate::{Error, Result};
 
 /// Config key: verify the module after every pass of a sequential, so that a
 /// pass that breaks the IR is named exactly.
 pub const VERIFY_EACH: &str = "passlab.verify_each";
 
-pub(crate) fn config_options() -> Vec<ConfigOption> {
+inventory::submit!(crate::config::Declarations(config_options));
+
+fn config_options() -> Vec<ConfigOption> {
     vec![ConfigOption::new(
         VERIFY_EACH,
         false,

@@ -9,21 +9,28 @@ pub use fold_int::fold_int;
 pub use strip_dead::strip_dead_internals;
 
 use crate::config::ConfigOption;
-use crate::pass::PassRef;
+use crate::pass::registry::BuiltIn;
+use crate::pass::{Pass, PassRef};
 use std::sync::Arc;
 
-type Constructor = Arc<dyn Fn() -> PassRef + Send + Sync>;
-
-/// Constructors of the built-in passes, for the registry.
-pub(crate) fn builtin() -> Vec<Constructor> {
-    vec![
-        Arc::new(|| Arc::new(strip_dead_internals()) as PassRef),
-        Arc::new(|| Arc::new(fold_int()) as PassRef),
-    ]
+inventory::submit! {
+    BuiltIn {
+        info: || strip_dead_internals().info().clone(),
+        make: || Arc::new(strip_dead_internals()) as PassRef,
+    }
 }
 
+inventory::submit! {
+    BuiltIn {
+        info: || fold_int().info().clone(),
+        make: || Arc::new(fold_int()) as PassRef,
+    }
+}
+
+inventory::submit!(crate::config::Declarations(config_options));
+
 /// The config options the built-in passes read.
-pub(crate) fn config_options() -> Vec<ConfigOption> {
+fn config_options() -> Vec<ConfigOption> {
     vec![
         ConfigOption::new(
             strip_dead::GLOBALS,

@@ -35,7 +35,10 @@ pub fn strip_dead_internals() -> ModulePass {
                 })
                 .collect();
             for f in dead_functions {
-                // Safe: nothing uses `f`, and we hold no other handle to it.
+                // SAFETY: nothing uses `f` (no first use), so no IR refers to
+                // it, and this loop holds the only handle to it; the list was
+                // collected before any deletion, and a function listed here
+                // is not used by another listed one.
                 unsafe { f.delete() };
                 removed = true;
             }
@@ -46,6 +49,8 @@ pub fn strip_dead_internals() -> ModulePass {
                     .filter(|g| g.as_pointer_value().get_first_use().is_none())
                     .collect();
                 for g in dead_globals {
+                    // SAFETY: as for functions: `g` has no use, so no IR
+                    // refers to it, and this loop holds the only handle.
                     unsafe { g.delete() };
                     removed = true;
                 }
@@ -68,7 +73,9 @@ impl Module {
             self.function_ref(name)?;
         }
         let mut copy = self.copy();
-        // Safe: `f` is a function of `copy`, and deleting a body keeps it.
+        // SAFETY: `copy` owns its module, alive for the whole loop; each `f`
+        // is a function of it, and deleting a body keeps the function, so
+        // `LLVMGetNextFunction(f)` stays valid; the name is copied at once.
         unsafe {
             let mut f = LLVMGetFirstFunction(copy.raw());
             while !f.is_null() {

@@ -10,6 +10,24 @@
 //! `image/png` for charts). Front ends only read input
 //! and render output; they know nothing of modules or LLVM.
 //!
+//! An [`Item`] is text a pass printed, diagnostics for standard error, or a
+//! bundle; a front end that shows only text turns HTML off with
+//! [`Session::set_html`]. The session also keeps buffers, one compiled
+//! `Jit` per module (compiled again when the module's fingerprint changes),
+//! the last `:bench`, `:tune` and recorded run, a progress callback
+//! ([`Session::set_progress`]), the folders `:load` searches
+//! ([`Session::input_path_explained`]: `:path`, the session's folder,
+//! `PASSLAB_PATH`, the sample inputs), the undo stack, and the history that
+//! `:export` writes as a script. [`Session::execute_each`] hands over each
+//! command's output as it finishes.
+//!
+//! [`Session::execute_line_at`] is the panic boundary: a `Checkpoint` notes
+//! what a command may change (modules, buffers, JITs, contexts by their
+//! specs, instruments, undo, history, results); a panic is rolled back and
+//! becomes `Error::Internal` naming the command. Module changes are
+//! transactional one level down, in `apply`. This layer knows nothing of
+//! terminals, rustyline, ZeroMQ, Jupyter's messages or evcxr's wire.
+//!
 //! One table of commands ([`COMMANDS`]) drives dispatch, `:help`,
 //! completion and the README's command reference.
 //!
@@ -288,7 +306,6 @@ impl Default for Session {
 impl Session {
     pub fn new() -> Session {
         crate::interrupt::watch();
-        crate::jit::declare_config();
         Session {
             modules: BTreeMap::new(),
             current: None,

@@ -1,8 +1,16 @@
 //! The child that evaluates orderings, and the session's side of it (see
 //! the module documentation of `tune`).
+//!
+//! The child is forked from the session's state and writes each trial as
+//! one JSON line. The session steps its own copy of the searches with the
+//! same scores. If the child dies (a crashing pass), only its trial is
+//! lost: the trial is recorded as failed, and a new child, forked from the
+//! session's state, goes on. Trials already made (a resuming sweep) are
+//! replayed into the searches at the same points in both processes. Fork
+//! and pipes come from `crate::child`.
 
 use super::*;
-use crate::jit::isolate;
+use crate::child;
 
 pub(super) enum Ended {
     Finished,
@@ -11,14 +19,11 @@ pub(super) enum Ended {
     Died(String),
 }
 
+/// Writes to the session, or ends the child if the session is gone.
 fn write_all(fd: i32, bytes: &[u8]) {
-    let mut written = 0;
-    while written < bytes.len() {
-        let n = unsafe { libc::write(fd, bytes[written..].as_ptr().cast(), bytes.len() - written) };
-        if n <= 0 {
-            unsafe { libc::_exit(74) };
-        }
-        written += n as usize;
+    if !child::write_all(fd, bytes) {
+        // SAFETY: ends the child, which has nothing to clean up.
+        unsafe { libc::_exit(74) };
     }
 }
 
@@ -80,83 +85,22 @@ pub(super) fn run(
     context: &PassContext,
     on_trial: &mut dyn FnMut(&Trial, &Status),
 ) -> Result<Ended> {
-    let mut said_fds = [0i32; 2];
-    let mut res_fds = [0i32; 2];
-    unsafe {
-        if libc::pipe(said_fds.as_mut_ptr()) != 0 || libc::pipe(res_fds.as_mut_ptr()) != 0 {
-            return Err(Error::Invalid(format!(
-                "tune: pipe: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        libc::fflush(std::ptr::null_mut());
-    }
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(Error::Invalid(format!(
-            "tune: fork: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    if pid == 0 {
-        unsafe {
-            libc::close(said_fds[0]);
-            libc::close(res_fds[0]);
-            libc::dup2(said_fds[1], 1);
-            libc::dup2(said_fds[1], 2);
-            isolate::default_signals();
-        }
-        let out = res_fds[1];
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            serve(d, module, check, spec, context, out)
-        }));
-        unsafe { libc::_exit(72) };
-    }
-    unsafe {
-        libc::close(said_fds[1]);
-        libc::close(res_fds[1]);
-        libc::fcntl(said_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
-        libc::fcntl(res_fds[0], libc::F_SETFL, libc::O_NONBLOCK);
-    }
-    let (said_fd, res_fd) = (said_fds[0], res_fds[0]);
+    let c = child::spawn(|out| serve(d, module, check, spec, context, out))
+        .map_err(|e| Error::Invalid(format!("tune: {e}")))?;
+    let (said_fd, res_fd) = (c.said, c.result);
     let mut said: Vec<u8> = Vec::new();
     let mut pending: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut last_line = Instant::now();
     let mut status = 0;
-    let drain = |fd: i32, into: &mut Vec<u8>, buf: &mut [u8]| {
-        let mut eof = false;
-        loop {
-            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n == 0 {
-                eof = true;
-            }
-            if n <= 0 {
-                break;
-            }
-            into.extend_from_slice(&buf[..n as usize]);
-        }
-        eof
-    };
-    let kill = |status: &mut i32| unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        libc::waitpid(pid, status, 0);
-    };
-    let close = || unsafe {
-        libc::close(said_fd);
-        libc::close(res_fd);
-    };
+    let drain = child::drain;
+    let kill = |status: &mut i32| *status = c.kill();
     let mut started = false;
     let mut outcome: Option<Ended> = None;
     let mut failure: Option<Error> = None;
     let mut exited = false;
     loop {
-        let mut fds = [said_fd, res_fd].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, 20) };
+        c.poll(20);
         drain(said_fd, &mut said, &mut buf);
         if said.len() > 8192 {
             said.drain(..said.len() - 4096);
@@ -200,13 +144,15 @@ pub(super) fn run(
         if failure.is_some() || outcome.is_some() {
             break;
         }
-        if eof || unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-            if !eof {
-                exited = true;
-                continue;
-            }
+        let ended = if eof { None } else { c.try_wait() };
+        if let Some(s) = ended {
+            status = s;
+            exited = true;
+            continue;
+        }
+        if eof {
             if !exited {
-                unsafe { libc::waitpid(pid, &mut status, 0) };
+                status = c.wait();
                 exited = true;
             }
             break;
@@ -228,9 +174,9 @@ pub(super) fn run(
         }
     }
     if !exited {
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        status = c.wait();
     }
-    close();
+    c.close();
     if let Some(e) = failure {
         return Err(e);
     }
@@ -242,11 +188,7 @@ pub(super) fn run(
     {
         return Ok(Ended::Interrupted);
     }
-    let how = if libc::WIFSIGNALED(status) {
-        isolate::signal_name(libc::WTERMSIG(status))
-    } else {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
-    };
+    let how = child::how_it_ended(status);
     let said = String::from_utf8_lossy(&said);
     let tail: Vec<&str> = said.trim().lines().rev().take(3).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();

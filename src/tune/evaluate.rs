@@ -1,6 +1,13 @@
 //! Evaluating one ordering: run its passes one after the other on a copy
 //! of the input module, measure what the goal needs, and check the
 //! function's result against the input module's.
+//!
+//! An ordering always starts from a fresh copy of the input, never from a
+//! state copied half-way: a copy's use lists are in another order, which
+//! some passes notice. Instructions are counted, object code bytes come
+//! from the JIT's code generation, runtime from the time evaluator, and the
+//! result is checked through the JIT; what was measured is kept per module
+//! fingerprint.
 
 use crate::jit::{text_size, Arg, Codegen, Jit, SavedBuffers, TimeSpec};
 use crate::module::Module;

@@ -19,13 +19,21 @@
 //! The same function runs the search in a `:tune` cell and in a shard of a
 //! sweep (`passlab sweep`), which passes the trials it already wrote as
 //! `known`: they are replayed into the search without being evaluated.
+//!
+//! The baselines are O0, O2, O3 and Oz; `search.rs` holds the strategies,
+//! `evaluate.rs` the goal, the trial and the evaluator, `child.rs` the
+//! evaluating child and the session's side of it (fork and pipes from
+//! `crate::child`). [`Tuning`] makes the report: a table (one row per goal
+//! value, gains over the levels, miscompiles, failures) and the
+//! convergence chart.
 
 mod child;
 mod evaluate;
 mod search;
 
+pub use crate::rng::Rng;
 pub use evaluate::{Goal, Metric, Trial, Verdict};
-pub use search::{Budget, Rng, Search, Strategy};
+pub use search::{Budget, Search, Strategy};
 
 use crate::chart::Chart;
 use crate::jit::{Arg, TimeSpec};

@@ -2,39 +2,14 @@
 //! those tried so far. A [`Search`] is a plain state machine (no LLVM, no
 //! clock unless the budget is in seconds), so the session and the child
 //! that evaluates orderings step it alike and stay in step.
+//!
+//! Strategies (random, greedy, hill climbing, a fixed list) work on pool
+//! indices with an ask/tell interface, within a budget of trials or
+//! seconds, drawing from [`crate::rng::Rng`] (SplitMix64), so a seed gives
+//! the same orderings on every platform.
 
+use crate::rng::Rng;
 use std::time::{Duration, Instant};
-
-/// SplitMix64 (Steele, Lea and Flood): a small generator whose output is
-/// fixed by its seed on every platform and version, which is what makes a
-/// search reproducible (and `random(SEED)` buffers the same everywhere).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0), without modulo bias worth speaking of
-    /// for the small `n` of pass pools.
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 11) as u128 * n as u128) >> 53) as usize
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn between(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-}
 
 /// How orderings are chosen (the space is CompilerGym's LLVM environment's:
 /// an ordering is a sequence of passes from the pool, each run on its own,

@@ -10,6 +10,8 @@
 //! child, which runs the function there and sends the module back if it
 //! changed. A crash, a hang or an interrupt ends evcxr's child, never the
 //! session: the child is started again and the passes are registered again.
+//! The worker starts on the first `:rust`: a session that never writes Rust
+//! starts none.
 //!
 //! The functions have the signatures of the built-in passes' bodies (see
 //! [`crate::prelude`]):
@@ -41,8 +43,10 @@ pub(crate) use worker::{CellOutput, EvalError};
 /// Config key: how long a user pass may run before it is stopped.
 pub const TIMEOUT_MS: &str = "rust.timeout_ms";
 
+inventory::submit!(crate::config::Declarations(config_options));
+
 /// The config options user passes read.
-pub(crate) fn config_options() -> Vec<ConfigOption> {
+fn config_options() -> Vec<ConfigOption> {
     vec![ConfigOption::new(
         TIMEOUT_MS,
         60_000i64,
@@ -260,7 +264,7 @@ pub(crate) fn register(reg: Registration) -> std::result::Result<(), EvalError> 
         other => other,
     })?;
     let pass = reg.clone();
-    crate::registry::define_user_pass(reg.info.clone(), reg.kind, move || {
+    crate::registry::define_user_pass(reg.info.clone(), reg.kind.word(), move || {
         std::sync::Arc::new(UserPass { reg: pass.clone() }) as crate::PassRef
     })
     .map_err(|e| EvalError::Other(e.to_string()))?;

@@ -14,6 +14,11 @@
 //! Each evcxr cell links its own copy of passlab, so nothing here may rely
 //! on a `static` shared with the cells: the table of passes is an `Arc`
 //! the cells reach through the `__passlab` variable.
+//!
+//! One session is served on its socket by a thread with a 64 MB stack and
+//! an alternate signal stack; what a pass prints goes to a file beside the
+//! socket, where a crash handler also names a segmentation fault or a stack
+//! overflow before the process dies, so the session can say what happened.
 
 use super::wire::{self, Outcome, Reply, Request};
 use crate::context::PassContext;
@@ -107,10 +112,15 @@ impl Service {
         let (address, path) = text.split_once('|').expect("passlab's service address");
         let address: usize = address.parse().expect("passlab's service address");
         let raw = address as *const Mutex<BTreeMap<String, Body>>;
-        // Safe: the address is of an `Arc` leaked by `start_for_process` in
+        // SAFETY: the address is of an `Arc` leaked by `start_for_process` in
         // this process, which is never freed; the types are the same in
         // every copy of passlab the cells link (one crate, one version, as
         // the wire protocol's version check guarantees for the session).
+        // NOT checked: that the variable was set by `start_for_process` in
+        // *this* process. A process that inherits it (a child that execs)
+        // or sets it by hand would make this safe fn read a bogus address;
+        // that the copies agree on the layout of the table (repr(Rust)) is
+        // also assumed, not guaranteed.
         let table = unsafe {
             Arc::increment_strong_count(raw);
             Arc::from_raw(raw)
@@ -226,9 +236,12 @@ fn captured_output<R>(file: &Path, f: impl FnOnce() -> R) -> (R, String) {
         return (f(), String::new());
     };
     let fd = out.as_raw_fd();
-    // Safe: plain descriptor calls; the saved descriptors are put back and
-    // closed.
+    // SAFETY: plain descriptor calls, no pointers; the saved descriptors
+    // are put back and closed below.
     let (saved_out, saved_err) = unsafe { (libc::dup(1), libc::dup(2)) };
+    // SAFETY: `fd` is open while `out` lives (dropped only after the
+    // descriptors are put back); only this thread runs code that writes
+    // to them meanwhile (see above). A failed call only returns -1.
     unsafe {
         libc::dup2(fd, 1);
         libc::dup2(fd, 2);
@@ -238,6 +251,9 @@ fn captured_output<R>(file: &Path, f: impl FnOnce() -> R) -> (R, String) {
     drop(guard);
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
+    // SAFETY: puts back the descriptors saved above and closes the copies,
+    // each once; nothing else owns `saved_out`/`saved_err` (if a `dup`
+    // failed they are -1 and the calls just fail with EBADF).
     unsafe {
         libc::dup2(saved_out, 1);
         libc::dup2(saved_err, 2);
@@ -287,7 +303,9 @@ mod crash {
     const SIGNALS: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL];
 
     extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        // Safe: only async-signal-safe calls (write, signal, raise).
+        // SAFETY: only async-signal-safe calls (write, signal, raise) and
+        // lock-free atomic loads; `info` is valid because the handler is
+        // installed with SA_SIGINFO; the messages are static bytes.
         unsafe {
             let addr = (*info).si_addr() as usize;
             let (low, high) = (
@@ -317,9 +335,9 @@ mod crash {
     /// it does not get one from `std` as a program's threads do.)
     pub(super) fn note_stack() {
         const ALT_SIZE: usize = 1 << 16;
-        // Safe: the alternate stack is leaked (it lives as long as the
-        // thread, which serves until the process ends); the attribute calls
-        // read this thread's attributes into locals.
+        // SAFETY: the alternate stack is leaked, so it outlives the thread
+        // (which serves until the process ends), and `alt` describes exactly
+        // that buffer of ALT_SIZE bytes.
         unsafe {
             let stack = Box::leak(vec![0u8; ALT_SIZE].into_boxed_slice());
             let alt = libc::stack_t {
@@ -329,6 +347,9 @@ mod crash {
             };
             libc::sigaltstack(&alt, std::ptr::null_mut());
         }
+        // SAFETY: the attribute calls read this thread's attributes into
+        // locals; `attr` is destroyed only after `pthread_getattr_np`
+        // initialised it, and all out-pointers are to live locals.
         unsafe {
             let mut attr: libc::pthread_attr_t = std::mem::zeroed();
             if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
@@ -345,8 +366,10 @@ mod crash {
 
     impl Guard {
         pub(super) fn install() -> Guard {
-            // Safe: sigaction with a handler that only makes async-signal-safe
-            // calls; the previous actions are put back on drop.
+            // SAFETY: sigaction with a handler that only makes async-signal-safe
+            // calls, and matches the SA_SIGINFO signature; an all-zero
+            // `sigaction` is a valid one (empty mask); the previous actions
+            // are saved into `old` and put back on drop.
             unsafe {
                 let mut old: [libc::sigaction; 3] = std::mem::zeroed();
                 let mut action: libc::sigaction = std::mem::zeroed();
@@ -362,7 +385,8 @@ mod crash {
 
     impl Drop for Guard {
         fn drop(&mut self) {
-            // Safe: restores the actions saved by `install`.
+            // SAFETY: restores the actions saved by `install`, which are
+            // valid `sigaction`s the kernel filled in.
             unsafe {
                 for (i, sig) in SIGNALS.iter().enumerate() {
                     libc::sigaction(*sig, &self.old[i], std::ptr::null_mut());

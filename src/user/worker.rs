@@ -11,6 +11,15 @@
 //! Nothing that runs user code runs in the session: a crash or a hang ends
 //! evcxr's child (or the host), the session keeps every module, and the
 //! worker is brought back with the user's definitions and registrations.
+//!
+//! `passlab-evcxr` is found by `PASSLAB_EVCXR`, beside this program, in a
+//! release build above it, or on `PATH`. Waiting for either process polls
+//! [`crate::interrupt`] and the time limit (`rust.timeout_ms`), and stops
+//! evcxr's child with SIGKILL when one fires. A pass ships the module as
+//! bitcode; changed bitcode replaces the module (`Module::restore`; the
+//! change tracker matches functions by name). [`render_diagnostics`] draws
+//! rustc's diagnostics with the lines of the user's own text. The core
+//! knows nothing of evcxr's API: only these JSON lines and socket messages.
 
 use super::wire::{self, Reply, Request};
 use crate::config::ConfigValue;
@@ -110,9 +119,10 @@ fn host_binary() -> Result<PathBuf> {
         return Ok(p);
     }
     Err(Error::Invalid(format!(
-        "writing passes in Rust needs passlab-evcxr (passlab's evcxr host), which is not built: \
-         run `bash scripts/passlab.sh setup` or `cargo build --release -p passlab-evcxr --features host` \
-         (looked in {}, and on PATH; PASSLAB_EVCXR may name it)",
+        "writing passes in Rust needs passlab-evcxr (passlab's evcxr host), which is not built \
+         (`demo` does not build it): run `bash scripts/passlab.sh setup`, which builds it and warms \
+         its build folder once (about 9 minutes on 2 cores), or `cargo build --release -p passlab-evcxr \
+         --features host` (looked in {}, and on PATH; PASSLAB_EVCXR may name it)",
         tried.join(", ")
     )))
 }
@@ -386,7 +396,8 @@ impl Worker {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // Safe: one valid pollfd.
+            // SAFETY: `pfd` is one live, initialised pollfd and the count
+            // passed is 1; `fd` is the socket `reader` keeps open.
             let n = unsafe { libc::poll(&mut pfd, 1, 20) };
             if n > 0 {
                 break;
@@ -460,7 +471,10 @@ pub(crate) enum PassStop {
 
 fn kill(pid: u32) {
     if pid > 1 {
-        // Safe: a plain signal to a process of ours.
+        // SAFETY: `kill` takes no pointers, so it cannot break memory
+        // safety; `pid` is the service process's pid it reported itself
+        // (evcxr's child), and `pid > 1` rules out init and "every process"
+        // (a real pid also fits in i32, so the cast stays positive).
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
 }

@@ -1,6 +1,12 @@
 //! The command table: every command once, with its usage, its help and its
 //! handler. Dispatch, `:help`, completion and the README's command
 //! reference all read [`COMMANDS`].
+//!
+//! The README's reference is `passlab commands` ([`reference_markdown`]),
+//! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
+//! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
+//! `passes.rs`, `rust.rs`, `jit.rs`, `tune.rs`, `explore.rs`.
+//! `history_entry` decides what `:export` keeps of a command.
 
 mod contexts;
 mod explore;

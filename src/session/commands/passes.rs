@@ -13,7 +13,7 @@ pub(super) fn passes(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         .filter(|p| p.name.contains(filter))
     {
         let kind = match (&p.kind, &p.origin) {
-            (_, registry::Origin::UserRust(k)) => format!("rust {}", k.word().replace('_', " ")),
+            (_, registry::Origin::UserRust(k)) => format!("rust {}", k.replace('_', " ")),
             (_, registry::Origin::Defined) => "sequential".to_string(),
             (registry::PassKind::Rust, _) => "rust".to_string(),
             (registry::PassKind::Llvm { unit, .. }, _) => format!("llvm {unit}"),
@@ -144,9 +144,6 @@ pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result
     }
     let info = crate::PassInfo::new(name, 0).describe(&format!("= {pipeline_text}"));
     let info = pass_settings("pass", info, &a.settings)?;
-    for r in &info.required {
-        registry::get_pass(r)?;
-    }
     let inner = pipeline::parse(pipeline_text)?;
     let children: Vec<crate::PassRef> = if inner.children().is_empty() {
         vec![inner]
@@ -156,15 +153,7 @@ pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result
     if children.iter().any(|c| c.info().name == *name) {
         return Err(err("pass", format!("'{name}' cannot contain itself")));
     }
-    let summary = format!(
-        "pass {name} = {pipeline_text} (opt_level {}{})",
-        info.opt_level,
-        if info.required.is_empty() {
-            String::new()
-        } else {
-            format!(", requires {}", info.required.join(","))
-        }
-    );
+    let summary = format!("pass {name} = {pipeline_text} {}", settings_summary(&info));
     let seq: crate::PassRef = std::sync::Arc::new(crate::Sequential::with_info(info, children));
     registry::define_pass(move || seq.clone()).map_err(|e| err("pass", e.to_string()))?;
     text(summary)
@@ -281,7 +270,7 @@ pub(super) fn plugin(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
 }
 
 /// The settings `:pass` and `:register` take: `opt_level=N` (0-3) and
-/// `required=P,...`, applied to `info`.
+/// `required=P,...`, applied to `info`; each required pass must exist.
 pub(super) fn pass_settings(
     command: &str,
     mut info: crate::PassInfo,
@@ -307,5 +296,22 @@ pub(super) fn pass_settings(
             }
         }
     }
+    for r in &info.required {
+        registry::get_pass(r)?;
+    }
     Ok(info)
+}
+
+/// How `:pass` and `:register` say what they defined:
+/// `(opt_level 2, requires mem2reg)`.
+pub(super) fn settings_summary(info: &crate::PassInfo) -> String {
+    format!(
+        "(opt_level {}{})",
+        info.opt_level,
+        if info.required.is_empty() {
+            String::new()
+        } else {
+            format!(", requires {}", info.required.join(","))
+        }
+    )
 }

@@ -99,9 +99,6 @@ pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
         .unwrap_or_else(|| format!("Rust {}: {function}", kind.word().replace('_', " ")));
     let info = crate::PassInfo::new(name, 0).describe(&description);
     let info = super::passes::pass_settings("register", info, &a.settings)?;
-    for r in &info.required {
-        registry::get_pass(r)?;
-    }
     let replaced = registry::passes()
         .iter()
         .any(|p| p.name == *name && p.origin.is_user());
@@ -112,15 +109,10 @@ pub(super) fn register(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
     })
     .map_err(|e| eval_error(s, "register", e, ""))?;
     text(format!(
-        "{} {} '{name}' (opt_level {}{}) runs {function}",
+        "{} {} '{name}' {} runs {function}",
         if replaced { "replaced" } else { "registered" },
         kind.word().replace('_', " "),
-        info.opt_level,
-        if info.required.is_empty() {
-            String::new()
-        } else {
-            format!(", requires {}", info.required.join(","))
-        }
+        super::passes::settings_summary(&info),
     ))
 }
 

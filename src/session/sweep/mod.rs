@@ -18,6 +18,11 @@
 //! program is done, that no trial is missing or duplicated and that all
 //! shards ran the same spec, and writes the records in order and the report
 //! (text, HTML, SVG and PNG charts).
+//!
+//! Because programs are built in sessions, sweeps live in the session
+//! layer. `spec.rs` is the spec and the units, `merge.rs` the merge, this
+//! file one shard; `passlab sweep` (repl/src/sweep.rs) is the command line,
+//! and `deploy/` holds what a cluster runs.
 
 mod merge;
 mod spec;
@@ -86,6 +91,8 @@ pub struct ShardSummary {
 
 fn host() -> String {
     let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for `buf.len()` bytes and `gethostname`
+    // writes at most that many; a missing NUL (truncation) is handled below.
     let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
     let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
     if ok {
@@ -97,6 +104,8 @@ fn host() -> String {
 
 fn llvm_version() -> String {
     let (mut a, mut b, mut c) = (0, 0, 0);
+    // SAFETY: the three pointers are to live local `c_uint`s that
+    // `LLVMGetVersion` only writes.
     unsafe { llvm_sys::core::LLVMGetVersion(&mut a, &mut b, &mut c) };
     format!("{a}.{b}.{c}")
 }

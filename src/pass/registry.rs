@@ -1,18 +1,50 @@
-//! The one registry of passes and config options.
+//! The one registry of passes: the catalog every name resolves through.
 //!
 //! It holds every Rust pass (by name → constructor), every pass LLVM 19's
 //! pipeline parser knows (read at start-up from the linked LLVM, the list
-//! `opt-19 --print-passes` prints, with its IR unit), and every declared
-//! config option. Unknown names are errors that suggest the nearest names.
+//! `opt-19 --print-passes` prints, with its IR unit), and the passes users
+//! define at run time (`:pass`, `:register`, `:plugin`). Unknown names are
+//! errors that suggest the nearest names.
+//!
+//! The registry sits in the pass layer and knows nothing above it: the
+//! modules above register into it. Built-in Rust passes and the default
+//! pipelines are submitted where they are defined, with
+//! `inventory::submit!(registry::BuiltIn { … })` (TVM's
+//! `TVM_REGISTER_PASS`), and the linker gathers them; passes defined at run
+//! time come through [`define_pass`], [`load_plugin`] and the user layer
+//! (which calls [`define_user_pass`]).
+//! Config options have their own table, one layer down
+//! ([`crate::config`]); the functions here that name them are that table's.
+//!
+//! Every entry says where it comes from ([`Origin`]); users may redefine
+//! only their own passes ([`check_definable`]). [`get_pass`] resolves a
+//! name or pipeline text. A plugin's callbacks are kept by the shim and
+//! registered in every PassBuilder made afterwards (the cached runners are
+//! dropped), and the shim remembers the C++ classes an accepted name builds,
+//! so that instruments report them by that name.
 
-use crate::config::ConfigOption;
+use super::{LlvmPass, PassInfo, PassRef};
 use crate::error::nearest_names;
 use crate::llvm::{self, IrUnit};
-use crate::pass::{LlvmPass, PassInfo, PassRef, PrintIr};
-use crate::user::UserKind;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
+
+pub use crate::config::{
+    declare as register_config, option as config_option, options as config_options,
+};
+pub use crate::info::base_name;
+
+/// A Rust pass that ships with passlab, submitted by the module that
+/// defines it: `inventory::submit!(registry::BuiltIn { info, make })`.
+/// `info` is given on its own so that the registry can list a pass without
+/// constructing it (a default pipeline's constructor looks passes up here).
+pub struct BuiltIn {
+    pub info: fn() -> PassInfo,
+    pub make: fn() -> PassRef,
+}
+
+inventory::collect!(BuiltIn);
 
 /// What kind of pass a registry entry is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,8 +66,9 @@ pub enum Origin {
     BuiltIn,
     /// A named sequential defined at run time (`:pass NAME = PIPELINE`).
     Defined,
-    /// Written by the user in Rust (`:rust`, then `:register`).
-    UserRust(UserKind),
+    /// Written by the user in Rust (`:rust`, then `:register`), with the
+    /// word it was registered as (`function_pass`, `module_pass`).
+    UserRust(&'static str),
     /// Registered by an LLVM pass plugin (`:plugin PATH`), the path given.
     Plugin(String),
 }
@@ -63,7 +96,6 @@ struct Registry {
     /// Rust passes: constructor, info, and where each comes from.
     rust: BTreeMap<String, (Constructor, PassInfo, Origin)>,
     llvm: BTreeMap<String, PassEntry>,
-    config: BTreeMap<String, ConfigOption>,
 }
 
 fn registry() -> &'static RwLock<Registry> {
@@ -72,38 +104,14 @@ fn registry() -> &'static RwLock<Registry> {
         let mut r = Registry {
             rust: BTreeMap::new(),
             llvm: llvm_passes(),
-            config: BTreeMap::new(),
         };
-        for option in crate::pass::config_options() {
-            r.config.insert(option.key.clone(), option);
-        }
-        for option in crate::passes::config_options() {
-            r.config.insert(option.key.clone(), option);
-        }
-        for option in crate::user::config_options() {
-            r.config.insert(option.key.clone(), option);
-        }
-        for ctor in crate::passes::builtin() {
-            let info = ctor().info().clone();
+        for b in inventory::iter::<BuiltIn> {
+            let make = b.make;
+            let info = (b.info)();
+            let ctor: Constructor = Arc::new(make);
             r.rust
                 .insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
         }
-        for level in 0..=3u32 {
-            // The default pipelines by name, so that `O2` works wherever a
-            // pass name does. Their info is written out here: constructing
-            // one needs this registry, which is not built yet.
-            let ctor: Constructor = Arc::new(move || {
-                crate::pipeline::default_pipeline(level)
-                    .expect("the default pipelines consist of registered passes")
-            });
-            let info = crate::pipeline::default_pipeline_info(level);
-            r.rust
-                .insert(info.name.clone(), (ctor, info, Origin::BuiltIn));
-        }
-        let print_ir: Constructor = Arc::new(|| Arc::new(PrintIr::new("")) as PassRef);
-        let info = print_ir().info().clone();
-        r.rust
-            .insert(info.name.clone(), (print_ir, info, Origin::BuiltIn));
         RwLock::new(r)
     })
 }
@@ -169,7 +177,7 @@ where
 
 /// Registers (or replaces) a pass the user wrote in Rust, with its info;
 /// the same names are allowed as for [`define_pass`].
-pub(crate) fn define_user_pass<F>(info: PassInfo, kind: UserKind, constructor: F) -> Result<()>
+pub fn define_user_pass<F>(info: PassInfo, kind: &'static str, constructor: F) -> Result<()>
 where
     F: Fn() -> PassRef + Send + Sync + 'static,
 {
@@ -284,37 +292,6 @@ fn name_like_strings(bytes: &[u8]) -> Vec<String> {
     out.into_iter().collect()
 }
 
-/// Declares a config option; re-declaring a key is an error.
-pub fn register_config(option: ConfigOption) -> Result<()> {
-    let mut r = write();
-    if r.config.contains_key(&option.key) {
-        return Err(Error::Invalid(format!(
-            "config option '{}' is already declared",
-            option.key
-        )));
-    }
-    r.config.insert(option.key.clone(), option);
-    Ok(())
-}
-
-/// The declared option `key`; an unknown key lists the valid ones.
-pub fn config_option(key: &str) -> Result<ConfigOption> {
-    let r = read();
-    r.config
-        .get(key)
-        .cloned()
-        .ok_or_else(|| Error::UnknownConfig {
-            key: key.to_string(),
-            valid: r.config.keys().cloned().collect(),
-            suggestions: nearest_names(key, r.config.keys().map(String::as_str)),
-        })
-}
-
-/// All declared options, by key.
-pub fn config_options() -> Vec<ConfigOption> {
-    read().config.values().cloned().collect()
-}
-
 /// A pass by name: a Rust pass, or LLVM pipeline text (`instcombine`,
 /// `loop-unroll<O3>`, `function(loop-mssa(licm))`, `default<O2>`).
 pub fn get_pass(name: &str) -> Result<PassRef> {
@@ -341,7 +318,26 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
             suggestions: suggest(name),
         });
     }
-    Ok(Arc::new(LlvmPass::new(name)?))
+    LlvmPass::new(name)
+        .map(|p| Arc::new(p) as PassRef)
+        .map_err(|e| match e {
+            // LLVM's parser names the word it did not know; suggest ours.
+            Error::Pipeline {
+                text,
+                message,
+                suggestions,
+            } if suggestions.is_empty() => {
+                let suggestions = super::llvm_pass::unknown_name(&message)
+                    .map(suggest)
+                    .unwrap_or_default();
+                Error::Pipeline {
+                    text,
+                    message,
+                    suggestions,
+                }
+            }
+            e => e,
+        })
 }
 
 /// Every registered pass, Rust passes first, each group by name.
@@ -369,8 +365,6 @@ pub fn suggest(name: &str) -> Vec<String> {
     nearest_names(base_name(name), names)
 }
 
-pub use crate::info::base_name;
-
 /// LLVM passes that crash the process on purpose.
 const REFUSED: &[&str] = &["trigger-crash-module", "trigger-crash-function"];
 
@@ -386,97 +380,6 @@ const SPECIAL_PIPELINES: &[&str] = &[
     "loop",
     "loop-mssa",
 ];
-
-/// Opt levels and descriptions for the LLVM passes people use most; every
-/// other LLVM pass has opt level 0 (it runs whenever it is listed).
-const LLVM_DEFAULTS: &[(&str, u32, &str)] = &[
-    ("mem2reg", 1, "promote allocas to SSA registers"),
-    ("sroa", 1, "scalar replacement of aggregates"),
-    ("early-cse", 1, "early common subexpression elimination"),
-    ("simplifycfg", 1, "simplify the control-flow graph"),
-    ("instcombine", 1, "combine redundant instructions"),
-    ("instsimplify", 1, "remove redundant instructions"),
-    ("dce", 1, "dead code elimination"),
-    ("adce", 1, "aggressive dead code elimination"),
-    ("sccp", 1, "sparse conditional constant propagation"),
-    (
-        "ipsccp",
-        1,
-        "interprocedural sparse conditional constant propagation",
-    ),
-    ("reassociate", 1, "reassociate expressions"),
-    ("globalopt", 1, "optimize global variables"),
-    ("globaldce", 1, "remove unreachable globals"),
-    ("deadargelim", 1, "remove dead arguments"),
-    ("function-attrs", 1, "infer function attributes"),
-    (
-        "correlated-propagation",
-        1,
-        "value propagation from conditions",
-    ),
-    ("jump-threading", 1, "thread jumps through conditions"),
-    ("tailcallelim", 1, "tail call elimination"),
-    ("loop-rotate", 1, "rotate loops"),
-    ("loop-simplify", 1, "canonicalize natural loops"),
-    ("lcssa", 1, "loop-closed SSA form"),
-    ("indvars", 1, "canonicalize induction variables"),
-    ("loop-deletion", 1, "delete dead loops"),
-    ("loop-idiom", 1, "recognize loop idioms (memset, memcpy)"),
-    ("memcpyopt", 1, "optimize memcpy and memset"),
-    ("always-inline", 0, "inline always_inline functions"),
-    ("inline", 2, "the function inliner"),
-    ("gvn", 2, "global value numbering"),
-    ("newgvn", 2, "global value numbering (NewGVN)"),
-    ("licm", 2, "loop-invariant code motion"),
-    ("dse", 2, "dead store elimination"),
-    ("mldst-motion", 2, "merged load/store motion"),
-    ("bdce", 2, "bit-tracking dead code elimination"),
-    (
-        "argpromotion",
-        2,
-        "promote by-reference arguments to scalars",
-    ),
-    ("simple-loop-unswitch", 2, "unswitch loops"),
-    ("loop-unroll", 2, "unroll loops"),
-    ("loop-vectorize", 2, "vectorize loops"),
-    (
-        "slp-vectorizer",
-        2,
-        "superword-level parallelism vectorizer",
-    ),
-    (
-        "aggressive-instcombine",
-        3,
-        "expensive instruction combining",
-    ),
-    ("loop-unroll-and-jam", 3, "unroll and jam loop nests"),
-    ("loop-interchange", 3, "interchange loops in a nest"),
-    ("loop-fusion", 3, "fuse adjacent loops"),
-    ("callsite-splitting", 3, "split call sites on conditions"),
-];
-
-/// Opt level and description of an LLVM pipeline text with base name `base`.
-pub(crate) fn llvm_pass_defaults(text: &str, base: &str) -> (u32, String) {
-    if matches!(
-        base,
-        "default" | "thinlto-pre-link" | "thinlto" | "lto-pre-link" | "lto"
-    ) {
-        let level = text
-            .find("<O")
-            .and_then(|i| text[i + 2..].chars().next())
-            .and_then(|c| c.to_digit(10));
-        let level = level.unwrap_or(2);
-        return (level, format!("LLVM's standard {base} pipeline"));
-    }
-    if text != base {
-        return (0, "an LLVM pipeline".into());
-    }
-    LLVM_DEFAULTS
-        .iter()
-        .find(|(n, _, _)| *n == base)
-        .map(|(_, level, d)| (*level, d.to_string()))
-        .unwrap_or((0, String::new()))
-}
 
 /// Reads the passes the linked LLVM's parser knows from its
 /// `--print-passes` listing. Analyses and machine passes are left out (they
@@ -514,7 +417,7 @@ fn parse_pass_listing(listing: &str) -> BTreeMap<String, PassEntry> {
             continue;
         }
         let name = if with_params { base_name(entry) } else { entry };
-        let (opt_level, description) = llvm_pass_defaults(name, base_name(name));
+        let (opt_level, description) = super::llvm_pass::defaults(name, base_name(name));
         let e = out.entry(name.to_string()).or_insert_with(|| PassEntry {
             name: name.to_string(),
             kind: PassKind::Llvm { unit, params: None },

@@ -1,0 +1,289 @@
+//! Forked children: the one home of the pipe, fork and wait code that keeps
+//! risky work (JIT-compiled calls, code generation, a `:tune` search) away
+//! from the session. A crash, a hang or an LLVM fatal error costs the child;
+//! the parent reads its pipes while it waits, kills it on an interrupt or a
+//! time limit, and turns how it ended into words ([`signal_name`]).
+//!
+//! [`spawn`] is the common shape: the child's stdout and stderr go to one
+//! pipe ("what it said"), and it writes its result to another. The JIT's
+//! call ([`crate::jit`]'s isolate) needs three pipes and a child that does
+//! not allocate, so it uses the pieces ([`pipe`], [`fork`],
+//! [`default_signals`], [`drain`]) directly.
+
+/// The ends of one pipe.
+#[derive(Clone, Copy, Debug)]
+pub struct Pipe {
+    pub read: i32,
+    pub write: i32,
+}
+
+/// A new pipe.
+pub fn pipe() -> Result<Pipe, String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` is a valid array of two ints, as pipe(2) requires.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    Ok(Pipe {
+        read: fds[0],
+        write: fds[1],
+    })
+}
+
+/// Which side of a [`fork`] this is.
+pub enum Side {
+    Parent { pid: i32 },
+    Child,
+}
+
+/// Flushes C's stdio (so that nothing buffered is written twice) and forks.
+pub fn fork() -> Result<Side, String> {
+    // SAFETY: fflush(NULL) flushes every open stdio stream; fork has no
+    // preconditions. The child is the only thread of its process: it must
+    // not rely on locks other threads held (glibc keeps malloc usable).
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        match libc::fork() {
+            pid if pid < 0 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+            0 => Ok(Side::Child),
+            pid => Ok(Side::Parent { pid }),
+        }
+    }
+}
+
+/// Default actions, unblocked, for the signals a crash or Ctrl-C raises:
+/// Rust's own handlers would turn a stack overflow into an abort with a
+/// message of their own, and a front end ignores SIGINT while a command
+/// runs so that Ctrl-C ends the child, not the session. For the child,
+/// right after [`fork`].
+pub fn default_signals() {
+    // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, and
+    // signal/sigaddset/pthread_sigmask are async-signal-safe calls on
+    // valid signal numbers and a local set.
+    unsafe {
+        let mut unblock = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut unblock);
+        for sig in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGABRT,
+            libc::SIGTRAP,
+            libc::SIGINT,
+        ] {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::sigaddset(&mut unblock, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut());
+    }
+}
+
+/// How a signal ended a process, in words that say what usually causes it.
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGSEGV => "crashed with SIGSEGV (invalid memory access, or a stack overflow)".into(),
+        libc::SIGFPE => "crashed with SIGFPE (arithmetic error such as division by zero)".into(),
+        libc::SIGILL => {
+            "crashed with SIGILL (illegal instruction, e.g. unreachable code reached)".into()
+        }
+        libc::SIGABRT => "aborted (SIGABRT)".into(),
+        libc::SIGBUS => "crashed with SIGBUS (misaligned or unmapped memory)".into(),
+        libc::SIGTRAP => "crashed with SIGTRAP (a trap instruction, e.g. llvm.trap)".into(),
+        libc::SIGINT => "was interrupted".into(),
+        other => format!("was killed by signal {other}"),
+    }
+}
+
+/// How a wait status ended: "exited with status N" or [`signal_name`].
+pub fn how_it_ended(status: i32) -> String {
+    if libc::WIFSIGNALED(status) {
+        signal_name(libc::WTERMSIG(status))
+    } else {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    }
+}
+
+/// Reads what a non-blocking `fd` has into `into`; true at end of file.
+pub fn drain(fd: i32, into: &mut Vec<u8>, buf: &mut [u8]) -> bool {
+    loop {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n == 0 {
+            return true;
+        }
+        if n < 0 {
+            return false;
+        }
+        into.extend_from_slice(&buf[..n as usize]);
+    }
+}
+
+/// Writes all of `bytes` to `fd`; false if it could not.
+pub fn write_all(fd: i32, bytes: &[u8]) -> bool {
+    let mut written = 0;
+    while written < bytes.len() {
+        // SAFETY: the range is within `bytes`.
+        let n = unsafe { libc::write(fd, bytes[written..].as_ptr().cast(), bytes.len() - written) };
+        if n <= 0 {
+            return false;
+        }
+        written += n as usize;
+    }
+    true
+}
+
+/// A child from [`spawn`]: the read ends of what it said (stdout and stderr)
+/// and of its result, both non-blocking.
+pub struct Child {
+    pub pid: i32,
+    pub said: i32,
+    pub result: i32,
+}
+
+/// Forks a child that runs `work` with its stdout and stderr sent to one
+/// pipe and the write end of a second pipe as its argument; `work`'s
+/// return value is the child's exit status (72 if it panics). The child
+/// never returns from here.
+pub fn spawn(work: impl FnOnce(i32) -> i32) -> Result<Child, String> {
+    let said = pipe()?;
+    let result = pipe().inspect_err(|_| close(&[said.read, said.write]))?;
+    match fork() {
+        Err(e) => {
+            close(&[said.read, said.write, result.read, result.write]);
+            Err(e)
+        }
+        Ok(Side::Child) => {
+            close(&[said.read, result.read]);
+            // SAFETY: both descriptors are open; dup2 onto 1 and 2 is what
+            // sends the child's output to the parent.
+            unsafe {
+                libc::dup2(said.write, 1);
+                libc::dup2(said.write, 2);
+            }
+            default_signals();
+            let out = result.write;
+            let code =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(out))).unwrap_or(72);
+            // SAFETY: _exit ends the child without running the parent's
+            // destructors or atexit handlers, which are not the child's.
+            unsafe { libc::_exit(code) }
+        }
+        Ok(Side::Parent { pid }) => {
+            close(&[said.write, result.write]);
+            for fd in [said.read, result.read] {
+                // SAFETY: fd is an open descriptor of ours.
+                unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) };
+            }
+            Ok(Child {
+                pid,
+                said: said.read,
+                result: result.read,
+            })
+        }
+    }
+}
+
+impl Child {
+    /// Waits up to `ms` milliseconds for either pipe to have something.
+    pub fn poll(&self, ms: i32) {
+        let mut fds = [self.said, self.result].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        // SAFETY: `fds` is a valid array of two pollfds.
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    }
+
+    /// The wait status if the child has ended (it is then reaped).
+    pub fn try_wait(&self) -> Option<i32> {
+        let mut status = 0;
+        // SAFETY: waiting for our own child, status a valid int.
+        (unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid)
+            .then_some(status)
+    }
+
+    /// Waits for the child to end; its wait status.
+    pub fn wait(&self) -> i32 {
+        let mut status = 0;
+        // SAFETY: as in try_wait.
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        status
+    }
+
+    /// Kills the child and reaps it; its wait status.
+    pub fn kill(&self) -> i32 {
+        // SAFETY: the pid is our unreaped child, so it names no other
+        // process.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        self.wait()
+    }
+
+    /// Closes the read ends.
+    pub fn close(&self) {
+        close(&[self.said, self.result]);
+    }
+}
+
+/// Closes descriptors of ours.
+pub fn close(fds: &[i32]) {
+    for &fd in fds {
+        // SAFETY: closing a descriptor this process owns.
+        unsafe { libc::close(fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(c: &Child) -> (Vec<u8>, Vec<u8>, i32) {
+        let (mut said, mut result, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 4096]);
+        let status = loop {
+            c.poll(5);
+            drain(c.said, &mut said, &mut buf);
+            drain(c.result, &mut result, &mut buf);
+            if let Some(s) = c.try_wait() {
+                break s;
+            }
+        };
+        drain(c.said, &mut said, &mut buf);
+        drain(c.result, &mut result, &mut buf);
+        c.close();
+        (said, result, status)
+    }
+
+    #[test]
+    fn a_child_says_returns_and_exits() {
+        // Not eprint!: the test harness captures it (and a lock another
+        // thread holds at the fork would never be released in the child).
+        let c = spawn(|out| {
+            write_all(2, b"hello");
+            write_all(out, b"result");
+            3
+        })
+        .unwrap();
+        let (said, result, status) = collect(&c);
+        assert_eq!(
+            (said.as_slice(), result.as_slice()),
+            (&b"hello"[..], &b"result"[..])
+        );
+        assert_eq!(how_it_ended(status), "exited with status 3");
+    }
+
+    #[test]
+    fn a_crash_is_named_and_a_panic_exits_72() {
+        let c = spawn(|_| {
+            // SAFETY: the child raises a signal at itself on purpose.
+            unsafe { libc::raise(libc::SIGSEGV) };
+            0
+        })
+        .unwrap();
+        assert!(how_it_ended(collect(&c).2).contains("SIGSEGV"));
+        // resume_unwind unwinds without the panic hook, which prints (see
+        // above).
+        let c = spawn(|_| std::panic::resume_unwind(Box::new(0))).unwrap();
+        assert_eq!(how_it_ended(collect(&c).2), "exited with status 72");
+    }
+}
