@@ -392,9 +392,15 @@ pub(crate) enum ChildError {
 pub(crate) fn in_child(
     work: impl FnOnce() -> std::result::Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, ChildError> {
+    // The result goes out with its length first, so that the session has
+    // it as soon as it is complete: the child's exit (unmapping its copy of
+    // the session's memory) takes milliseconds, and is waited for on a
+    // thread of its own.
     let c = child::spawn(|out| match work() {
         Ok(bytes) => {
-            if child::write_all(out, &bytes) {
+            let len = (bytes.len() as u64).to_le_bytes();
+            if child::write_all(out, &len) && child::write_all(out, &bytes) {
+                child::close(&[out]);
                 0
             } else {
                 74
@@ -406,6 +412,11 @@ pub(crate) fn in_child(
         }
     })
     .map_err(ChildError::Failed)?;
+    let complete = |bytes: &[u8]| {
+        bytes.len() >= 8
+            && u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]))
+                == (bytes.len() - 8) as u64
+    };
     let mut said = Vec::new();
     let mut bytes = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -413,7 +424,18 @@ pub(crate) fn in_child(
     let status = loop {
         c.poll(5);
         child::drain(c.said, &mut said, &mut buf);
-        child::drain(c.result, &mut bytes, &mut buf);
+        if child::drain(c.result, &mut bytes, &mut buf) && complete(&bytes) {
+            c.close();
+            let pid = c.pid;
+            std::thread::spawn(move || {
+                let mut status = 0;
+                // SAFETY: reaps our own child, whose pid nothing else waits
+                // for.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+            bytes.drain(..8);
+            return Ok(bytes);
+        }
         if let Some(status) = c.try_wait() {
             break status;
         }
@@ -429,7 +451,8 @@ pub(crate) fn in_child(
         return Err(ChildError::Interrupted);
     }
     let said = String::from_utf8_lossy(&said).trim().to_string();
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && complete(&bytes) {
+        bytes.drain(..8);
         return Ok(bytes);
     }
     Err(ChildError::Failed(if said.is_empty() {
