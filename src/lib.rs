@@ -22,6 +22,8 @@
 //! assert!(m.stats().instructions < before);
 //! ```
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod chart;
 pub mod child;
 pub mod config;

@@ -147,6 +147,9 @@ impl Buffer {
                 ))
             })?
             .max(1);
+        // SAFETY: an anonymous shared mapping of `bytes` (≥ 1) bytes, asked of
+        // the kernel with no address hint; the result is checked against
+        // MAP_FAILED below.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -197,6 +200,9 @@ impl Buffer {
     }
 
     fn set(&mut self, i: usize, v: f64) {
+        // SAFETY: `set` is called by `fill` with `i < self.len`, and the
+        // mapping holds `self.len` elements of `self.ty`, aligned (mmap's
+        // pages).
         unsafe {
             match self.ty {
                 ElemType::I8 => *(self.ptr as *mut i8).add(i) = v as i8,
@@ -212,6 +218,8 @@ impl Buffer {
     /// Element `i` as a float (for summaries and comparisons).
     pub fn get(&self, i: usize) -> f64 {
         assert!(i < self.len, "index {i} out of bounds ({})", self.len);
+        // SAFETY: `i < self.len` (asserted above), within the mapping of
+        // `self.len` elements of `self.ty`, page-aligned.
         unsafe {
             match self.ty {
                 ElemType::I8 => *(self.ptr as *const i8).add(i) as f64,
@@ -238,6 +246,9 @@ impl Buffer {
 
     /// The raw bytes.
     pub fn bytes(&self) -> &[u8] {
+        // SAFETY: the mapping holds `ty.size() * len` bytes and lives as long
+        // as `self`; JIT code writes it only in children, which have their own
+        // view during a call.
         unsafe { std::slice::from_raw_parts(self.ptr, self.ty.size() * self.len) }
     }
 
@@ -280,6 +291,8 @@ impl Buffer {
                 bytes.len()
             )));
         }
+        // SAFETY: `bytes` has exactly `n` bytes (checked above), the mapping
+        // holds `n`, and the two cannot overlap (one is ours, mmap'd).
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, n) };
         Ok(())
     }
@@ -299,6 +312,8 @@ fn fmt_num(v: f64) -> String {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping `new` made; no reference into it
+        // outlives `self`.
         unsafe {
             libc::munmap(self.ptr as *mut libc::c_void, self.bytes);
         }

@@ -103,6 +103,8 @@ pub(super) fn config_options() -> Vec<crate::ConfigOption> {
 /// process defines: function name → symbols.
 pub(crate) fn unresolved(module: &Module) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut sinks = crate::ffi::Sinks::default();
+    // SAFETY: the module is alive for the call; `sinks` is the `Sinks` that
+    // `SINK_FIRST` expects, alive for the call.
     unsafe { crate::ffi::plab_unresolved(module.raw(), crate::ffi::SINK_FIRST, sinks.user()) };
     sinks
         .first_text()
@@ -129,6 +131,9 @@ pub(crate) fn compile_object(
     let work = move || -> std::result::Result<Vec<u8>, String> {
         // In the child: the module is this process's copy of the session's,
         // changed here only.
+        // SAFETY: in the child, on this process's own copy of the module (`raw`
+        // is valid: the module or its copy outlives `work`); the handler only
+        // writes and `_exit`s.
         unsafe {
             llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
             add_packed_entry(raw, wrappers);
@@ -167,6 +172,8 @@ pub(crate) fn compile_object(
 /// LLVM's fatal errors in the compiling child: say what, and end it now
 /// (not through `exit`, which would run the session's exit handlers).
 extern "C" fn on_fatal_error(reason: *const std::os::raw::c_char) {
+    // SAFETY: LLVM passes a NUL-terminated message; write(2) and _exit(2) are
+    // async-signal-safe.
     unsafe {
         let text = CStr::from_ptr(reason).to_bytes();
         libc::write(2, text.as_ptr().cast(), text.len());
@@ -182,6 +189,8 @@ fn emit(
     triple: &str,
     cg: &Codegen,
 ) -> std::result::Result<Vec<u8>, String> {
+    // SAFETY: LLVM's C API on the live module `m` and on values created here;
+    // every message and buffer LLVM returns is copied, then disposed once.
     unsafe {
         crate::ffi::plab_init_targets();
         let triple = if triple.is_empty() {
@@ -258,6 +267,8 @@ pub fn text_size(module: &Module, cg: &Codegen, here: bool) -> Result<u64> {
         })?
     } else {
         isolate::in_child(|| {
+            // SAFETY: installing a handler (a plain function) is always sound;
+            // this runs in the child.
             unsafe {
                 llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
             }
@@ -284,6 +295,9 @@ pub fn text_size(module: &Module, cg: &Codegen, here: bool) -> Result<u64> {
 /// `.text.*` (LLVM's object reader).
 fn executable_bytes(object: &[u8]) -> std::result::Result<u64, String> {
     use llvm_sys::object::*;
+    // SAFETY: the memory buffer is a copy of `object` owned here; the binary,
+    // section iterator and buffer are disposed once, in reverse order of
+    // creation, and section names are read while the binary lives.
     unsafe {
         let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
             object.as_ptr().cast(),

@@ -50,7 +50,9 @@ pub(crate) enum Plan {
 }
 
 fn now_ns() -> u64 {
+    // SAFETY: timespec is plain data; all zeroes is a valid value.
     let mut t = unsafe { std::mem::zeroed::<libc::timespec>() };
+    // SAFETY: `t` is a valid timespec to write; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
@@ -59,6 +61,9 @@ fn now_ns() -> u64 {
 /// call or number, repeat count, repeat times…] and returns its length.
 fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut [u64]) -> usize {
     let t0 = now_ns();
+    // SAFETY: `f` is the packed entry of the JIT this call belongs to, and
+    // `slots` holds the arguments of function `index`'s signature (checked by
+    // the caller); whatever it does happens in this child.
     let ret = unsafe { f(index, slots.as_ptr()) };
     let first = now_ns() - t0;
     msg[0] = ret;
@@ -82,6 +87,7 @@ fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut
             let time = |n: u64| {
                 let t0 = now_ns();
                 for _ in 0..n {
+                    // SAFETY: as for the first call above.
                     std::hint::black_box(unsafe { f(index, slots.as_ptr()) });
                 }
                 now_ns() - t0
@@ -269,6 +275,8 @@ pub(crate) fn run(
     }
     crate::interrupt::set_child(pid);
     let running = Running;
+    // SAFETY: closing the write ends (the child has its own) and making our
+    // read ends non-blocking; all are open descriptors of ours.
     unsafe {
         libc::close(out.write);
         libc::close(err.write);
@@ -289,6 +297,15 @@ pub(crate) fn run(
     let mut status = 0;
     let mut timed_out = false;
     let mut buf = vec![0u8; 1 << 16];
+    // [ret, ns or number, repeat count, repeat times…], as child_work
+    // writes it.
+    let complete = |r: &[u8]| {
+        r.len() >= 24
+            && u64::from_ne_bytes(r[16..24].try_into().unwrap_or([0; 8]))
+                .checked_add(3)
+                .and_then(|words| words.checked_mul(8))
+                == Some(r.len() as u64)
+    };
     let mut chunk = Vec::new();
     let mut drain = |fd: i32, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])| {
         chunk.clear();
@@ -301,15 +318,32 @@ pub(crate) fn run(
             events: libc::POLLIN,
             revents: 0,
         });
+        // SAFETY: `fds` is a valid array of three pollfds.
         unsafe { libc::poll(fds.as_mut_ptr(), 3, 5) };
         drain(out.read, &mut buf, &mut |d| out_capture.push(d));
         drain(err.read, &mut buf, &mut |d| err_capture.push(d));
         drain(res.read, &mut buf, &mut |d| result.extend_from_slice(d));
+        // The result is the child's last write: once it is all here, what
+        // the call printed is in the pipes too, and the child's exit
+        // (unmapping its copy of the session's memory) is waited for on a
+        // thread of its own.
+        if complete(&result) {
+            std::thread::spawn(move || {
+                let mut status = 0;
+                // SAFETY: reaps our own child, whose pid nothing else waits
+                // for.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+            break;
+        }
+        // SAFETY: waiting for our own child; `status` is a valid int.
         let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if done == pid {
             break;
         }
         if start.elapsed() > timeout {
+            // SAFETY: `pid` is our unreaped child, so the signal reaches no
+            // other process; then it is reaped.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);

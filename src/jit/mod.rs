@@ -236,6 +236,8 @@ pub struct Jit {
 
 impl Drop for Jit {
     fn drop(&mut self) {
+        // SAFETY: `self.lljit` was created by `link` and is disposed only here,
+        // once; its error is consumed.
         unsafe {
             let e = LLVMOrcDisposeLLJIT(self.lljit);
             if !e.is_null() {
@@ -264,6 +266,7 @@ unsafe fn error_text(e: LLVMErrorRef) -> String {
 }
 
 fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
+    // SAFETY: `ty` is a live type of the module's context (the caller's).
     unsafe {
         match LLVMGetTypeKind(ty) {
             LLVMTypeKind::LLVMIntegerTypeKind => match LLVMGetIntTypeWidth(ty) {
@@ -279,6 +282,8 @@ fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
 }
 
 fn type_text(ty: LLVMTypeRef) -> String {
+    // SAFETY: `ty` is a live type; the string LLVM returns is copied, then
+    // disposed once.
     unsafe {
         let p = LLVMPrintTypeToString(ty);
         let s = CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -289,6 +294,8 @@ fn type_text(ty: LLVMTypeRef) -> String {
 
 /// The signature of `f`, or why it cannot be called.
 fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
+    // SAFETY: `f` is a live function of the module being compiled; only its
+    // types are read.
     unsafe {
         let fty = LLVMGlobalGetValueType(f);
         if LLVMIsFunctionVarArg(fty) != 0 {
@@ -346,8 +353,12 @@ unsafe fn instruction_count(f: LLVMValueRef) -> usize {
 fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
     let failed = |what: &str, e: LLVMErrorRef| Error::Codegen {
         module: module.to_string(),
+        // SAFETY: `e` is an error LLVM just returned, consumed here once.
         message: format!("{what}: {}", unsafe { error_text(e) }),
     };
+    // SAFETY: LLVM's ORC C API on objects created here; on every failure what
+    // was created is disposed once, and the memory buffer (a copy of `object`)
+    // is handed to the JIT, which owns it from then on.
     unsafe {
         let mut jit = std::ptr::null_mut();
         let e = LLVMOrcCreateLLJIT(&mut jit, LLVMOrcCreateLLJITBuilder());
@@ -392,6 +403,7 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
 }
 
 extern "C" fn quiet_errors(_ctx: *mut std::ffi::c_void, e: LLVMErrorRef) {
+    // SAFETY: ORC hands the error to this reporter to consume, once.
     unsafe { LLVMConsumeError(e) }
 }
 
@@ -492,6 +504,7 @@ impl Jit {
         let raw = module.raw();
         let mut sigs = Vec::new();
         let mut unsupported = BTreeMap::new();
+        // SAFETY: walks the live module's function list; names are copied out.
         unsafe {
             let mut f = LLVMGetFirstFunction(raw);
             while !f.is_null() {
@@ -524,6 +537,10 @@ impl Jit {
         };
         match jit.address(PACKED_ENTRY) {
             Ok(addr) => {
+                // SAFETY: the address is that of `__passlab_packed`, which
+                // `add_packed_entry` defines with exactly the `Packed`
+                // signature, and the JIT holding the code lives as long as
+                // `jit`.
                 jit.packed = unsafe { std::mem::transmute::<usize, Packed>(addr) };
                 jit.functions = sigs
                     .into_iter()
@@ -550,10 +567,13 @@ impl Jit {
     fn address(&self, symbol: &str) -> std::result::Result<usize, String> {
         let c = CString::new(symbol).map_err(|e| e.to_string())?;
         let mut addr = 0;
+        // SAFETY: `self.lljit` is alive; `c` is a NUL-terminated name and
+        // `addr` a valid out-parameter.
         let e = unsafe { LLVMOrcLLJITLookup(self.lljit, &mut addr, c.as_ptr()) };
         if e.is_null() {
             Ok(addr as usize)
         } else {
+            // SAFETY: `e` is the error the lookup just returned, consumed once.
             Err(unsafe { error_text(e) })
         }
     }

@@ -54,6 +54,7 @@ fn serve(
         Ok(ev) => ev,
         Err(e) => {
             line(out, &json!({ "error": e.to_string() }));
+            // SAFETY: ends the child, which has nothing to clean up.
             unsafe { libc::_exit(0) }
         }
     };
@@ -61,6 +62,7 @@ fn serve(
     loop {
         if let Err(e) = d.replay() {
             line(out, &json!({ "error": e.to_string() }));
+            // SAFETY: as above.
             unsafe { libc::_exit(0) }
         }
         let Some((name, ordering)) = d.next() else {
@@ -72,6 +74,7 @@ fn serve(
         d.tell(t);
     }
     line(out, &json!({ "end": true }));
+    // SAFETY: as above.
     unsafe { libc::_exit(0) }
 }
 

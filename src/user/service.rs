@@ -100,7 +100,14 @@ impl Service {
     pub fn start_for_process(path: impl AsRef<Path>) -> std::io::Result<()> {
         let service = Service::start(path)?;
         let table = Arc::into_raw(service.table);
-        let text = format!("{}|{}", table as usize, service.path.display());
+        // The process's id goes with the address: a process that inherits
+        // the variable (a child that execs) must not read it as its own.
+        let text = format!(
+            "{}|{}|{}",
+            std::process::id(),
+            table as usize,
+            service.path.display()
+        );
         std::env::set_var(PROCESS_SERVICE, text);
         Ok(())
     }
@@ -109,18 +116,26 @@ impl Service {
     pub fn get() -> Service {
         let text = std::env::var(PROCESS_SERVICE)
             .expect("passlab's service was not started in this process");
-        let (address, path) = text.split_once('|').expect("passlab's service address");
-        let address: usize = address.parse().expect("passlab's service address");
+        let mut parts = text.splitn(3, '|');
+        let (pid, address, path) = (parts.next(), parts.next(), parts.next());
+        assert_eq!(
+            pid.and_then(|p| p.parse::<u32>().ok()),
+            Some(std::process::id()),
+            "passlab's service was started in another process"
+        );
+        let address: usize = address
+            .and_then(|a| a.parse().ok())
+            .expect("passlab's service address");
+        let path = path.expect("passlab's service path");
         let raw = address as *const Mutex<BTreeMap<String, Body>>;
         // SAFETY: the address is of an `Arc` leaked by `start_for_process` in
         // this process, which is never freed; the types are the same in
         // every copy of passlab the cells link (one crate, one version, as
         // the wire protocol's version check guarantees for the session).
-        // NOT checked: that the variable was set by `start_for_process` in
-        // *this* process. A process that inherits it (a child that execs)
-        // or sets it by hand would make this safe fn read a bogus address;
-        // that the copies agree on the layout of the table (repr(Rust)) is
-        // also assumed, not guaranteed.
+        // The process id checked above rules out a variable inherited from
+        // another process; one set by hand with this process's id, or copies
+        // of passlab that lay the table out differently (repr(Rust)), are
+        // not ruled out.
         let table = unsafe {
             Arc::increment_strong_count(raw);
             Arc::from_raw(raw)

@@ -37,7 +37,8 @@ fn main() {
     evcxr::runtime_hook();
     // The protocol owns standard output: whatever else writes to it (evcxr,
     // cargo) goes to standard error instead.
-    // Safe: plain descriptor calls at start-up, before any thread exists.
+    // SAFETY: plain descriptor calls at start-up, before any thread exists;
+    // `fd` is a fresh duplicate this File then owns.
     let protocol = unsafe {
         let fd = libc::dup(1);
         libc::dup2(2, 1);
@@ -146,7 +147,7 @@ fn build_dir() -> Result<(PathBuf, File)> {
         let dir = base.join(n.to_string());
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let lock = File::create(dir.join(".lock"))?;
-        // Safe: a plain flock on a descriptor we own.
+        // SAFETY: a plain flock on a descriptor we own.
         if unsafe {
             libc::flock(
                 std::os::fd::AsRawFd::as_raw_fd(&lock),
