@@ -7,13 +7,16 @@ Run All Cells runs it. Then, in the page as rendered:
 * the charts are there (an `svg` or `img` in the output), the HTML
   tables (`table`) and the syntax-highlighted IR and diffs (a `pre` of
   coloured spans), as many as the stored outputs have;
-* the kernel is still alive.
+* the kernel is still alive;
+* the outputs, as JupyterLab saves them, match the stored ones (compared
+  as `check.py` compares them: timings masked). The notebook is saved
+  with Ctrl+S for that and put back as it was at once.
 
 JupyterLab's launcher must show passlab with its logo.
 
 Screenshots of the launcher and of each notebook (its top, its end, each chart and the first
 highlighted IR) go to
-target/browser/. Nothing is saved into the notebooks (autosave is off).
+target/browser/. Autosave is off.
 
     python notebooks/browser.py notebooks/*.ipynb
 """
@@ -28,7 +31,10 @@ import tempfile
 import time
 import urllib.request
 
+import nbformat
 from playwright.sync_api import sync_playwright
+
+import check  # notebooks/check.py: how outputs are compared
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "target", "browser")
@@ -113,7 +119,8 @@ class Lab:
                 time.sleep(0.3)
 
     def url(self, path):
-        return f"http://127.0.0.1:{self.port}/{path}?token={self.token}"
+        joint = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}/{path}{joint}token={self.token}"
 
     def api(self, path, method="GET"):
         req = urllib.request.Request(self.url(f"api/{path}"), method=method)
@@ -130,6 +137,35 @@ class Lab:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def saved(page, lab, path):
+    """The open notebook as JupyterLab saves it (File > Save, Ctrl+S): its
+    outputs as the page received them. The file is put back as it was at
+    once; the checkpoint goes to the server's temporary folder."""
+    name = os.path.basename(path)
+    with open(path, "rb") as f:
+        original = f.read()
+    before = lab.api(f"contents/{name}?content=0")["last_modified"]
+    try:
+        page.locator(".jp-NotebookPanel .jp-Notebook").first.focus()
+        page.keyboard.press("Control+s")
+        deadline = time.time() + 60
+        while lab.api(f"contents/{name}?content=0")["last_modified"] == before:
+            if time.time() > deadline:
+                raise AssertionError(f"{name}: JupyterLab did not save the notebook within 60 s")
+            time.sleep(0.2)
+        # The save is complete when the file parses.
+        while True:
+            try:
+                return nbformat.reads(json.dumps(lab.api(f"contents/{name}")["content"]), as_version=4)
+            except (ValueError, KeyError, TypeError):
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        with open(path, "wb") as f:
+            f.write(original)
 
 
 def run_notebook(page, lab, path):
@@ -171,6 +207,10 @@ def run_notebook(page, lab, path):
             raise AssertionError(f"{name}: cells still running after {RUN_TIMEOUT} s: {texts}")
         time.sleep(0.5)
     problems = []
+    # The outputs as JupyterLab holds them, saved and compared with the
+    # stored ones as check.py compares nbclient's.
+    if not check.compare(path, nbformat.read(path, as_version=4), saved(page, lab, path)):
+        problems.append("outputs differ from the stored ones (the diff is above)")
     cells = page.locator(".jp-Notebook .jp-CodeCell")
     if cells.count() != len(want):
         problems.append(f"{cells.count()} code cells on the page, {len(want)} in the file")

@@ -6,6 +6,11 @@ there with the same MIME types. `PASSLAB_BLESS=1` stores the new outputs.
 
     python notebooks/check.py notebooks/*.ipynb
 
+The test command compares the outputs of the lessons as JupyterLab runs them
+in the browser test (`browser.py` uses `compare`), so that each lesson is
+executed once; this script is the way to bless new outputs, or to check
+without a browser.
+
 Each notebook runs in its own folder, as Jupyter starts a kernel there;
 `:load zlib/deflate.c` finds passlab's sample inputs wherever that is (see
 `:path`).
@@ -74,6 +79,32 @@ def summary(outputs, kinds_only=False):
     return "\n".join(parts)
 
 
+def compare(path, stored, executed):
+    """Whether the executed notebook's outputs match the stored ones, cell
+    by cell; each difference is printed as a diff."""
+    ok = True
+    for i, (old, new) in enumerate(zip(stored.cells, executed.cells)):
+        if old.cell_type != "code":
+            continue
+        # nbval's tag: outputs whose text varies (a table sorted by time)
+        # are compared by kind and MIME type only.
+        kinds_only = "nbval-ignore-output" in old.metadata.get("tags", [])
+        a, b = summary(old.outputs, kinds_only), summary(new.outputs, kinds_only)
+        if a != b:
+            ok = False
+            diff = "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(),
+                                                  "stored", "executed", lineterm=""))
+            print(f"{path}: cell {i} differs (PASSLAB_BLESS=1 python notebooks/check.py "
+                  f"{os.path.relpath(path, ROOT)} stores the new outputs):\n{diff}")
+    if len(stored.cells) != len(executed.cells):
+        ok = False
+        print(f"{path}: {len(executed.cells)} cells executed, {len(stored.cells)} stored")
+    if ok:
+        cells = sum(c.cell_type == "code" for c in executed.cells)
+        print(f"{path}: {cells} code cells, outputs match")
+    return ok
+
+
 def check(path, bless):
     stored = nbformat.read(path, as_version=4)
     nb = copy.deepcopy(stored)
@@ -87,23 +118,7 @@ def check(path, bless):
         nbformat.write(nb, path)
         print(f"{path}: outputs stored")
         return True
-    ok = True
-    for i, (old, new) in enumerate(zip(stored.cells, nb.cells)):
-        if old.cell_type != "code":
-            continue
-        # nbval's tag: outputs whose text varies (a table sorted by time)
-        # are compared by kind and MIME type only.
-        kinds_only = "nbval-ignore-output" in old.metadata.get("tags", [])
-        a, b = summary(old.outputs, kinds_only), summary(new.outputs, kinds_only)
-        if a != b:
-            ok = False
-            diff = "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(),
-                                                  "stored", "executed", lineterm=""))
-            print(f"{path}: cell {i} differs (PASSLAB_BLESS=1 stores the new outputs):\n{diff}")
-    if ok:
-        cells = sum(c.cell_type == "code" for c in nb.cells)
-        print(f"{path}: {cells} code cells, outputs match")
-    return ok
+    return compare(path, stored, nb)
 
 
 def main(paths):

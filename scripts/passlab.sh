@@ -56,12 +56,19 @@ setup_slurm() {
 # bindings there once, so that a user's first cell takes seconds, not
 # minutes. $1 is the passlab binary to warm it with.
 setup_rust() {
-    local passlab=$1
+    build_worker
+    warm_worker "$1"
+}
+
+build_worker() {
     # Optimized fully: built with opt-level 1 (a minute less to build),
     # evcxr took 9.2 s instead of 7.7 s for a first cell.
     cargo build --locked --release -p passlab-evcxr --features host
+}
+
+warm_worker() {
+    local passlab=$1 start=$SECONDS
     export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
-    local start=$SECONDS
     printf ':rust\nfn warm_up() -> u32 { 1 }\n.\n' | "$passlab" run - >/dev/null
     echo "passlab: the Rust worker is ready (evcxr's build folder warmed in $((SECONDS - start)) s)" >&2
 }
@@ -109,6 +116,17 @@ link_inputs() {
     ln -sfn "$sqlite/sqlite3" target/inputs/sqlite3
 }
 
+# wait_for PID LOG: waits for a job started in the background, shows its
+# log, and fails as the job did.
+wait_for() {
+    local status=0
+    wait "$1" || status=$?
+    echo "passlab: --- $2" >&2
+    cat "$2" >&2
+    echo "passlab: --- end of $2" >&2
+    return "$status"
+}
+
 # phase NAME COMMAND...: runs the command and says how long it took, so
 # that where a run's time goes is in its log.
 phase() {
@@ -147,20 +165,42 @@ test)
     phase "set-up: slurm" setup_slurm
     phase "set-up: python" setup_python
     link_inputs
+    mkdir -p target/logs
+    rm -f target/logs/debug-built
+    # The Rust-cell worker, the longest build, is built and warmed in the
+    # background, beside the builds and tests that do not use it (on a
+    # fresh machine both cores are busy that way); its log is shown when it
+    # is waited for. Warming it needs the debug REPL.
+    set -m # each job in a process group of its own, to end it whole
+    (
+        phase "build: rust-cell worker" build_worker
+        until [ -e target/logs/debug-built ]; do sleep 1; done
+        phase "warm: rust-cell worker" warm_worker target/debug/passlab
+    ) >target/logs/worker.log 2>&1 &
+    worker=$!
+    # A failing step ends the run: the jobs in the background end with it.
+    trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
     phase "build: passlab (debug)" cargo build --locked -p passlab-repl
-    phase "build: rust-cell worker" setup_rust target/debug/passlab
-    phase "cargo test" cargo test --workspace --locked
-    install_kernel debug
-    # Jupyter's kernel test suite, our protocol tests and the soak.
-    phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
-    # The notebooks, executed through the kernel, against their stored outputs.
-    phase "notebooks" python notebooks/check.py notebooks/*.ipynb
-    # And each opened in JupyterLab, in a real browser, from its own folder.
-    phase "set-up: browser" setup_browser
-    phase "browser" python notebooks/browser.py notebooks/*.ipynb
+    touch target/logs/debug-built
+    phase "build: tests" cargo test --workspace --locked --no-run
+    phase "cargo test: core" cargo test --locked -p passlab -p passlab-kernel -p passlab-evcxr
     # Every fuzz target over its seed corpus (the coverage-guided smoke and
     # campaign are `bash scripts/fuzz.sh smoke|campaign`).
     phase "fuzz replay" bash scripts/fuzz.sh replay
+    phase "set-up: browser" setup_browser
+    install_kernel debug
+    phase "waiting for the rust-cell worker" wait_for "$worker" target/logs/worker.log
+    export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
+    # The REPL's tests beside Jupyter's kernel test suite, our protocol
+    # tests and the soak (both mostly wait on the processes they drive).
+    (phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py') \
+        >target/logs/kernel-tests.log 2>&1 &
+    kernel=$!
+    phase "cargo test: repl" cargo test --locked -p passlab-repl
+    phase "waiting for the kernel tests" wait_for "$kernel" target/logs/kernel-tests.log
+    # Each lesson opened in JupyterLab, in a real browser, from its own
+    # folder, run, and its outputs compared with the stored ones.
+    phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;
 bench)
