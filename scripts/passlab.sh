@@ -191,6 +191,9 @@ test)
     install_kernel debug
     phase "waiting for the rust-cell worker" wait_for "$worker" target/logs/worker.log
     export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
+    # Rust workers of the two take turns in the build folder the set-up
+    # warmed, rather than one building passlab again in another.
+    export PASSLAB_EVCXR_WAIT=300
     # The REPL's tests beside Jupyter's kernel test suite, our protocol
     # tests and the soak (both mostly wait on the processes they drive).
     (phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py') \

@@ -57,3 +57,9 @@ pub use instrument::Instrument;
 pub use module::{Lang, Module, Snapshot, Source, Stats};
 pub use pass::registry;
 pub use pass::{FunctionPass, LlvmPass, ModulePass, Pass, PassInfo, PassRef, PrintIr, Sequential};
+
+/// README.md's Rust examples, compiled and run as the library's doctests
+/// (`repl/tests/readme.rs` runs its other examples).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;

@@ -5,6 +5,24 @@
 //! unless `--keep-going`. Everything a command does is the core library's
 //! `Session`; this binary only reads lines and prints output.
 
+// std's printing macros, ending quietly on a closed pipe (see out.rs);
+// defined before the modules so that every one of them uses these.
+macro_rules! print {
+    ($($t:tt)*) => { $crate::out::stdout(format_args!($($t)*)) };
+}
+macro_rules! println {
+    () => { $crate::out::stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out::stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprint {
+    ($($t:tt)*) => { $crate::out::stderr(format_args!($($t)*)) };
+}
+macro_rules! eprintln {
+    () => { $crate::out::stderr(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+mod out;
 mod render;
 mod script;
 mod sweep;

@@ -10,8 +10,22 @@ use std::path::Path;
 /// Ends a body (a module's source, Rust code) in scripts and the REPL.
 pub const TERMINATOR: &str = ".";
 
+/// The directive that marks the commands after it, up to the next blank
+/// line, as expected to fail (a notebook cell tagged `raises-exception`):
+/// the first error among them is printed as `error (expected)` and the
+/// rest of the block is skipped, as a notebook cell stops at its error;
+/// the script goes on. If none fails, that is the script's error.
+pub const EXPECT_ERROR: &str = "#! expect error";
+
+fn is_expect_error(line: &str) -> bool {
+    line.trim_start()
+        .strip_prefix(EXPECT_ERROR)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', '(']))
+}
+
 /// Runs the script at `path` (`-`: standard input). Returns whether every
-/// command succeeded. Errors are printed as `FILE:LINE: error: …`.
+/// command succeeded (but those an [`EXPECT_ERROR`] block expects to
+/// fail). Errors are printed as `FILE:LINE: error: …`.
 pub fn run(
     path: &Path,
     keep_going: bool,
@@ -32,12 +46,38 @@ pub fn run(
     crate::show_progress(&mut session);
     let lines: Vec<&str> = text.lines().collect();
     let mut ok = true;
+    // An `#! expect error` block: the line of its directive, and whether a
+    // command in it has failed (the rest of the block is then skipped, as
+    // a notebook cell stops at its error).
+    let mut expecting: Option<(usize, bool)> = None;
     let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
+    while i <= lines.len() {
+        let line = lines.get(i).copied().unwrap_or("");
         let number = i + 1;
         i += 1;
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+        if line.trim().is_empty() {
+            // A blank line (or the end) ends an `#! expect error` block.
+            if let Some((directive, false)) = expecting.take() {
+                ok = false;
+                let e = format!(
+                    "{name}:{directive}: error: the commands after '{EXPECT_ERROR}' (up to the next blank line) were expected to fail, and all succeeded"
+                );
+                if echo {
+                    println!("{e}");
+                } else {
+                    eprintln!("{e}");
+                }
+                if !keep_going {
+                    return Ok(false);
+                }
+            }
+            continue;
+        }
+        if is_expect_error(line) {
+            expecting = Some((number, false));
+            continue;
+        }
+        if line.trim_start().starts_with('#') {
             continue;
         }
         let body = if takes_body(line) {
@@ -58,11 +98,23 @@ pub fn run(
         } else {
             None
         };
+        if matches!(expecting, Some((_, true))) {
+            // After the expected error, the rest of its block does not run.
+            continue;
+        }
         if echo {
             println!("> {}", line.trim());
         }
         match session.execute_line_at(line, body.as_deref(), &name, number) {
             Ok(out) => renderer.print(&out),
+            Err(e) if expecting.is_some() => {
+                expecting = expecting.map(|(d, _)| (d, true));
+                if echo {
+                    println!("{name}:{number}: error (expected): {e}");
+                } else {
+                    eprintln!("{name}:{number}: error (expected): {e}");
+                }
+            }
             Err(e) => {
                 ok = false;
                 if echo {
@@ -129,14 +181,37 @@ pub fn from_notebook(path: &Path) -> anyhow::Result<String> {
                     out.push('\n');
                 }
                 if tagged("raises-exception") {
-                    out.push_str("# (an error is expected here)\n");
+                    // The block runs to the next blank line: the cell's end.
+                    out.push_str(EXPECT_ERROR);
+                    out.push_str(" (this cell fails on purpose, up to the blank line)\n");
+                    out.push_str(&without_blank_lines(&code_cell_as_script(&source)));
+                } else {
+                    out.push_str(&code_cell_as_script(&source))
                 }
-                out.push_str(&code_cell_as_script(&source))
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// A cell's script without blank lines outside bodies (an
+/// [`EXPECT_ERROR`] block ends at the first blank line).
+fn without_blank_lines(script: &str) -> String {
+    let mut out = String::new();
+    let mut in_body = false;
+    for line in script.lines() {
+        if in_body {
+            in_body = line.trim() != TERMINATOR;
+        } else if line.trim().is_empty() {
+            continue;
+        } else {
+            in_body = takes_body(line);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A code cell's lines, with `.` after a body that runs to the cell's end.
@@ -174,6 +249,20 @@ fn code_cell_as_script(source: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn expect_error_blocks_are_whole_cells() {
+        assert!(super::is_expect_error("#! expect error"));
+        assert!(super::is_expect_error("  #! expect error (on purpose)"));
+        assert!(!super::is_expect_error("#! expect errors"));
+        assert!(!super::is_expect_error("# expect error"));
+        assert_eq!(
+            super::without_blank_lines(
+                ":module m --lang c\nint f(void) {\n\n  return 1; }\n.\n\n:call f\n"
+            ),
+            ":module m --lang c\nint f(void) {\n\n  return 1; }\n.\n:call f\n"
+        );
+    }
+
     #[test]
     fn a_body_to_the_end_of_a_cell_gets_its_terminator() {
         assert_eq!(

@@ -106,6 +106,24 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
     };
     let first = records(&out);
     assert_eq!(first.len(), 24);
+    // The README names every field of a record, and no other.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let fields = readme
+        .split("one record per ordering tried, with the fields")
+        .nth(1)
+        .and_then(|rest| rest.split("; each unit").next())
+        .expect("README.md describes the sweep's records");
+    let documented: std::collections::BTreeSet<String> = fields
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    let shard = std::fs::read_to_string(out.join("shard-0-of-2.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(shard.lines().next().unwrap()).unwrap();
+    let keys: std::collections::BTreeSet<String> =
+        record.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, documented, "README.md's list of a record's fields");
     // Another sweep's spec into the same folder is refused.
     let other = spec(&dir, 2);
     let (ok, text) = sweep(

@@ -369,7 +369,7 @@ fn notebook_twins_run_to_the_stored_results() {
         let got = mask(&without_varying_output(
             &run_merged(
                 Command::new(env!("CARGO_BIN_EXE_passlab"))
-                    .args(["run", "--echo", "--keep-going"])
+                    .args(["run", "--echo"])
                     .arg(twin.file_name().unwrap())
                     .args(["--charts", "../target/twin-charts"])
                     .current_dir(&folder),
@@ -392,6 +392,112 @@ fn notebook_twins_run_to_the_stored_results() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `passlab run` on a script given on standard input: whether it
+/// succeeded, standard output, standard error.
+fn run_script(args: &[&str], script: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_passlab"))
+        .arg("run")
+        .args(args)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `#! expect error` (a notebook cell tagged `raises-exception`, in its
+/// twin): the block's first error is expected, the rest of the block is
+/// skipped, the script goes on and succeeds; a block in which nothing
+/// fails is the script's error.
+#[test]
+fn expected_errors_let_a_script_run_to_its_end() {
+    let script = ":module m --lang c\nint sq(int x) { return x * x; }\n.\n\n#! expect error (on purpose)\n:call nosuch 1\n:call sq 2\n\n:call sq 3\n";
+    let (ok, stdout, stderr) = run_script(&["--echo"], script);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("<stdin>:6: error (expected): "), "{stdout}");
+    assert!(
+        !stdout.contains("sq(2)"),
+        "the rest of the block runs: {stdout}"
+    );
+    assert!(stdout.contains("sq(3) = 9"), "{stdout}");
+    let (ok, stdout, stderr) = run_script(&[], "#! expect error\n:help\n\n:help buffer\n");
+    assert!(!ok);
+    assert!(
+        stderr.contains("<stdin>:1: error: the commands after '#! expect error' (up to the next blank line) were expected to fail, and all succeeded"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("one buffer may take at most"),
+        "it stops there without --keep-going: {stdout}"
+    );
+}
+
+/// A trailing `# comment` after a command (as the README's examples have
+/// them) is not an argument.
+#[test]
+fn trailing_comments_are_not_arguments() {
+    let (ok, stdout, stderr) = run_script(
+        &[],
+        ":module m --lang c   # a comment\nint sq(int x) { return x * x; } // C's own\n.\n:call sq 7    # forty-nine\n:stats # all\n",
+    );
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("sq(7) = 49"), "{stdout}");
+}
+
+/// `passlab run script | head`: when the reader goes away, passlab ends
+/// quietly with status 0, as command-line tools do (no panic).
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_passlab"))
+        .args(["run", "--echo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut script = String::from(":module m --lang c\nint sq(int x) { return x * x; }\n.\n");
+    for _ in 0..2000 {
+        script.push_str(":help\n");
+    }
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    // Read a little, as `head` does, and close the pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 256];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 /// Without a Rust toolchain, `:rust` says what to install and the rest of

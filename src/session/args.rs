@@ -16,6 +16,20 @@ pub struct Args {
     pub rest: String,
 }
 
+/// `line` without its trailing comment: a word starting with `#` begins a
+/// comment that runs to the end of the line (`:plot tune   # best so far`),
+/// as in the shell. A `#` inside a word (`a#b`) is text.
+pub fn strip_comment(line: &str) -> &str {
+    let mut previous = ' ';
+    for (i, c) in line.char_indices() {
+        if c == '#' && previous.is_whitespace() {
+            return line[..i].trim_end();
+        }
+        previous = c;
+    }
+    line
+}
+
 /// The command name of a line starting with `:`.
 pub(crate) fn command_name(line: &str) -> Option<&str> {
     let rest = line.trim_start().strip_prefix(':')?;
@@ -24,9 +38,10 @@ pub(crate) fn command_name(line: &str) -> Option<&str> {
 
 impl Args {
     /// Splits `line` (which must start with `:`) at white space; a word
-    /// with `=` whose key is not inside `<…>` or `(…)` is a setting.
+    /// with `=` whose key is not inside `<…>` or `(…)` is a setting; a word
+    /// starting with `#` begins a comment ([`strip_comment`]).
     pub fn parse(line: &str) -> Result<Args> {
-        let line = line.trim();
+        let line = strip_comment(line.trim());
         let Some(body) = line.strip_prefix(':') else {
             return Err(Error::Invalid(format!(
                 "commands start with ':' (try :help); got '{}'",
@@ -79,5 +94,24 @@ mod tests {
         assert_eq!(a.words, ["function(licm),loop-unroll<O3>"]);
         assert!(Args::parse("run").is_err());
         assert_eq!(command_name("  :module m --lang c"), Some("module"));
+    }
+
+    #[test]
+    fn a_word_starting_with_a_hash_begins_a_comment() {
+        let a = Args::parse(":plot tune                      # best so far, one line").unwrap();
+        assert_eq!(
+            (a.command.as_str(), a.words.as_slice()),
+            ("plot", &["tune".to_string()][..])
+        );
+        assert_eq!(a.rest, "tune");
+        let a = Args::parse(":tune save adler-best  # a :pass").unwrap();
+        assert_eq!(a.words, ["save", "adler-best"]);
+        let a = Args::parse(":stats\t# tab before").unwrap();
+        assert!(a.words.is_empty() && a.rest.is_empty());
+        // Inside a word it is text.
+        let a = Args::parse(":load a#b.c k=v#w").unwrap();
+        assert_eq!(a.words, ["a#b.c"]);
+        assert_eq!(a.settings, [("k".to_string(), "v#w".to_string())]);
+        assert_eq!(strip_comment("# all of it"), "");
     }
 }

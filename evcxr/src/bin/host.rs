@@ -143,7 +143,18 @@ fn build_dir() -> Result<(PathBuf, File)> {
             cache.join("passlab/evcxr")
         }
     };
-    for n in 0..64 {
+    // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for the first folder (the
+    // one the set-up warmed) before taking another, which would compile
+    // passlab and LLVM's bindings again. The test command sets it, so that
+    // its REPL and kernel tests, which run side by side, take turns.
+    let wait = std::env::var("PASSLAB_EVCXR_WAIT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(std::time::Duration::from_secs)
+        .unwrap_or_default();
+    let start = std::time::Instant::now();
+    let mut n = 0;
+    while n < 64 {
         let dir = base.join(n.to_string());
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let lock = File::create(dir.join(".lock"))?;
@@ -157,6 +168,11 @@ fn build_dir() -> Result<(PathBuf, File)> {
         {
             return Ok((dir, lock));
         }
+        if n == 0 && start.elapsed() < wait {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            continue;
+        }
+        n += 1;
     }
     bail!("all 64 build folders under {} are in use", base.display())
 }

@@ -267,8 +267,14 @@ fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
             c.help.to_string(),
         ]);
     }
-    table(&t)
+    let mut o = table(&t)?;
+    o.push_text(SYNTAX);
+    Ok(o)
 }
+
+/// How command lines are written, below `:help`'s table and in the
+/// README's reference.
+pub const SYNTAX: &str = "One command per line; `key=value` words are settings; a word starting with `#` begins a comment to the end of the line (`:plot tune   # best so far`), and a line starting with `#` is a comment. `:module` and `:rust` take the lines after them as their source, up to a line holding only `.` (or the end of a notebook cell). `:help COMMAND` says more.";
 
 /// The command reference as Markdown, generated from [`COMMANDS`] (the
 /// README's section is this text).
@@ -286,6 +292,9 @@ pub fn reference_markdown() -> String {
             c.help
         ));
     }
+    out.push('\n');
+    out.push_str(SYNTAX);
+    out.push('\n');
     out
 }
 

@@ -468,15 +468,7 @@ fn file_program(
         "bc" => bytes.len() as u64 / 20,
         _ => bytes.iter().filter(|&&b| b == b';').count() as u64,
     };
-    // Inside the spec's folder: the path from there; elsewhere: the file's
-    // name (two files of one name elsewhere are reported as twice).
-    let name = match file.strip_prefix(dir) {
-        Ok(rel) => rel.to_string_lossy().trim_start_matches("./").to_string(),
-        Err(_) => file.file_name().map_or_else(
-            || file.to_string_lossy().into_owned(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-    };
+    let name = program_name(dir, &file);
     Ok(Program {
         name,
         origin: Origin::File(file),
@@ -485,6 +477,22 @@ fn file_program(
         buffers,
         weight: size + 20,
     })
+}
+
+/// A file's name in the sweep, whatever way the spec's path and the file's
+/// are spelled (`tiny.toml`, `./tiny.toml`, `$PWD/tiny.toml`; a glob's match
+/// or a `[[program]]`'s path): inside the spec's folder, the path from
+/// there, both made canonical; elsewhere, the file's name (two files of
+/// one name elsewhere are reported as twice).
+fn program_name(dir: &Path, file: &Path) -> String {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match canonical(file).strip_prefix(canonical(dir)) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => file.file_name().map_or_else(
+            || file.to_string_lossy().into_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    }
 }
 
 /// A session that ran `script` (relative inputs found beside it).
@@ -512,6 +520,59 @@ mod tests {
             buffers: vec![],
             weight,
         }
+    }
+
+    #[test]
+    fn a_file_has_one_name_however_the_paths_are_spelled() {
+        let dir = std::env::temp_dir().join(format!("passlab-spec-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("zlib")).unwrap();
+        std::fs::write(dir.join("zlib/a.c"), "int a;").unwrap();
+        let spelled = [
+            (dir.clone(), dir.join("zlib/a.c")),
+            (dir.join("."), dir.join("zlib/a.c")),
+            (dir.clone(), dir.join("./zlib/../zlib/a.c")),
+            (dir.join("zlib/.."), dir.join("zlib/a.c")),
+        ];
+        for (d, f) in &spelled {
+            assert_eq!(
+                program_name(d, f),
+                "zlib/a.c",
+                "{} {}",
+                d.display(),
+                f.display()
+            );
+        }
+        // Relative to the working folder, as `passlab sweep tiny.toml`
+        // (folder ".") meets a glob's match without "./" (cargo runs tests
+        // in the package's folder).
+        let local = format!("target/passlab-spec-{}", std::process::id());
+        std::fs::create_dir_all(format!("{local}/zlib")).unwrap();
+        std::fs::write(format!("{local}/zlib/a.c"), "int a;").unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        let want = format!("{local}/zlib/a.c");
+        for (d, f) in [
+            (Path::new(".").to_path_buf(), PathBuf::from(&want)),
+            (
+                Path::new(".").to_path_buf(),
+                PathBuf::from(format!("./{want}")),
+            ),
+            (cwd.clone(), cwd.join(&want)),
+        ] {
+            assert_eq!(
+                program_name(&d, &f),
+                want,
+                "{} {}",
+                d.display(),
+                f.display()
+            );
+        }
+        std::fs::remove_dir_all(&local).unwrap();
+        // Outside the spec's folder: the file's name.
+        assert_eq!(
+            program_name(&dir.join("zlib"), &std::env::temp_dir()),
+            std::env::temp_dir().file_name().unwrap().to_string_lossy()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
