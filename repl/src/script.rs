@@ -62,11 +62,7 @@ pub fn run(
                 let e = format!(
                     "{name}:{directive}: error: the commands after '{EXPECT_ERROR}' (up to the next blank line) were expected to fail, and all succeeded"
                 );
-                if echo {
-                    println!("{e}");
-                } else {
-                    eprintln!("{e}");
-                }
+                say(echo, &e);
                 if !keep_going {
                     return Ok(false);
                 }
@@ -109,19 +105,11 @@ pub fn run(
             Ok(out) => renderer.print(&out),
             Err(e) if expecting.is_some() => {
                 expecting = expecting.map(|(d, _)| (d, true));
-                if echo {
-                    println!("{name}:{number}: error (expected): {e}");
-                } else {
-                    eprintln!("{name}:{number}: error (expected): {e}");
-                }
+                say(echo, &format!("{name}:{number}: error (expected): {e}"));
             }
             Err(e) => {
                 ok = false;
-                if echo {
-                    println!("{name}:{number}: error: {e}");
-                } else {
-                    eprintln!("{name}:{number}: error: {e}");
-                }
+                say(echo, &format!("{name}:{number}: error: {e}"));
                 if !keep_going {
                     return Ok(false);
                 }
@@ -132,6 +120,16 @@ pub fn run(
         }
     }
     Ok(ok)
+}
+
+/// A script's error: with the echoed commands on standard output when
+/// echoing, else on standard error.
+fn say(echo: bool, message: &str) {
+    if echo {
+        println!("{message}");
+    } else {
+        eprintln!("{message}");
+    }
 }
 
 /// Marks the commands of a notebook cell whose output varies from run to
