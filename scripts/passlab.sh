@@ -56,19 +56,17 @@ setup_slurm() {
 # bindings there once, so that a user's first cell takes seconds, not
 # minutes. $1 is the passlab binary to warm it with.
 setup_rust() {
-    build_worker
-    warm_worker "$1"
-}
-
-build_worker() {
     # Optimized fully: built with opt-level 1 (a minute less to build),
     # evcxr took 9.2 s instead of 7.7 s for a first cell.
     cargo build --locked --release -p passlab-evcxr --features host
+    warm_worker "$1" target/release/passlab-evcxr
 }
 
+# warm_worker PASSLAB WORKER: one cell through WORKER, so that evcxr's
+# build folder holds passlab compiled.
 warm_worker() {
     local passlab=$1 start=$SECONDS
-    export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
+    export PASSLAB_EVCXR="$PWD/$2"
     printf ':rust\nfn warm_up() -> u32 { 1 }\n.\n' | "$passlab" run - >/dev/null
     echo "passlab: the Rust worker is ready (evcxr's build folder warmed in $((SECONDS - start)) s)" >&2
 }
@@ -166,22 +164,21 @@ test)
     phase "set-up: python" setup_python
     link_inputs
     mkdir -p target/logs
-    rm -f target/logs/debug-built
-    # The Rust-cell worker, the longest build, is built and warmed in the
-    # background, beside the builds and tests that do not use it (on a
-    # fresh machine both cores are busy that way); its log is shown when it
-    # is waited for. Warming it needs the debug REPL.
+    # The test profile builds the REPL and the Rust-cell worker together:
+    # the worker shares passlab, LLVM's bindings and the rest with the tests
+    # (a release worker built them all again: 11 minutes on a fresh
+    # machine); Cargo.toml optimizes the rust-analyzer crates it runs.
+    phase "build: passlab and the rust-cell worker (test profile)" \
+        cargo build --locked -p passlab-repl -p passlab-evcxr --features passlab-evcxr/host
+    # Warming the worker's build folder (it compiles passlab there once)
+    # runs in the background beside the tests that do not use it; its log
+    # is shown when it is waited for.
     set -m # each job in a process group of its own, to end it whole
-    (
-        phase "build: rust-cell worker" build_worker
-        until [ -e target/logs/debug-built ]; do sleep 1; done
-        phase "warm: rust-cell worker" warm_worker target/debug/passlab
-    ) >target/logs/worker.log 2>&1 &
+    (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr) \
+        >target/logs/worker.log 2>&1 &
     worker=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
-    phase "build: passlab (debug)" cargo build --locked -p passlab-repl
-    touch target/logs/debug-built
     phase "build: tests" cargo test --workspace --locked --no-run
     phase "cargo test: core" cargo test --locked -p passlab -p passlab-kernel -p passlab-evcxr
     # Every fuzz target over its seed corpus (the coverage-guided smoke and
@@ -190,7 +187,7 @@ test)
     phase "set-up: browser" setup_browser
     install_kernel debug
     phase "waiting for the rust-cell worker" wait_for "$worker" target/logs/worker.log
-    export PASSLAB_EVCXR="$PWD/target/release/passlab-evcxr"
+    export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
     # Rust workers of the two take turns in the build folder the set-up
     # warmed, rather than one building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300

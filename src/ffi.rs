@@ -108,6 +108,20 @@ extern "C" {
     pub fn plab_stub_unresolved(m: LLVMModuleRef);
     pub fn plab_set_target(m: LLVMModuleRef, cpu: *const c_char, features: *const c_char);
     pub fn plab_cpu_known(triple: *const c_char, cpu: *const c_char) -> bool;
+    pub fn plab_cpu_names(triple: *const c_char, sink: Sink, user: *mut c_void);
+    pub fn plab_set_asm_syntax(syntax: *const c_char) -> bool;
+    #[allow(clippy::too_many_arguments)]
+    pub fn plab_assemble(
+        triple: *const c_char,
+        cpu: *const c_char,
+        features: *const c_char,
+        text: *const c_char,
+        len: usize,
+        sink: Sink,
+        user: *mut c_void,
+        err_sink: Sink,
+        err_user: *mut c_void,
+    ) -> bool;
     pub fn plab_runner_pass_unit(
         r: *mut Runner,
         name: *const c_char,

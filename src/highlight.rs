@@ -1,4 +1,4 @@
-//! Syntax-highlighted HTML for LLVM IR and unified diffs, for front ends
+//! Syntax-highlighted HTML for LLVM IR, unified diffs and x86 assembly, for front ends
 //! that show HTML (notebooks). The grammars are the `bat` project's, via
 //! `two-face` and `syntect`; nothing here is hand-written highlighting.
 //! The plain text stays the text form; this only adds an HTML one.
@@ -55,6 +55,31 @@ pub fn ir(text: &str) -> Option<String> {
 /// A unified diff as highlighted HTML, or `None` when it is too long.
 pub fn diff(text: &str) -> Option<String> {
     html_for(text, |s| s.find_syntax_by_extension("diff"))
+}
+
+/// Lines of x86 assembly, each as highlighted HTML spans (no `<pre>`: the
+/// caller lays the lines out), or `None` when they are too long together.
+pub fn asm_lines(lines: &[String]) -> Option<Vec<String>> {
+    use syntect::easy::HighlightLines;
+    use syntect::html::{styled_line_to_highlighted_html, IncludeBackground};
+    if lines.iter().map(String::len).sum::<usize>() > MAX_BYTES {
+        return None;
+    }
+    let h = highlighter();
+    let syntax = h
+        .syntaxes
+        .find_syntax_by_name("Assembly (x86_64)")
+        .or_else(|| h.syntaxes.find_syntax_by_extension("asm"))?;
+    let mut hl = HighlightLines::new(syntax, &h.theme);
+    lines
+        .iter()
+        .map(|l| {
+            let line = format!("{l}\n");
+            let regions = hl.highlight_line(&line, &h.syntaxes).ok()?;
+            let html = styled_line_to_highlighted_html(&regions, IncludeBackground::No).ok()?;
+            Some(html.trim_end_matches('\n').to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -231,10 +231,25 @@ pub(crate) fn check_cpu(cpu: &str) -> std::result::Result<(), String> {
             .is_ok_and(|c| unsafe { ffi::plab_cpu_known(std::ptr::null(), c.as_ptr()) })
     };
     if cpu.is_empty() || cpu == "host" || known() {
-        Ok(())
-    } else {
-        Err("host, or a processor name LLVM knows for this target (x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake, znver3, …; `llc-19 -mcpu=help` lists them)".into())
+        return Ok(());
     }
+    let names = cpu_names();
+    let nearest = crate::nearest_names(cpu, names.iter().map(String::as_str));
+    let nearest = if nearest.is_empty() {
+        "x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake, znver3, …".to_string()
+    } else {
+        format!("nearest: {}", nearest.join(", "))
+    };
+    Err(format!("host, or one of the {} processor names LLVM knows for this target ({nearest}; `llc-19 -mcpu=help` lists them)", names.len()))
+}
+
+/// The processor names LLVM knows for this machine's target.
+pub fn cpu_names() -> Vec<String> {
+    let mut sinks = ffi::Sinks::default();
+    // SAFETY: a null triple means the host's; `sinks` is the `Sinks` that
+    // `SINK_FIRST` expects, alive for the call.
+    unsafe { ffi::plab_cpu_names(std::ptr::null(), ffi::SINK_FIRST, sinks.user()) };
+    sinks.first_text().lines().map(str::to_string).collect()
 }
 
 /// Ok for a value `target.features` takes: empty, `host`, or `+f,-g,…`.

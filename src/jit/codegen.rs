@@ -171,7 +171,7 @@ pub(crate) fn compile_object(
 
 /// LLVM's fatal errors in the compiling child: say what, and end it now
 /// (not through `exit`, which would run the session's exit handlers).
-extern "C" fn on_fatal_error(reason: *const std::os::raw::c_char) {
+pub(super) extern "C" fn on_fatal_error(reason: *const std::os::raw::c_char) {
     // SAFETY: LLVM passes a NUL-terminated message; write(2) and _exit(2) are
     // async-signal-safe.
     unsafe {
@@ -188,6 +188,17 @@ fn emit(
     m: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
     cg: &Codegen,
+) -> std::result::Result<Vec<u8>, String> {
+    emit_file(m, triple, cg, LLVMCodeGenFileType::LLVMObjectFile)
+}
+
+/// What the code generator makes of `m` for `cg`: an object file, or
+/// assembly text (`kind`); position independent, small code model.
+pub(super) fn emit_file(
+    m: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    cg: &Codegen,
+    kind: LLVMCodeGenFileType,
 ) -> std::result::Result<Vec<u8>, String> {
     // SAFETY: LLVM's C API on the live module `m` and on values created here;
     // every message and buffer LLVM returns is copied, then disposed once.
@@ -227,13 +238,7 @@ fn emit(
             LLVMCodeModel::LLVMCodeModelSmall,
         );
         let mut buf = std::ptr::null_mut();
-        let failed = LLVMTargetMachineEmitToMemoryBuffer(
-            tm,
-            m,
-            LLVMCodeGenFileType::LLVMObjectFile,
-            &mut err,
-            &mut buf,
-        ) != 0;
+        let failed = LLVMTargetMachineEmitToMemoryBuffer(tm, m, kind, &mut err, &mut buf) != 0;
         LLVMDisposeTargetMachine(tm);
         if failed {
             let m = CStr::from_ptr(err).to_string_lossy().into_owned();

@@ -46,6 +46,7 @@
 //! assert_eq!(r.value.unwrap().to_string(), "42");
 //! ```
 
+pub mod asm;
 mod buffer;
 mod codegen;
 mod compare;
@@ -112,6 +113,7 @@ fn config_options() -> Vec<crate::ConfigOption> {
         .with_range(1.0, (1u64 << 48) as f64),
     ];
     options.extend(codegen::config_options());
+    options.extend(asm::config_options());
     options
 }
 

@@ -220,6 +220,12 @@ pub struct Session {
     buffers: BTreeMap<String, crate::jit::Buffer>,
     /// A compiled copy per module, with the fingerprint it was compiled at.
     jits: BTreeMap<String, (u64, crate::jit::Jit)>,
+    /// The machine code `:asm` last showed per module, with the
+    /// fingerprint, code generator settings and syntax it was made for.
+    assembly: BTreeMap<String, AsmEntry>,
+    /// The C and C++ sources `:module` compiled, by the file name their
+    /// debug info gives (`NAME.c`), for `:asm`'s source lines.
+    sources: BTreeMap<String, String>,
     /// The result of the last `:bench`.
     last_bench: Option<std::rc::Rc<crate::jit::Comparison>>,
     /// The result of the last `:tune`.
@@ -245,6 +251,14 @@ pub struct Session {
     /// until it ends (for a roll-back if it panics).
     displaced: Vec<Displaced>,
 }
+
+/// A cached `:asm` result: module fingerprint, settings, syntax, code.
+type AsmEntry = (
+    u64,
+    crate::jit::Codegen,
+    crate::jit::asm::Syntax,
+    std::rc::Rc<crate::jit::asm::Assembly>,
+);
 
 /// A module or buffer a command replaced.
 enum Displaced {
@@ -316,6 +330,8 @@ impl Session {
             printed: SharedText::default(),
             buffers: BTreeMap::new(),
             jits: BTreeMap::new(),
+            assembly: BTreeMap::new(),
+            sources: BTreeMap::new(),
             last_bench: None,
             last_tune: None,
             recording: None,

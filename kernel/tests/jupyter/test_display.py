@@ -33,6 +33,29 @@ class DisplayTests(KernelCase):
         self.assertIn(show["text/plain"], repl)
         self.assertIn(diff["text/plain"], repl)
 
+    def test_asm_links_source_and_code_by_colour(self):
+        cell = (":module loop --lang c cflags=-g\nint sum(const int *a, int n) {\n  int s = 0;\n"
+                "  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n.\n:run O2\n:asm sum")
+        reply, outputs = self.run_cell(cell)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        data = self.bundles(outputs)[-1]
+        html = data["text/html"]
+        # Two panes: the source with line numbers, the code; a source line
+        # and its instructions share a key and a colour class, and hovering
+        # one marks the other (a CSS :has rule per line).
+        self.assertIn('class="plab-asm"', html)
+        self.assertIn('data-s="0-5"', html)
+        self.assertIn(':has([data-s="0-5"]:hover)', html)
+        self.assertGreaterEqual(html.count('data-s="0-5"'), 2, html[:2000])
+        self.assertIn("s += a[i];", html)
+        self.assertIn("sum:", data["text/plain"])
+        self.assertIn("bytes)", data["text/plain"])
+
+        reply, outputs = self.run_cell(":asm nosuch")
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("no function 'nosuch'", reply["content"]["evalue"])
+        self.assertIn("did you mean 'sum'", reply["content"]["evalue"])
+
 
 if __name__ == "__main__":
     unittest.main()

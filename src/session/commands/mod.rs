@@ -5,13 +5,14 @@
 //! The README's reference is `passlab commands` ([`reference_markdown`]),
 //! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
 //! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
-//! `passes.rs`, `rust.rs`, `jit.rs`, `tune.rs`, `explore.rs`.
+//! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`.
 //! `history_entry` decides what `:export` keeps of a command.
 
 mod contexts;
 mod explore;
 mod instruments;
 mod jit;
+mod machine;
 mod modules;
 mod passes;
 mod rust;
@@ -24,6 +25,7 @@ use contexts::{context, context_from, end, with};
 use explore::explore;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, time};
+use machine::asm;
 use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use rust::{dep, register, rust};
@@ -121,6 +123,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer),
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
     cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
+    cmd("asm", "[FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them)", asm),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass of PIPELINE after which FN's result changes (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),

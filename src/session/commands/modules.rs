@@ -37,6 +37,9 @@ pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Ou
     };
     let cflags = cflags("module", a)?;
     let m = Module::load(&[Source::text(lang, body, &file).clang_args(cflags)])?;
+    if lang != Lang::Llvm {
+        s.sources.insert(file, body.to_string());
+    }
     let summary = summary(&m);
     s.put_module(name.clone(), m);
     s.current = Some(name.clone());

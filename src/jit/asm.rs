@@ -1,0 +1,789 @@
+//! Machine code as a reader sees it: the assembly passlab's own code
+//! generator makes of a module, parsed into functions and lines linked to
+//! their source lines, with each function's size in bytes.
+//!
+//! [`assembly`] generates code in a forked child, as the JIT does (a fatal
+//! error in LLVM ends the child, not the session), with the same settings
+//! as `:call` and `:bench` ([`Codegen`]: `codegen.opt_level`, `target.cpu`,
+//! `target.features`; position independent, small code model, the module's
+//! `alwaysinline` functions inlined), so what a user reads is what they
+//! timed, less the JIT's entry point and the stubs it links in for symbols
+//! defined nowhere. The child prints the assembly
+//! (`att` or `intel` syntax, [`SYNTAX_KEY`]) and then assembles that same
+//! text with LLVM's MC layer, as `llvm-mc -filetype=obj` does, to read
+//! each function's size from the object's symbols: one code generation,
+//! not two (assembling costs about a tenth of generating).
+//!
+//! [`Assembly::render`] shows it as Compiler Explorer does by default:
+//! instructions and the labels they jump to, without directives, comment
+//! lines and labels nothing uses ([`Filter::all`] keeps everything), with
+//! the source lines the module's debug info (`.loc`) names interleaved
+//! before their instructions; in HTML, the source and the code side by
+//! side, each source line and its instructions in one colour, and hovering
+//! either marks the other.
+//!
+//! ```
+//! use passlab::jit::{asm, Codegen};
+//! let m = passlab::Module::from_ir("define i32 @twice(i32 %x) {\n  %y = shl i32 %x, 1\n  ret i32 %y\n}\n", "t").unwrap();
+//! let a = asm::assembly(&m, &Codegen::default(), asm::Syntax::Att).unwrap();
+//! let f = a.function("twice").unwrap();
+//! assert!(f.bytes.unwrap() > 0);
+//! let text = a.render(Some("twice"), asm::Filter::default(), &|_| None).unwrap().text;
+//! assert!(text.contains("ret"), "{text}");
+//! ```
+
+use super::codegen::{emit_file, on_fatal_error, Codegen};
+use super::isolate;
+use crate::llvm::{self, Tuning};
+use crate::module::Module;
+use crate::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Config key: the assembly syntax `:asm` shows (`att` or `intel`).
+pub const SYNTAX_KEY: &str = "codegen.asm_syntax";
+
+pub(super) fn config_options() -> Vec<crate::ConfigOption> {
+    vec![crate::ConfigOption::new(
+        SYNTAX_KEY,
+        "att",
+        "the assembly syntax :asm shows: att (as llc and GNU as) or intel (as Compiler Explorer's default)",
+    )
+    .with_check(|s| {
+        Syntax::parse(s)
+            .map(|_| ())
+            .map_err(|_| "att or intel".to_string())
+    })]
+}
+
+/// The assembly syntax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Syntax {
+    Att,
+    Intel,
+}
+
+impl Syntax {
+    /// `att` or `intel`.
+    pub fn parse(word: &str) -> std::result::Result<Syntax, String> {
+        match word {
+            "att" | "at&t" => Ok(Syntax::Att),
+            "intel" => Ok(Syntax::Intel),
+            _ => Err(format!("expects att or intel, got '{word}'")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Syntax::Att => "att",
+            Syntax::Intel => "intel",
+        }
+    }
+}
+
+/// What a line of assembly is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Instruction,
+    Label,
+    Directive,
+    Comment,
+}
+
+/// One line of the printed assembly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub kind: Kind,
+    /// As LLVM printed it, without the line break.
+    pub text: String,
+    /// The source line (file number, line) the debug info gives it.
+    pub source: Option<(u32, u32)>,
+}
+
+/// One function's machine code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    /// Its size in the object file (the symbol's size), when known.
+    pub bytes: Option<u64>,
+    pub lines: Vec<Line>,
+}
+
+/// The assembly of a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assembly {
+    /// The whole text as the code generator printed it.
+    pub text: String,
+    pub syntax: Syntax,
+    pub functions: Vec<Function>,
+    /// The source files the debug info names (`.file N "dir" "name"`).
+    pub files: BTreeMap<u32, String>,
+    /// Labels some instruction refers to (jump targets, constants).
+    used: BTreeSet<String>,
+}
+
+/// What [`Assembly::render`] hides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter {
+    /// Show everything LLVM printed (directives, comments, every label).
+    pub all: bool,
+    /// Interleave source lines (when the module has debug info).
+    pub source: bool,
+}
+
+impl Default for Filter {
+    fn default() -> Filter {
+        Filter {
+            all: false,
+            source: true,
+        }
+    }
+}
+
+impl Filter {
+    /// Everything, as LLVM printed it.
+    pub fn all() -> Filter {
+        Filter {
+            all: true,
+            source: false,
+        }
+    }
+}
+
+/// What [`Assembly::render`] made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: String,
+    /// Side-by-side HTML, when it is not too large to show.
+    pub html: Option<String>,
+    /// Whether some line had a source line (the module has debug info).
+    pub has_source: bool,
+}
+
+/// The assembly of `module` for `cg` in `syntax`, generated in a forked
+/// child (see the module documentation).
+pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembly> {
+    let name = module.name();
+    let raw = module.raw();
+    let triple = module.triple();
+    let work = move || -> std::result::Result<Vec<u8>, String> {
+        // SAFETY: in the child, on this process's own copy of the module;
+        // installing a handler (a plain function) is always sound; the
+        // syntax option is this child's to set (the session never sets it).
+        unsafe {
+            llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
+            if syntax == Syntax::Intel && !crate::ffi::plab_set_asm_syntax(c"intel".as_ptr()) {
+                return Err("this LLVM has no Intel syntax option (x86-asm-syntax)".into());
+            }
+        }
+        llvm::set_target(raw, &cg.target);
+        llvm::run_pipeline(
+            raw,
+            &triple,
+            &Tuning::default(),
+            &cg.target,
+            "always-inline",
+            None,
+        )?;
+        let text = emit_file(
+            raw,
+            &triple,
+            cg,
+            llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile,
+        )?;
+        let sizes = match assemble(&text, &triple, cg) {
+            Ok(object) => symbol_sizes(&object)?,
+            // Sizes are an extra: the assembly still shows without them.
+            Err(_) => String::new(),
+        };
+        let mut out = (text.len() as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(&text);
+        out.extend_from_slice(sizes.as_bytes());
+        Ok(out)
+    };
+    let bytes = isolate::in_child(work).map_err(|e| match e {
+        isolate::ChildError::Interrupted => Error::Interrupted {
+            pass: format!("code generation for {name}"),
+        },
+        isolate::ChildError::Failed(message) => Error::Codegen {
+            module: name.clone(),
+            message,
+        },
+    })?;
+    let broken = || Error::Codegen {
+        module: name.clone(),
+        message: "the compiling child sent a malformed answer".into(),
+    };
+    let len = bytes
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or_else(broken)?;
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|l| l.checked_add(8))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(broken)?;
+    let text = String::from_utf8_lossy(&bytes[8..end]).into_owned();
+    let sizes: BTreeMap<String, u64> = String::from_utf8_lossy(&bytes[end..])
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
+        .collect();
+    Ok(parse(text, syntax, &sizes))
+}
+
+/// Assembles `text` into an object file (in the child).
+fn assemble(text: &[u8], triple: &str, cg: &Codegen) -> std::result::Result<Vec<u8>, String> {
+    let c = |s: &str| std::ffi::CString::new(s).map_err(|e| e.to_string());
+    let (triple, cpu, features) = (c(triple)?, c(&cg.target.cpu)?, c(&cg.target.features)?);
+    let mut sinks = crate::ffi::Sinks::default();
+    let user = sinks.user();
+    // SAFETY: the strings are NUL-terminated and alive for the call; `text`
+    // is read for `len` bytes; both sinks write into `sinks`, alive for the
+    // call.
+    let ok = unsafe {
+        crate::ffi::plab_assemble(
+            triple.as_ptr(),
+            cpu.as_ptr(),
+            features.as_ptr(),
+            text.as_ptr().cast(),
+            text.len(),
+            crate::ffi::SINK_FIRST,
+            user,
+            crate::ffi::SINK_SECOND,
+            user,
+        )
+    };
+    if ok {
+        Ok(sinks.first)
+    } else {
+        Err(sinks.second_text())
+    }
+}
+
+/// `name\tsize` lines for the function symbols of an object file.
+fn symbol_sizes(object: &[u8]) -> std::result::Result<String, String> {
+    use llvm_sys::object::*;
+    use std::ffi::CStr;
+    let mut out = String::new();
+    // SAFETY: the memory buffer is a copy of `object` owned here; the binary,
+    // symbol iterator and buffer are disposed once, in reverse order of
+    // creation, and names are read while the binary lives.
+    unsafe {
+        let buf = llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr().cast(),
+            object.len(),
+            c"object".as_ptr(),
+        );
+        let mut err = std::ptr::null_mut();
+        let bin = LLVMCreateBinary(buf, llvm_sys::core::LLVMGetGlobalContext(), &mut err);
+        if bin.is_null() {
+            if !err.is_null() {
+                llvm_sys::core::LLVMDisposeMessage(err);
+            }
+            llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
+            return Err("the assembled code is not an object file".into());
+        }
+        let it = LLVMObjectFileCopySymbolIterator(bin);
+        while LLVMObjectFileIsSymbolIteratorAtEnd(bin, it) == 0 {
+            let name = LLVMGetSymbolName(it);
+            if !name.is_null() {
+                let name = CStr::from_ptr(name).to_string_lossy();
+                let size = LLVMGetSymbolSize(it);
+                if !name.is_empty() && size > 0 {
+                    let _ = writeln!(out, "{name}\t{size}");
+                }
+            }
+            LLVMMoveToNextSymbol(it);
+        }
+        LLVMDisposeSymbolIterator(it);
+        LLVMDisposeBinary(bin);
+        llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
+    }
+    Ok(out)
+}
+
+/// What kind of line `t` (trimmed) is, and for a label its name.
+fn classify(t: &str) -> (Kind, Option<&str>) {
+    if t.starts_with('#') || t.starts_with("//") || t.starts_with(';') {
+        return (Kind::Comment, None);
+    }
+    let first = t.split_whitespace().next().unwrap_or("");
+    if let Some(label) = first.strip_suffix(':') {
+        if !label.is_empty() {
+            return (Kind::Label, Some(label.trim_matches('"')));
+        }
+    }
+    if t.starts_with('.') {
+        (Kind::Directive, None)
+    } else {
+        (Kind::Instruction, None)
+    }
+}
+
+/// The quoted strings of a directive's operands.
+fn quoted(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = t.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            let mut s = String::new();
+            let mut escaped = false;
+            for c in chars.by_ref() {
+                match (escaped, c) {
+                    (false, '\\') => escaped = true,
+                    (false, '"') => break,
+                    _ => {
+                        escaped = false;
+                        s.push(c);
+                    }
+                }
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The names an instruction's operands mention (labels, symbols).
+fn operand_names(t: &str) -> impl Iterator<Item = &str> {
+    let operands = t.split_once(char::is_whitespace).map_or("", |(_, o)| o);
+    let operands = operands.split('#').next().unwrap_or("");
+    operands
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$'))
+        .filter(|w| w.starts_with(".L"))
+}
+
+/// Parses the printed assembly into functions.
+pub fn parse(text: String, syntax: Syntax, sizes: &BTreeMap<String, u64>) -> Assembly {
+    let mut functions: Vec<Function> = Vec::new();
+    let mut files = BTreeMap::new();
+    let mut used = BTreeSet::new();
+    let mut declared = BTreeSet::new();
+    let mut current: Option<Function> = None;
+    let mut source: Option<(u32, u32)> = None;
+    for raw in text.lines() {
+        let t = raw.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let (kind, label) = classify(t);
+        match kind {
+            Kind::Directive => {
+                let mut words = t.split_whitespace();
+                match words.next() {
+                    Some(".type") => {
+                        if let Some((name, ty)) = t[5..].trim().split_once(',') {
+                            if ty.trim() == "@function" {
+                                declared.insert(name.trim().trim_matches('"').to_string());
+                            }
+                        }
+                    }
+                    Some(".file") => {
+                        let number = words.next().and_then(|n| n.parse::<u32>().ok());
+                        let parts = quoted(t);
+                        if let Some(n) = number {
+                            let path = match parts.as_slice() {
+                                [dir, name, ..] if !name.starts_with('/') => {
+                                    format!("{}/{name}", dir.trim_end_matches('/'))
+                                }
+                                [_, name, ..] | [name] => name.clone(),
+                                [] => continue,
+                            };
+                            files.insert(n, path);
+                        }
+                    }
+                    Some(".loc") => {
+                        let file = words.next().and_then(|n| n.parse::<u32>().ok());
+                        let line = words.next().and_then(|n| n.parse::<u32>().ok());
+                        source = match (file, line) {
+                            (Some(f), Some(l)) if l > 0 => Some((f, l)),
+                            _ => None,
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            Kind::Instruction => {
+                used.extend(operand_names(t).map(str::to_string));
+            }
+            Kind::Label => {
+                let name = label.unwrap_or_default();
+                if declared.contains(name) {
+                    if let Some(f) = current.take() {
+                        functions.push(f);
+                    }
+                    source = None;
+                    current = Some(Function {
+                        name: name.to_string(),
+                        bytes: sizes.get(name).copied(),
+                        lines: Vec::new(),
+                    });
+                }
+            }
+            Kind::Comment => {}
+        }
+        let ends = kind == Kind::Label && label.is_some_and(|l| l.starts_with(".Lfunc_end"));
+        if let Some(f) = current.as_mut() {
+            f.lines.push(Line {
+                kind,
+                text: raw.to_string(),
+                source: if kind == Kind::Instruction {
+                    source
+                } else {
+                    None
+                },
+            });
+        }
+        if ends {
+            if let Some(f) = current.take() {
+                functions.push(f);
+            }
+            source = None;
+        }
+    }
+    if let Some(f) = current.take() {
+        functions.push(f);
+    }
+    Assembly {
+        text,
+        syntax,
+        functions,
+        files,
+        used,
+    }
+}
+
+/// The most bytes of HTML a rendering carries; past it, text only.
+const MAX_HTML_BYTES: usize = 2 << 20;
+
+/// Background colours for source lines and their instructions (Compiler
+/// Explorer's idea: one colour per source line, cycling).
+const COLOURS: [&str; 12] = [
+    "#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d7f0f7", "#fce1c8", "#e4f1d0",
+    "#f5d5e8", "#d9e4dd", "#ece4db", "#dde1f4",
+];
+
+impl Assembly {
+    /// The function named `name`.
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The lines of `f` a reader needs (see [`Filter`]).
+    fn shown<'a>(&'a self, f: &'a Function, filter: Filter) -> impl Iterator<Item = &'a Line> {
+        f.lines.iter().skip(1).filter(move |l| {
+            filter.all
+                || match l.kind {
+                    Kind::Instruction => true,
+                    Kind::Label => {
+                        let t = l.text.trim();
+                        let name = classify(t).1.unwrap_or_default();
+                        self.used.contains(name)
+                    }
+                    Kind::Directive | Kind::Comment => false,
+                }
+        })
+    }
+
+    /// Text (and HTML when it fits) of one function or, with `None`, of
+    /// every function; `source(path)` gives a source file's text.
+    /// Interleaves source lines when `filter.source` and the debug info
+    /// names them.
+    pub fn render(
+        &self,
+        function: Option<&str>,
+        filter: Filter,
+        source: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Rendered> {
+        let functions: Vec<&Function> = match function {
+            Some(name) => vec![self.function(name).ok_or_else(|| {
+                Error::Invalid(format!("no function '{name}' in the machine code"))
+            })?],
+            None => self.functions.iter().collect(),
+        };
+        // Source files, read once, as lines.
+        let mut texts: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
+        let mut line_of = |(file, line): (u32, u32)| -> Option<String> {
+            let lines = texts.entry(file).or_insert_with(|| {
+                let path = self.files.get(&file)?;
+                Some(source(path)?.lines().map(str::to_string).collect())
+            });
+            lines
+                .as_ref()?
+                .get(usize::try_from(line).ok()?.checked_sub(1)?)
+                .cloned()
+        };
+        let many_files = self.files.values().collect::<BTreeSet<_>>().len() > 1;
+        let file_name = |file: u32| -> String {
+            self.files
+                .get(&file)
+                .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+                .unwrap_or_else(|| format!("file {file}"))
+        };
+        let mut text = String::new();
+        let mut has_source = false;
+        // For HTML: the source lines each function uses, and its lines.
+        let mut html_functions = Vec::new();
+        for f in &functions {
+            let size = f
+                .bytes
+                .map(|b| format!("  ({b} bytes)"))
+                .unwrap_or_default();
+            let _ = writeln!(text, "{}:{size}", f.name);
+            let mut last = None;
+            let mut rows = Vec::new();
+            for l in self.shown(f, filter) {
+                if filter.source && l.source.is_some() && l.source != last {
+                    if let Some(key) = l.source {
+                        has_source = true;
+                        if let Some(code) = line_of(key) {
+                            let place = if many_files {
+                                format!("{}:{}", file_name(key.0), key.1)
+                            } else {
+                                key.1.to_string()
+                            };
+                            let _ = writeln!(text, "{place:>8} │ {}", code.trim_end());
+                        }
+                    }
+                }
+                if l.source.is_some() {
+                    last = l.source;
+                }
+                let _ = writeln!(text, "{}", tidy(&l.text, l.kind, filter.all));
+                rows.push(l);
+            }
+            text.push('\n');
+            html_functions.push((*f, rows));
+        }
+        let text = text.trim_end().to_string() + "\n";
+        let html = (text.len() <= MAX_HTML_BYTES / 4)
+            .then(|| self.html(&html_functions, filter, &mut line_of, &file_name))
+            .filter(|h| h.len() <= MAX_HTML_BYTES);
+        Ok(Rendered {
+            text,
+            html,
+            has_source,
+        })
+    }
+
+    /// Source and code side by side, linked by colour.
+    fn html(
+        &self,
+        functions: &[(&Function, Vec<&Line>)],
+        filter: Filter,
+        line_of: &mut dyn FnMut((u32, u32)) -> Option<String>,
+        file_name: &dyn Fn(u32) -> String,
+    ) -> String {
+        // Colours in order of first use.
+        let mut colour: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+        for (_, rows) in functions {
+            for l in rows {
+                if let Some(key) = l.source.filter(|_| filter.source) {
+                    let n = colour.len();
+                    colour.entry(key).or_insert(n);
+                }
+            }
+        }
+        let key = |(f, l): (u32, u32)| format!("{f}-{l}");
+        let mut css = String::from(
+            ".plab-asm{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+             .plab-asm>div{flex:1;min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
+             .plab-asm .l{white-space:pre;padding:0 8px}\
+             .plab-asm .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
+             .plab-asm .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}\
+             .plab-asm .lb{color:#795e26}\
+             .plab-asm .x{color:#999}",
+        );
+        for (i, c) in COLOURS.iter().enumerate() {
+            let _ = write!(css, ".plab-asm .c{i}{{background:{c}}}");
+        }
+        for k in colour.keys() {
+            let k = key(*k);
+            let _ = write!(
+                css,
+                ".plab-asm:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
+            );
+        }
+        let class = |k: Option<(u32, u32)>| -> (String, String) {
+            match k.and_then(|k| colour.get(&k).map(|c| (k, c))) {
+                Some((k, c)) => (
+                    format!(" c{}", c % COLOURS.len()),
+                    format!(" data-s=\"{}\"", key(k)),
+                ),
+                None => (String::new(), String::new()),
+            }
+        };
+        // The source pane: per file, the lines from the first to the last
+        // one the code uses.
+        let mut spans: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+        for &(file, line) in colour.keys() {
+            let e = spans.entry(file).or_insert((line, line));
+            e.0 = e.0.min(line);
+            e.1 = e.1.max(line);
+        }
+        let mut src = String::new();
+        for (&file, &(first, last)) in &spans {
+            let _ = write!(src, "<div class=\"h\">{}</div>", escape(&file_name(file)));
+            // A long stretch of unused lines is folded to one.
+            let mut gap = 0;
+            for line in first..=last.min(first.saturating_add(5000)) {
+                let k = (file, line);
+                let code = line_of(k).unwrap_or_default();
+                if !colour.contains_key(&k) {
+                    gap += 1;
+                    if gap > 3 {
+                        continue;
+                    }
+                } else {
+                    gap = 0;
+                }
+                let (c, d) = class(Some(k));
+                let _ = write!(
+                    src,
+                    "<div class=\"l{c}\"{d}><span class=\"n\">{line}</span>{}</div>",
+                    escape(&code)
+                );
+            }
+        }
+        let mut code = String::new();
+        for (f, rows) in functions {
+            let size = f.bytes.map(|b| format!(" ({b} bytes)")).unwrap_or_default();
+            let _ = write!(code, "<div class=\"h\">{}{size}</div>", escape(&f.name));
+            let texts: Vec<String> = rows
+                .iter()
+                .map(|l| tidy(&l.text, l.kind, filter.all))
+                .collect();
+            let lit = crate::highlight::asm_lines(&texts);
+            for (i, l) in rows.iter().enumerate() {
+                let (c, d) = class(l.source.filter(|_| filter.source));
+                let body = match (&lit, l.kind) {
+                    (_, Kind::Label) => format!("<span class=\"lb\">{}</span>", escape(&texts[i])),
+                    (_, Kind::Comment | Kind::Directive) => {
+                        format!("<span class=\"x\">{}</span>", escape(&texts[i]))
+                    }
+                    (Some(lit), Kind::Instruction) => lit[i].clone(),
+                    (None, Kind::Instruction) => escape(&texts[i]),
+                };
+                let _ = write!(code, "<div class=\"l{c}\"{d}>{body}</div>");
+            }
+        }
+        let pane = if colour.is_empty() {
+            format!("<div>{code}</div>")
+        } else {
+            format!("<div>{src}</div><div>{code}</div>")
+        };
+        format!("<div class=\"plab-asm\"><style>{css}</style>{pane}</div>")
+    }
+}
+
+/// A line as shown: instructions indented with the operands at a tab stop,
+/// labels at the margin (unless `raw`).
+fn tidy(line: &str, kind: Kind, raw: bool) -> String {
+    if raw {
+        return line.replace('\t', "    ");
+    }
+    let t = line.trim();
+    match kind {
+        Kind::Label => t.replace('\t', " "),
+        _ => {
+            let (op, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+            let rest = rest.trim_start();
+            if rest.is_empty() {
+                format!("        {op}")
+            } else {
+                // Trailing comments (`# 4-byte Spill`) keep their place.
+                let rest = match rest.split_once('#') {
+                    Some((ops, comment)) => {
+                        format!("{:<28} #{}", ops.trim_end(), comment.trim_end())
+                    }
+                    None => rest.to_string(),
+                };
+                // Operands at the tab stop, or a space past a long name.
+                let width = 8.max(op.len() + 1);
+                format!("        {op:<width$}{}", rest.trim_end())
+            }
+        }
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\t.text\n\t.file\t\"g.c\"\n\t.globl\tf\n\t.type\tf,@function\nf:\n.Lfunc_begin0:\n\t.file\t0 \"/tmp/m\" \"g.c\" md5 0xd4\n\t.loc\t0 2 21 prologue_end\n# %bb.0:\n\ttestl\t%edi, %edi\n\tjle\t.LBB0_2\n.Ltmp0:\n\t.loc\t0 3 5\n\tmovl\t$1, %eax\n.LBB0_2:\n\t.loc\t0 0 5\n\tretq\n.Lfunc_end0:\n\t.size\tf, .Lfunc_end0-f\n";
+
+    #[test]
+    fn functions_lines_and_sources_are_parsed() {
+        let sizes = BTreeMap::from([("f".to_string(), 9)]);
+        let a = parse(SAMPLE.to_string(), Syntax::Att, &sizes);
+        assert_eq!(a.files.get(&0).map(String::as_str), Some("/tmp/m/g.c"));
+        let f = a.function("f").unwrap();
+        assert_eq!(f.bytes, Some(9));
+        let ins: Vec<_> = f
+            .lines
+            .iter()
+            .filter(|l| l.kind == Kind::Instruction)
+            .map(|l| {
+                (
+                    l.text.trim().split('\t').next().unwrap().to_string(),
+                    l.source,
+                )
+            })
+            .collect();
+        assert_eq!(
+            ins,
+            [
+                ("testl".to_string(), Some((0, 2))),
+                ("jle".to_string(), Some((0, 2))),
+                ("movl".to_string(), Some((0, 3))),
+                ("retq".to_string(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_view_hides_what_a_reader_does_not_need() {
+        let a = parse(SAMPLE.to_string(), Syntax::Att, &BTreeMap::new());
+        let src = |_: &str| Some("int f(int x) {\n  if (x > 0)\n    return 1;\n}\n".to_string());
+        let r = a.render(Some("f"), Filter::default(), &src).unwrap();
+        assert!(r.has_source);
+        assert!(r.text.contains("2 │   if (x > 0)"), "{}", r.text);
+        assert!(
+            r.text.contains(".LBB0_2:"),
+            "a used label stays: {}",
+            r.text
+        );
+        assert!(
+            !r.text.contains(".Ltmp0"),
+            "an unused label goes: {}",
+            r.text
+        );
+        assert!(
+            !r.text.contains(".loc") && !r.text.contains("%bb.0"),
+            "{}",
+            r.text
+        );
+        let html = r.html.unwrap();
+        assert!(
+            html.contains("data-s=\"0-2\"") && html.contains(":hover"),
+            "{html}"
+        );
+        let all = a.render(Some("f"), Filter::all(), &src).unwrap().text;
+        assert!(all.contains(".loc") && all.contains(".Ltmp0"), "{all}");
+        assert!(a.render(Some("g"), Filter::default(), &src).is_err());
+    }
+
+    #[test]
+    fn syntax_names_parse() {
+        assert_eq!(Syntax::parse("intel"), Ok(Syntax::Intel));
+        assert!(Syntax::parse("nasm").unwrap_err().contains("att or intel"));
+    }
+}
