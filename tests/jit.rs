@@ -338,5 +338,6 @@ fn code_generation_settings_come_from_the_context() {
     let e = PassContext::inherit()
         .with_config_text("target.cpu", "pentium9")
         .unwrap_err();
-    assert!(e.to_string().contains("a processor name LLVM knows"), "{e}");
+    assert!(e.to_string().contains("processor names LLVM knows"), "{e}");
+    assert!(e.to_string().contains("nearest: pentium"), "{e}");
 }
