@@ -51,9 +51,9 @@ class DisplayTests(KernelCase):
         self.assertIn("sum:", data["text/plain"])
         self.assertIn("bytes)", data["text/plain"])
 
-        reply, outputs = self.run_cell(":asm nosuch")
+        reply, outputs = self.run_cell(":asm summ")
         self.assertEqual(reply["content"]["status"], "error")
-        self.assertIn("no function 'nosuch'", reply["content"]["evalue"])
+        self.assertIn("no function 'summ'", reply["content"]["evalue"])
         self.assertIn("did you mean 'sum'", reply["content"]["evalue"])
 
 
