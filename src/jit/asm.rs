@@ -32,9 +32,8 @@
 //! assert!(text.contains("ret"), "{text}");
 //! ```
 
-use super::codegen::{emit_file, on_fatal_error, Codegen};
+use super::codegen::{child_error, emit_file, on_fatal_error, prepare, Codegen};
 use super::isolate;
-use crate::llvm::{self, Tuning};
 use crate::module::Module;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -176,15 +175,7 @@ pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembl
                 return Err("this LLVM has no Intel syntax option (x86-asm-syntax)".into());
             }
         }
-        llvm::set_target(raw, &cg.target);
-        llvm::run_pipeline(
-            raw,
-            &triple,
-            &Tuning::default(),
-            &cg.target,
-            "always-inline",
-            None,
-        )?;
+        prepare(raw, &triple, cg)?;
         let text = emit_file(
             raw,
             &triple,
@@ -201,15 +192,7 @@ pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembl
         out.extend_from_slice(sizes.as_bytes());
         Ok(out)
     };
-    let bytes = isolate::in_child(work).map_err(|e| match e {
-        isolate::ChildError::Interrupted => Error::Interrupted {
-            pass: format!("code generation for {name}"),
-        },
-        isolate::ChildError::Failed(message) => Error::Codegen {
-            module: name.clone(),
-            message,
-        },
-    })?;
+    let bytes = isolate::in_child(work).map_err(|e| child_error(&name, e))?;
     let broken = || Error::Codegen {
         module: name.clone(),
         message: "the compiling child sent a malformed answer".into(),

@@ -139,17 +139,8 @@ pub(crate) fn compile_object(
             add_packed_entry(raw, wrappers);
             crate::ffi::plab_stub_unresolved(raw);
         }
-        llvm::set_target(raw, &cg.target);
-        // The entry point's calls of small functions are always-inline;
-        // nothing else changes.
-        llvm::run_pipeline(
-            raw,
-            &triple,
-            &Tuning::default(),
-            &cg.target,
-            "always-inline",
-            None,
-        )?;
+        // The entry point's calls of small functions are always-inline.
+        prepare(raw, &triple, cg)?;
         emit(raw, &triple, cg)
     };
     if here {
@@ -158,15 +149,39 @@ pub(crate) fn compile_object(
             message,
         });
     }
-    isolate::in_child(work).map_err(|e| match e {
+    isolate::in_child(work).map_err(|e| child_error(&name, e))
+}
+
+/// A compiling child's failure as the session reports it.
+pub(super) fn child_error(module: &str, e: isolate::ChildError) -> Error {
+    match e {
         isolate::ChildError::Interrupted => Error::Interrupted {
-            pass: format!("code generation for {name}"),
+            pass: format!("code generation for {module}"),
         },
         isolate::ChildError::Failed(message) => Error::Codegen {
-            module: name.clone(),
+            module: module.to_string(),
             message,
         },
-    })
+    }
+}
+
+/// In the compiling child: the target's processor and features written
+/// into the functions, and the module's `alwaysinline` functions inlined
+/// (nothing else changes), as code is generated for the JIT.
+pub(super) fn prepare(
+    raw: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    cg: &Codegen,
+) -> std::result::Result<(), String> {
+    llvm::set_target(raw, &cg.target);
+    llvm::run_pipeline(
+        raw,
+        triple,
+        &Tuning::default(),
+        &cg.target,
+        "always-inline",
+        None,
+    )
 }
 
 /// LLVM's fatal errors in the compiling child: say what, and end it now
@@ -279,15 +294,7 @@ pub fn text_size(module: &Module, cg: &Codegen, here: bool) -> Result<u64> {
             }
             work()
         })
-        .map_err(|e| match e {
-            isolate::ChildError::Interrupted => Error::Interrupted {
-                pass: format!("code generation for {name}"),
-            },
-            isolate::ChildError::Failed(message) => Error::Codegen {
-                module: name.clone(),
-                message,
-            },
-        })?
+        .map_err(|e| child_error(&name, e))?
     };
     let bytes: [u8; 8] = bytes.try_into().map_err(|_| Error::Codegen {
         module: name,

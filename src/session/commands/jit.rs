@@ -107,15 +107,7 @@ pub(super) fn call_args<'b>(
 pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let mut words = a.words.clone();
     // `--out FILE`: all of the output goes there too.
-    let save = match words.iter().position(|w| w == "--out") {
-        Some(i) if i + 1 < words.len() => {
-            let file = words.remove(i + 1);
-            words.remove(i);
-            Some(std::path::PathBuf::from(file))
-        }
-        Some(_) => return Err(err("call", "--out expects a file name")),
-        None => None,
-    };
+    let save = take_out(&mut words, "call", "")?.map(std::path::PathBuf::from);
     let (f, rest) = words
         .split_first()
         .ok_or_else(|| err("call", "expects FN ARGS... [--out FILE]"))?;

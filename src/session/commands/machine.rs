@@ -8,15 +8,7 @@ const USAGE: &str = "expects [FUNCTION] [syntax=att|intel] [--all] [--out FILE.s
 
 pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let mut words = a.words.clone();
-    let out = match words.iter().position(|w| w == "--out") {
-        Some(i) if i + 1 < words.len() => {
-            let file = words.remove(i + 1);
-            words.remove(i);
-            Some(file)
-        }
-        Some(_) => return Err(err("asm", "--out expects a file name, such as gemm.s")),
-        None => None,
-    };
+    let out = take_out(&mut words, "asm", ", such as gemm.s")?;
     let all = match words.iter().position(|w| w == "--all") {
         Some(i) => {
             words.remove(i);

@@ -233,6 +233,20 @@ fn comma_list(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Takes `--out FILE` out of `words`: the file, if given; an error for
+/// `command` when `--out` has no file after it (`example` names one).
+fn take_out(words: &mut Vec<String>, command: &str, example: &str) -> Result<Option<String>> {
+    match words.iter().position(|w| w == "--out") {
+        Some(i) if i + 1 < words.len() => {
+            let file = words.remove(i + 1);
+            words.remove(i);
+            Ok(Some(file))
+        }
+        Some(_) => Err(err(command, format!("--out expects a file name{example}"))),
+        None => Ok(None),
+    }
+}
+
 fn one_word<'a>(a: &'a Args, what: &str) -> Result<&'a str> {
     match (a.words.as_slice(), a.settings.is_empty()) {
         ([w], true) => Ok(w),
