@@ -221,6 +221,8 @@ bench)
         setup_python
         install_kernel release
         python kernel/bench/vs_ipykernel.py
+        setup_browser
+        python benches/explore_page.py
         ;;
     instruments)
         shift
@@ -246,11 +248,18 @@ bench)
         install_kernel release
         python kernel/bench/vs_ipykernel.py
         ;;
+    explore)
+        setup_python
+        setup_browser
+        link_inputs
+        cargo build --release --locked -p passlab-repl
+        python benches/explore_page.py
+        ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore]" >&2
     exit 2
     ;;
 esac

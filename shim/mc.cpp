@@ -7,12 +7,33 @@
 //   two: assembling costs a tenth of generating);
 // * the processor names a target knows, for suggestions when a name is
 //   mistyped;
-// * the assembly syntax (AT&T or Intel) the X86 printer uses.
+// * the assembly syntax (AT&T or Intel) the X86 printer uses;
+// * code generation with every pass of the back end observed: LLVM 19 runs
+//   it under the legacy pass manager, which has no instrumentation
+//   callbacks, so `plab_emit_probed` hands TargetMachine a pass manager of
+//   its own that adds, after each pass the target adds, a probe of the same
+//   kind (a function pass after a function, machine-function or loop pass;
+//   a module pass after a module pass: the pass manager's batching is
+//   unchanged). A probe notes the time, the unit and whether the unit's
+//   code changed (a hash of the machine function, or of the IR function
+//   before instruction selection).
 //
 // These run in the forked child that generates code (src/jit/asm.rs), or
 // only read LLVM's tables. Nothing here may throw or unwind.
 
+#include "llvm-c/Core.h"
+#include "llvm-c/TargetMachine.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/CodeGen/MachineFunction.h"
+#include "llvm/CodeGen/MachineModuleInfo.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/StructuralHash.h"
+#include "llvm/Pass.h"
+#include "llvm/PassInfo.h"
+#include "llvm/PassRegistry.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/MC/MCAsmBackend.h"
 #include "llvm/MC/MCAsmInfo.h"
 #include "llvm/MC/MCCodeEmitter.h"
@@ -34,6 +55,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -144,6 +166,156 @@ bool plab_set_asm_syntax(const char *syntax) {
   if (It == Opts.end())
     return false;
   return !It->second->addOccurrence(0, "x86-asm-syntax", syntax);
+}
+
+} // extern "C"
+
+namespace {
+
+/// What the probes saw: the passes in the order the target added them, and
+/// one event per probe run.
+struct Recorder {
+  struct PassName {
+    std::string Name, Arg;
+    bool Module;
+  };
+  std::vector<PassName> Passes;
+  std::chrono::steady_clock::time_point Start = std::chrono::steady_clock::now();
+  std::string Events;
+  /// The last hash seen per function, and whether it was of machine code.
+  DenseMap<const Function *, std::pair<uint64_t, bool>> Hashes;
+
+  void note(unsigned Pass, const Function *F, bool Changed) {
+    auto Ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+    Events += std::to_string(Pass);
+    Events += '\t';
+    Events += F ? F->getName().str() : std::string();
+    Events += '\t';
+    Events += std::to_string(Ns);
+    Events += Changed ? "\t1\n" : "\t0\n";
+  }
+};
+
+uint64_t hashMachineFunction(const MachineFunction &MF) {
+  hash_code H = hash_value(MF.size());
+  for (const MachineBasicBlock &MBB : MF) {
+    H = hash_combine(H, MBB.getNumber(), MBB.size());
+    for (const MachineInstr &MI : MBB) {
+      H = hash_combine(H, MI.getOpcode(), MI.getFlags());
+      for (const MachineOperand &MO : MI.operands())
+        H = hash_combine(H, hash_value(MO));
+    }
+  }
+  return H;
+}
+
+struct FunctionProbe : public FunctionPass {
+  static char ID;
+  Recorder *R;
+  unsigned Pass;
+  FunctionProbe(Recorder *R, unsigned Pass) : FunctionPass(ID), R(R), Pass(Pass) {}
+  StringRef getPassName() const override { return "passlab probe"; }
+  void getAnalysisUsage(AnalysisUsage &AU) const override { AU.setPreservesAll(); }
+  bool runOnFunction(Function &F) override {
+    auto *MMI = getAnalysisIfAvailable<MachineModuleInfoWrapperPass>();
+    const MachineFunction *MF = MMI ? MMI->getMMI().getMachineFunction(F) : nullptr;
+    uint64_t H = MF ? hashMachineFunction(*MF) : StructuralHash(F, true);
+    auto [It, New] = R->Hashes.try_emplace(&F, H, MF != nullptr);
+    auto [Before, WasMachine] = It->second;
+    // Instruction selection (IR to machine code) changes the code; freeing
+    // the machine function at the end does not.
+    bool Changed = !New && (WasMachine == (MF != nullptr) ? Before != H : MF != nullptr);
+    It->second = {H, MF != nullptr};
+    R->note(Pass, &F, Changed);
+    return false;
+  }
+};
+char FunctionProbe::ID = 0;
+
+struct ModuleProbe : public ModulePass {
+  static char ID;
+  Recorder *R;
+  unsigned Pass;
+  ModuleProbe(Recorder *R, unsigned Pass) : ModulePass(ID), R(R), Pass(Pass) {}
+  StringRef getPassName() const override { return "passlab probe"; }
+  void getAnalysisUsage(AnalysisUsage &AU) const override { AU.setPreservesAll(); }
+  bool runOnModule(Module &) override {
+    R->note(Pass, nullptr, false);
+    return false;
+  }
+};
+char ModuleProbe::ID = 0;
+
+/// The pass manager TargetMachine fills: each pass, then its probe.
+class ProbingPassManager : public legacy::PassManagerBase {
+public:
+  legacy::PassManager Inner;
+  Recorder &R;
+  explicit ProbingPassManager(Recorder &R) : R(R) {}
+  void add(Pass *P) override {
+    // Read before adding: the pass manager may delete an analysis it has.
+    bool Immutable = P->getAsImmutablePass() != nullptr;
+    PassKind Kind = P->getPassKind();
+    std::string Name = P->getPassName().str();
+    std::string Arg;
+    if (const PassInfo *PI = PassRegistry::getPassRegistry()->getPassInfo(P->getPassID()))
+      Arg = PI->getPassArgument().str();
+    Inner.add(P);
+    if (Immutable)
+      return;
+    unsigned I = R.Passes.size();
+    R.Passes.push_back({Name, Arg, Kind == PT_Module});
+    if (Kind == PT_Module)
+      Inner.add(new ModuleProbe(&R, I));
+    else
+      Inner.add(new FunctionProbe(&R, I));
+  }
+};
+
+} // namespace
+
+extern "C" {
+
+/// Emits `m` with the target machine `tm` (assembly when `assembly`, else
+/// an object) to `sink`, every back-end pass probed: to `events` go the
+/// passes (`P\tname\targument\tmodule|function`, in the order added) and
+/// then one line per probe run (`pass\tfunction\tnanoseconds\tchanged`).
+/// Returns false with LLVM's message to `err` when the target cannot emit
+/// that kind of file.
+bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, plab_sink sink,
+                      void *user, plab_sink events, void *events_user, plab_sink err,
+                      void *err_user) {
+  Module *M = unwrap(m);
+  // The C API's target machine is the C++ one (LLVMTargetMachineRef wraps it).
+  TargetMachine *TM = reinterpret_cast<TargetMachine *>(tm);
+  M->setDataLayout(TM->createDataLayout());
+  Recorder R;
+  ProbingPassManager PM(R);
+  SmallString<0> Out;
+  raw_svector_ostream OS(Out);
+  if (TM->addPassesToEmitFile(PM, OS, nullptr,
+                              assembly ? CodeGenFileType::AssemblyFile
+                                       : CodeGenFileType::ObjectFile)) {
+    static const char Msg[] = "the target cannot emit this kind of file";
+    err(err_user, Msg, sizeof Msg - 1);
+    return false;
+  }
+  R.Start = std::chrono::steady_clock::now();
+  PM.Inner.run(*M);
+  std::string Head;
+  for (const auto &P : R.Passes) {
+    Head += "P\t" + P.Name + "\t" + P.Arg + (P.Module ? "\tmodule\n" : "\tfunction\n");
+  }
+  auto Total = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - R.Start)
+                   .count();
+  Head += "T\t" + std::to_string(Total) + "\n";
+  events(events_user, Head.data(), Head.size());
+  events(events_user, R.Events.data(), R.Events.size());
+  sink(user, Out.data(), Out.size());
+  return true;
 }
 
 } // extern "C"

@@ -47,6 +47,8 @@ pub enum ErrorKind {
     Command,
     /// A chart could not be drawn or encoded.
     Chart,
+    /// One of LLVM's tools that passlab runs (llvm-mca) failed.
+    Tool,
     /// An interrupt stopped a pass (the module is as it was).
     Interrupted,
     /// Anything else a caller got wrong (an invalid argument).
@@ -166,6 +168,9 @@ pub enum Error {
     #[error("interrupted during {pass}; the module is as it was before")]
     Interrupted { pass: String },
 
+    #[error("{tool}: {message}")]
+    Tool { tool: String, message: String },
+
     #[error("cannot draw chart '{title}': {message}")]
     Chart { title: String, message: String },
 
@@ -214,6 +219,7 @@ impl Error {
             Error::Instrument { .. } => ErrorKind::Instrument,
             Error::Command { .. } => ErrorKind::Command,
             Error::Chart { .. } => ErrorKind::Chart,
+            Error::Tool { .. } => ErrorKind::Tool,
             Error::Interrupted { .. } => ErrorKind::Interrupted,
             Error::Invalid(_) => ErrorKind::Invalid,
             Error::InvalidIr { .. } => ErrorKind::Verify,

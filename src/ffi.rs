@@ -122,6 +122,17 @@ extern "C" {
         err_sink: Sink,
         err_user: *mut c_void,
     ) -> bool;
+    pub fn plab_emit_probed(
+        m: LLVMModuleRef,
+        tm: llvm_sys::target_machine::LLVMTargetMachineRef,
+        assembly: bool,
+        sink: Sink,
+        user: *mut c_void,
+        events: Sink,
+        events_user: *mut c_void,
+        err_sink: Sink,
+        err_user: *mut c_void,
+    ) -> bool;
     pub fn plab_runner_pass_unit(
         r: *mut Runner,
         name: *const c_char,

@@ -66,6 +66,18 @@ impl Counts {
         Counts::default()
     }
 
+    /// Adds passes this instrument could not watch itself (code generation
+    /// in a forked child): per name, executions and how many changed the
+    /// code.
+    pub fn add_measured(&self, passes: &[(String, u64, u64)]) {
+        let mut s = self.state.borrow_mut();
+        for (name, ran, changed) in passes {
+            let row = s.row(name);
+            row.ran += ran;
+            row.changed += changed;
+        }
+    }
+
     /// Per pass name, most runs first.
     pub fn rows(&self) -> Vec<PassCounts> {
         let mut s = self.state.borrow_mut();

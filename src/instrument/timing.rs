@@ -80,6 +80,28 @@ impl Timing {
         s.stack.clear();
     }
 
+    /// Adds passes this instrument could not watch itself, as another
+    /// process measured them (code generation in a forked child, timed by
+    /// the shim's probes; see `jit::asm::Backend`): a node `name` at the
+    /// top, `total` long, holding each pass as (name, unit, executions,
+    /// time).
+    pub fn add_measured(
+        &self,
+        name: &str,
+        total: Duration,
+        passes: &[(String, IrUnit, u64, Duration)],
+    ) {
+        let mut s = self.state.borrow_mut();
+        let root = s.child(0, name, IrUnit::Module);
+        s.nodes[root].count += 1;
+        s.nodes[root].total += total;
+        for (pass, unit, count, time) in passes {
+            let id = s.child(root, pass, *unit);
+            s.nodes[id].count += count;
+            s.nodes[id].total += *time;
+        }
+    }
+
     /// What has been measured so far.
     pub fn report(&self) -> TimingReport {
         let s = self.state.borrow();

@@ -32,7 +32,7 @@
 //! assert!(text.contains("ret"), "{text}");
 //! ```
 
-use super::codegen::{child_error, emit_file, on_fatal_error, prepare, Codegen};
+use super::codegen::{child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen};
 use super::isolate;
 use crate::module::Module;
 use crate::{Error, Result};
@@ -214,6 +214,165 @@ pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembl
         .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
         .collect();
     Ok(parse(text, syntax, &sizes))
+}
+
+/// What the back end did while it made the code: its passes in the order
+/// the target added them and, per pass execution, the unit, the time since
+/// the previous one and whether the code changed (the shim's probes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Backend {
+    /// (name as LLVM prints it, command-line argument, module pass?).
+    pub passes: Vec<(String, String, bool)>,
+    pub runs: Vec<BackendRun>,
+    /// The whole of code generation, as the child measured it.
+    pub total: std::time::Duration,
+}
+
+/// One execution of a back-end pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendRun {
+    pub pass: usize,
+    /// The function (empty for a module pass).
+    pub function: String,
+    pub time: std::time::Duration,
+    pub changed: bool,
+}
+
+/// One back-end pass, summed over its executions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendPass {
+    pub name: String,
+    pub argument: String,
+    pub runs: u64,
+    pub changed: u64,
+    pub time: std::time::Duration,
+}
+
+impl Backend {
+    /// Reads the probes' record (see `plab_emit_probed` in shim/mc.cpp).
+    fn parse(text: &str) -> Backend {
+        let mut b = Backend::default();
+        let mut last = 0u64;
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f.as_slice() {
+                ["P", name, arg, unit] => {
+                    b.passes
+                        .push((name.to_string(), arg.to_string(), *unit == "module"))
+                }
+                ["T", ns] => b.total = std::time::Duration::from_nanos(ns.parse().unwrap_or(0)),
+                [pass, function, ns, changed] => {
+                    let (Ok(pass), Ok(ns)) = (pass.parse::<usize>(), ns.parse::<u64>()) else {
+                        continue;
+                    };
+                    if pass >= b.passes.len() {
+                        continue;
+                    }
+                    b.runs.push(BackendRun {
+                        pass,
+                        function: function.to_string(),
+                        time: std::time::Duration::from_nanos(ns.saturating_sub(last)),
+                        changed: *changed == "1",
+                    });
+                    last = ns;
+                }
+                _ => {}
+            }
+        }
+        b
+    }
+
+    /// Each pass summed over its executions, in the order they were added
+    /// (passes with the same name and argument are one).
+    pub fn per_pass(&self) -> Vec<BackendPass> {
+        let mut out: Vec<BackendPass> = Vec::new();
+        let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut slot = vec![0usize; self.passes.len()];
+        for (i, (name, arg, _)) in self.passes.iter().enumerate() {
+            slot[i] = *index.entry((name.clone(), arg.clone())).or_insert_with(|| {
+                out.push(BackendPass {
+                    name: name.clone(),
+                    argument: arg.clone(),
+                    runs: 0,
+                    changed: 0,
+                    time: std::time::Duration::ZERO,
+                });
+                out.len() - 1
+            });
+        }
+        for r in &self.runs {
+            let p = &mut out[slot[r.pass]];
+            p.runs += 1;
+            p.changed += r.changed as u64;
+            p.time += r.time;
+        }
+        out.retain(|p| p.runs > 0);
+        out
+    }
+}
+
+/// As [`assembly`], every back-end pass observed: the code and what the
+/// back end did ([`Backend`]), for the timing and counts instruments.
+pub fn assembly_probed(
+    module: &Module,
+    cg: &Codegen,
+    syntax: Syntax,
+) -> Result<(Assembly, Backend)> {
+    let name = module.name();
+    let raw = module.raw();
+    let triple = module.triple();
+    let work = move || -> std::result::Result<Vec<u8>, String> {
+        // SAFETY: as in `assembly`.
+        unsafe {
+            llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
+            if syntax == Syntax::Intel && !crate::ffi::plab_set_asm_syntax(c"intel".as_ptr()) {
+                return Err("this LLVM has no Intel syntax option (x86-asm-syntax)".into());
+            }
+        }
+        prepare(raw, &triple, cg)?;
+        let (text, events) = emit_probed(raw, &triple, cg, true)?;
+        let sizes = match assemble(&text, &triple, cg) {
+            Ok(object) => symbol_sizes(&object)?,
+            Err(_) => String::new(),
+        };
+        let mut out = Vec::new();
+        for part in [&text[..], sizes.as_bytes(), events.as_bytes()] {
+            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+        Ok(out)
+    };
+    let bytes = isolate::in_child(work).map_err(|e| child_error(&name, e))?;
+    let broken = || Error::Codegen {
+        module: name.clone(),
+        message: "the compiling child sent a malformed answer".into(),
+    };
+    let mut parts = Vec::new();
+    let mut rest = &bytes[..];
+    for _ in 0..3 {
+        let len = rest
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .and_then(|l| usize::try_from(l).ok())
+            .ok_or_else(broken)?;
+        let end = len
+            .checked_add(8)
+            .filter(|&e| e <= rest.len())
+            .ok_or_else(broken)?;
+        parts.push(String::from_utf8_lossy(&rest[8..end]).into_owned());
+        rest = &rest[end..];
+    }
+    let events = parts.pop().unwrap_or_default();
+    let sizes: BTreeMap<String, u64> = parts
+        .pop()
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
+        .collect();
+    let text = parts.pop().unwrap_or_default();
+    Ok((parse(text, syntax, &sizes), Backend::parse(&events)))
 }
 
 /// Assembles `text` into an object file (in the child).
@@ -702,6 +861,46 @@ mod tests {
     use super::*;
 
     const SAMPLE: &str = "\t.text\n\t.file\t\"g.c\"\n\t.globl\tf\n\t.type\tf,@function\nf:\n.Lfunc_begin0:\n\t.file\t0 \"/tmp/m\" \"g.c\" md5 0xd4\n\t.loc\t0 2 21 prologue_end\n# %bb.0:\n\ttestl\t%edi, %edi\n\tjle\t.LBB0_2\n.Ltmp0:\n\t.loc\t0 3 5\n\tmovl\t$1, %eax\n.LBB0_2:\n\t.loc\t0 0 5\n\tretq\n.Lfunc_end0:\n\t.size\tf, .Lfunc_end0-f\n";
+
+    #[test]
+    fn probing_the_back_end_sees_its_passes_and_changes_no_code() {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n\
+                   int g(int x) { return f(&x, 1) + 1; }\n";
+        let m = Module::from_c(src, "p.c").unwrap();
+        let cg = Codegen::default();
+        let plain = assembly(&m, &cg, Syntax::Att).unwrap();
+        let (probed, backend) = assembly_probed(&m, &cg, Syntax::Att).unwrap();
+        assert_eq!(plain.text, probed.text, "the probes changed the code");
+        let passes = backend.per_pass();
+        let names: Vec<&str> = passes.iter().map(|p| p.name.as_str()).collect();
+        for wanted in [
+            "X86 DAG->DAG Instruction Selection",
+            "Greedy Register Allocator",
+            "X86 Assembly Printer",
+        ] {
+            assert!(names.contains(&wanted), "{wanted} not in {names:?}");
+        }
+        let isel = passes
+            .iter()
+            .find(|p| p.name == "X86 DAG->DAG Instruction Selection")
+            .unwrap();
+        // Once per function, and it turned each one's IR into machine code.
+        assert_eq!((isel.runs, isel.changed), (2, 2));
+        // The allocator assigns registers in a map; the rewriter writes
+        // them into the code.
+        let rw = passes
+            .iter()
+            .find(|p| p.name == "Virtual Register Rewriter")
+            .unwrap();
+        assert_eq!(rw.changed, 2, "{passes:#?}");
+        assert!(passes.len() > 40, "{}", passes.len());
+        let sum: std::time::Duration = passes.iter().map(|p| p.time).sum();
+        assert!(
+            sum <= backend.total && !sum.is_zero(),
+            "{sum:?} {:?}",
+            backend.total
+        );
+    }
 
     #[test]
     fn functions_lines_and_sources_are_parsed() {

@@ -207,8 +207,52 @@ fn emit(
     emit_file(m, triple, cg, LLVMCodeGenFileType::LLVMObjectFile)
 }
 
-/// What the code generator makes of `m` for `cg`: an object file, or
-/// assembly text (`kind`); position independent, small code model.
+/// A target machine for `triple` (empty: the host's) under `cg`:
+/// position independent, small code model. The caller disposes of it.
+///
+/// # Safety
+/// Calls LLVM's C API; the result must be disposed of once.
+unsafe fn target_machine(
+    triple: &str,
+    cg: &Codegen,
+) -> std::result::Result<LLVMTargetMachineRef, String> {
+    crate::ffi::plab_init_targets();
+    let triple = if triple.is_empty() {
+        let t = LLVMGetDefaultTargetTriple();
+        let s = CStr::from_ptr(t).to_string_lossy().into_owned();
+        LLVMDisposeMessage(t);
+        s
+    } else {
+        triple.to_string()
+    };
+    let c_triple = CString::new(triple.as_str()).map_err(|e| e.to_string())?;
+    let mut target = std::ptr::null_mut();
+    let mut err = std::ptr::null_mut();
+    if LLVMGetTargetFromTriple(c_triple.as_ptr(), &mut target, &mut err) != 0 {
+        let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+        LLVMDisposeMessage(err);
+        return Err(format!("no target for {triple}: {m}"));
+    }
+    let cpu = CString::new(cg.target.cpu.as_str()).map_err(|e| e.to_string())?;
+    let features = CString::new(cg.target.features.as_str()).map_err(|e| e.to_string())?;
+    let level = match cg.opt_level {
+        0 => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
+        1 => LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
+        2 => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+        _ => LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+    };
+    Ok(LLVMCreateTargetMachine(
+        target,
+        c_triple.as_ptr(),
+        cpu.as_ptr(),
+        features.as_ptr(),
+        level,
+        LLVMRelocMode::LLVMRelocPIC,
+        LLVMCodeModel::LLVMCodeModelSmall,
+    ))
+}
+
+/// Emits `m` as an object file or assembly text for `cg` (in the child).
 pub(super) fn emit_file(
     m: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
@@ -218,40 +262,8 @@ pub(super) fn emit_file(
     // SAFETY: LLVM's C API on the live module `m` and on values created here;
     // every message and buffer LLVM returns is copied, then disposed once.
     unsafe {
-        crate::ffi::plab_init_targets();
-        let triple = if triple.is_empty() {
-            let t = LLVMGetDefaultTargetTriple();
-            let s = CStr::from_ptr(t).to_string_lossy().into_owned();
-            LLVMDisposeMessage(t);
-            s
-        } else {
-            triple.to_string()
-        };
-        let c_triple = CString::new(triple.as_str()).map_err(|e| e.to_string())?;
-        let mut target = std::ptr::null_mut();
+        let tm = target_machine(triple, cg)?;
         let mut err = std::ptr::null_mut();
-        if LLVMGetTargetFromTriple(c_triple.as_ptr(), &mut target, &mut err) != 0 {
-            let m = CStr::from_ptr(err).to_string_lossy().into_owned();
-            LLVMDisposeMessage(err);
-            return Err(format!("no target for {triple}: {m}"));
-        }
-        let cpu = CString::new(cg.target.cpu.as_str()).map_err(|e| e.to_string())?;
-        let features = CString::new(cg.target.features.as_str()).map_err(|e| e.to_string())?;
-        let level = match cg.opt_level {
-            0 => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
-            1 => LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
-            2 => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
-            _ => LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
-        };
-        let tm = LLVMCreateTargetMachine(
-            target,
-            c_triple.as_ptr(),
-            cpu.as_ptr(),
-            features.as_ptr(),
-            level,
-            LLVMRelocMode::LLVMRelocPIC,
-            LLVMCodeModel::LLVMCodeModelSmall,
-        );
         let mut buf = std::ptr::null_mut();
         let failed = LLVMTargetMachineEmitToMemoryBuffer(tm, m, kind, &mut err, &mut buf) != 0;
         LLVMDisposeTargetMachine(tm);
@@ -265,6 +277,42 @@ pub(super) fn emit_file(
         LLVMDisposeMemoryBuffer(buf);
         Ok(bytes)
     }
+}
+
+/// As [`emit_file`], every pass of the back end observed (the shim's
+/// probes): the file, and the probes' record as text (see
+/// `plab_emit_probed` in shim/mc.cpp).
+pub(super) fn emit_probed(
+    m: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    cg: &Codegen,
+    assembly: bool,
+) -> std::result::Result<(Vec<u8>, String), String> {
+    let mut out = crate::ffi::Sinks::default();
+    let mut events = crate::ffi::Sinks::default();
+    // SAFETY: the module is alive and this child's own; the target machine
+    // is created here and disposed of once; each sink writes into its
+    // `Sinks`, alive for the call.
+    unsafe {
+        let tm = target_machine(triple, cg)?;
+        let ok = crate::ffi::plab_emit_probed(
+            m,
+            tm,
+            assembly,
+            crate::ffi::SINK_FIRST,
+            out.user(),
+            crate::ffi::SINK_FIRST,
+            events.user(),
+            crate::ffi::SINK_SECOND,
+            out.user(),
+        );
+        LLVMDisposeTargetMachine(tm);
+        if !ok {
+            return Err(out.second_text());
+        }
+    }
+    let text = events.first_text();
+    Ok((out.first, text))
 }
 
 /// The code size of `module` for `cg`: the bytes of the executable

@@ -51,6 +51,7 @@ mod buffer;
 mod codegen;
 mod compare;
 pub(crate) mod isolate;
+pub mod mca;
 
 pub use codegen::{text_size, Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
 

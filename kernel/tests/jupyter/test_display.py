@@ -56,6 +56,29 @@ class DisplayTests(KernelCase):
         self.assertIn("no function 'summ'", reply["content"]["evalue"])
         self.assertIn("did you mean 'sum'", reply["content"]["evalue"])
 
+    def test_mca_compares_processors_with_tables_and_a_chart(self):
+        cell = (":module loop2 --lang c\nint sum(const int *a, int n) {\n  int s = 0;\n"
+                "  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n.\n:run O2\n"
+                ":mca sum cpu=x86-64,skylake")
+        reply, outputs = self.run_cell(cell)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        bundles = self.bundles(outputs)
+        tables = [b for b in bundles if "<table" in b.get("text/html", "")]
+        self.assertGreaterEqual(len(tables), 2, self.text_of(outputs))
+        self.assertIn("cycles/iteration", tables[0]["text/html"])
+        self.assertIn("cpu skylake", tables[0]["text/plain"])
+        self.assertIn("SKLPort0", tables[1]["text/plain"])
+        charts = [b for b in bundles if "image/png" in b]
+        self.assertEqual(len(charts), 1, self.text_of(outputs))
+        self.assertIn("cycles per iteration", charts[0]["text/plain"])
+
+        reply, outputs = self.run_cell(":mca sum cpu=skylak")
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("nearest: skylake", reply["content"]["evalue"])
+        reply, outputs = self.run_cell(":mca sum .LBB9_9")
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("its blocks: .LBB0_", reply["content"]["evalue"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,4 +1,4 @@
-//! Machine code: :asm.
+//! Machine code: :asm, and :mca's throughput analysis of it.
 
 use super::*;
 use crate::jit::asm::{self, Filter, Syntax};
@@ -50,31 +50,15 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     let name = current(s, "asm")?;
     let m = s.module_named("asm", &name)?;
     if let Some(f) = &function {
-        let defined = m.defined_functions();
-        if !defined.contains(f) {
-            if m.function_names().contains(f) {
-                return Err(err(
-                    "asm",
-                    format!("'{f}' is only declared in module {name}: it has no machine code here"),
-                ));
-            }
-            return Err(Error::Command {
-                command: "asm".into(),
-                message: format!("no function '{f}' in module {name}"),
-                suggestions: crate::nearest_names(f, defined.iter().map(String::as_str)),
-            });
-        }
+        check_function(m, "asm", &name, f)?;
     }
     let cg = Codegen::from_context(&ctx)?;
-    let fp = m.fingerprint();
-    let code = match s.assembly.get(&name) {
-        Some((f, c, x, code)) if *f == fp && *c == cg && *x == syntax => code.clone(),
-        _ => {
-            let code = std::rc::Rc::new(asm::assembly(m, &cg, syntax)?);
-            s.assembly
-                .insert(name.clone(), (fp, cg.clone(), syntax, code.clone()));
-            code
-        }
+    // With timing or counts active, code generation is recorded like a
+    // :run: every back-end pass, under one `codegen` node.
+    let recorded = record_backend(s, &name, &cg, syntax)?;
+    let code = match &recorded {
+        Some((code, _)) => code.clone(),
+        None => machine_code(s, &name, &cg, syntax)?,
     };
     let cwd = std::env::current_dir().unwrap_or_default();
     let sources = &s.sources;
@@ -121,6 +105,9 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     if let Some(file) = &out {
         notes.push(format!("wrote {file}"));
     }
+    if let Some((_, note)) = &recorded {
+        notes.push(note.clone());
+    }
     let header = format!("; {}\n", notes.join("; "));
     let mut data = vec![("text/plain".to_string(), format!("{header}{}", shown.text))];
     if let Some(html) = shown.html.filter(|_| s.html) {
@@ -134,4 +121,358 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     }
     o.items.push(Item::Display(super::super::Bundle { data }));
     Ok(o)
+}
+
+/// `f` must have machine code in module `name`: defined there.
+fn check_function(m: &crate::Module, command: &str, name: &str, f: &str) -> Result<()> {
+    let defined = m.defined_functions();
+    if defined.iter().any(|d| d == f) {
+        return Ok(());
+    }
+    if m.function_names().iter().any(|d| d == f) {
+        return Err(err(
+            command,
+            format!("'{f}' is only declared in module {name}: it has no machine code here"),
+        ));
+    }
+    Err(Error::Command {
+        command: command.into(),
+        message: format!("no function '{f}' in module {name}"),
+        suggestions: crate::nearest_names(f, defined.iter().map(String::as_str)),
+    })
+}
+
+/// The machine code of module `name` under `cg`, made once per module
+/// state, settings and syntax (kept for the next `:asm` or `:mca`).
+fn machine_code(
+    s: &mut Session,
+    name: &str,
+    cg: &Codegen,
+    syntax: Syntax,
+) -> Result<std::rc::Rc<asm::Assembly>> {
+    let m = s.module_named("asm", name)?;
+    let fp = m.fingerprint();
+    if let Some((f, c, x, code)) = s.assembly.get(name) {
+        if *f == fp && c == cg && *x == syntax {
+            return Ok(code.clone());
+        }
+    }
+    let code = std::rc::Rc::new(asm::assembly(m, cg, syntax)?);
+    s.assembly
+        .insert(name.to_string(), (fp, cg.clone(), syntax, code.clone()));
+    Ok(code)
+}
+
+const MCA_USAGE: &str = "expects FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]";
+
+/// `:mca FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]`: llvm-mca over
+/// the function's innermost loop (or the loop or block at BLOCK, or all of
+/// it), for each processor and module given (default: the context's and
+/// the current one), side by side.
+pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::jit::mca::{self, Region};
+    let (function, block) = match a.words.as_slice() {
+        [f] => (f.clone(), None),
+        [f, b] => (f.clone(), Some(b.clone())),
+        [] => {
+            return Err(err(
+                "mca",
+                format!("{MCA_USAGE}: name the function whose loop to analyze"),
+            ))
+        }
+        _ => return Err(err("mca", format!("{MCA_USAGE}, got '{}'", a.rest))),
+    };
+    let ctx = PassContext::current();
+    let base = Codegen::from_context(&ctx)?;
+    let mut cpus: Vec<String> = Vec::new();
+    let mut modules: Vec<String> = Vec::new();
+    for (k, v) in &a.settings {
+        let list = || -> Result<Vec<String>> {
+            let items: Vec<String> = v.split(',').map(|x| x.trim().to_string()).collect();
+            if items.iter().any(String::is_empty) {
+                return Err(err(
+                    "mca",
+                    format!("{k}= expects a list such as a,b, got '{v}'"),
+                ));
+            }
+            Ok(items)
+        };
+        match k.as_str() {
+            "cpu" => cpus = list()?,
+            "modules" => modules = list()?,
+            _ => {
+                return Err(Error::Command {
+                    command: "mca".into(),
+                    message: format!("unknown setting '{k}' ({MCA_USAGE})"),
+                    suggestions: crate::nearest_names(k, ["cpu", "modules"]),
+                })
+            }
+        }
+    }
+    if modules.is_empty() {
+        modules.push(current(s, "mca")?);
+    }
+    // Every name checked before any code is generated.
+    for name in &modules {
+        let m = s.module_named("mca", name)?;
+        check_function(m, "mca", name, &function)?;
+    }
+    let mut settings: Vec<Codegen> = Vec::new();
+    if cpus.is_empty() {
+        settings.push(base.clone());
+    }
+    for cpu in &cpus {
+        let target = crate::llvm::Target::new(cpu, "").map_err(|e| err("mca", e.to_string()))?;
+        settings.push(Codegen {
+            target,
+            cpu_setting: cpu.clone(),
+            ..base.clone()
+        });
+    }
+    let ctx_syntax = match ctx.config(asm::SYNTAX_KEY)? {
+        crate::ConfigValue::Str(v) => v,
+        v => v.to_string(),
+    };
+    let syntax = Syntax::parse(&ctx_syntax).map_err(|e| err("mca", e))?;
+    let mut rows = Vec::new();
+    for name in &modules {
+        for cg in &settings {
+            let code = machine_code(s, name, cg, syntax)?;
+            let f = code.function(&function).ok_or_else(|| {
+                err(
+                    "mca",
+                    format!("the code generator made no function '{function}' in module {name}"),
+                )
+            })?;
+            let region = match block.as_deref() {
+                None => Region::innermost(f),
+                Some("all") => Region::whole(f),
+                Some(b) => Region::at(f, b).map_err(|e| err("mca", e))?,
+            };
+            let triple = s.module_named("mca", name)?.triple();
+            let cpu = mca::model_cpu(&triple, &cg.target.cpu);
+            let analysis = mca::analyze(
+                &triple,
+                &cpu,
+                &cg.target.features,
+                syntax == Syntax::Intel,
+                &region.instructions,
+            )?;
+            let label = if modules.len() > 1 && settings.len() > 1 {
+                format!("{name} · {}", cg.label())
+            } else if modules.len() > 1 {
+                name.clone()
+            } else {
+                cg.label()
+            };
+            rows.push((label, region, analysis, code.files.clone()));
+        }
+    }
+    let mut o = Output::default();
+    let mut t = crate::table::Table::new(
+        &format!("llvm-mca: {function}, 100 iterations simulated"),
+        &[
+            "code",
+            "region",
+            "instructions",
+            "cycles/iteration",
+            "block throughput",
+            "IPC",
+            "µops/cycle",
+            "busiest resource",
+        ],
+    );
+    for (label, region, a, files) in &rows {
+        let place = region
+            .source
+            .and_then(|(file, line)| {
+                let path = files.get(&file)?;
+                let short = std::path::Path::new(path)
+                    .file_name()?
+                    .to_string_lossy()
+                    .into_owned();
+                Some(format!(" ({short}:{line})"))
+            })
+            .unwrap_or_default();
+        let loop_ = if region.depth > 0 {
+            format!("loop {}, depth {}{place}", region.label, region.depth)
+        } else {
+            format!("{}{place}", region.label)
+        };
+        let busiest = a
+            .busiest()
+            .map_or("-".into(), |(r, p)| format!("{r} {p:.2}"));
+        t.push([
+            format!("{label} [{}]", a.cpu),
+            loop_,
+            region.instructions.len().to_string(),
+            format!("{:.2}", a.cycles_per_iteration()),
+            format!("{:.2}", a.block_rthroughput),
+            format!("{:.2}", a.ipc),
+            format!("{:.2}", a.uops_per_cycle),
+            busiest,
+        ]);
+    }
+    o.push_table(&t);
+    // Pressure per resource: those any row uses.
+    let mut names: Vec<String> = Vec::new();
+    for (_, _, a, _) in &rows {
+        for (r, p) in a.resources.iter().zip(&a.pressure) {
+            if *p > 0.0 && !names.contains(r) {
+                names.push(r.clone());
+            }
+        }
+    }
+    let mut columns = vec!["resource".to_string()];
+    columns.extend(rows.iter().map(|(l, ..)| l.clone()));
+    let column_refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut p =
+        crate::table::Table::new("cycles each resource is busy per iteration", &column_refs);
+    for r in &names {
+        let mut cells = vec![r.clone()];
+        for (_, _, a, _) in &rows {
+            let v = a
+                .resources
+                .iter()
+                .position(|x| x == r)
+                .map_or(0.0, |i| a.pressure[i]);
+            cells.push(if v > 0.0 {
+                format!("{v:.2}")
+            } else {
+                "-".into()
+            });
+        }
+        p.push(cells);
+    }
+    o.push_table(&p);
+    if rows.len() == 1 {
+        let (_, region, a, _) = &rows[0];
+        o.push_text(format!(
+            "{}:\n{}\n\n{}",
+            region.label,
+            region
+                .instructions
+                .iter()
+                .map(|i| format!("  {i}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            a.bottleneck
+        ));
+    } else {
+        for (label, _, a, _) in &rows {
+            let summary: Vec<&str> = a
+                .bottleneck
+                .lines()
+                .take_while(|l| !l.starts_with("Critical sequence"))
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            o.push_text(format!("{label}:\n  {}", summary.join("\n  ")));
+        }
+    }
+    if s.html {
+        let bars = if rows.len() > 1 {
+            rows.iter()
+                .map(|(l, _, a, _)| (l.clone(), a.cycles_per_iteration()))
+                .collect()
+        } else {
+            let a = &rows[0].2;
+            a.resources
+                .iter()
+                .zip(&a.pressure)
+                .filter(|(_, p)| **p > 0.0)
+                .map(|(r, p)| (r.clone(), *p))
+                .collect()
+        };
+        let (title, axis) = if rows.len() > 1 {
+            (
+                format!("{function}: simulated cycles per iteration (llvm-mca)"),
+                "cycles per iteration",
+            )
+        } else {
+            (
+                format!("{function}: resource pressure per iteration (llvm-mca)"),
+                "cycles busy per iteration",
+            )
+        };
+        let chart = crate::chart::Chart::bars(&title, axis, bars);
+        o.items
+            .push(Item::Display(super::super::Bundle::chart(&chart)?));
+    }
+    Ok(o)
+}
+
+/// When timing or counts is active: generates the code with the back end
+/// probed, adds its passes to those instruments and keeps the code; returns
+/// it with a note of what was recorded.
+fn record_backend(
+    s: &mut Session,
+    name: &str,
+    cg: &Codegen,
+    syntax: Syntax,
+) -> Result<Option<(std::rc::Rc<asm::Assembly>, String)>> {
+    use super::instruments::Handle;
+    let watching = s
+        .instruments
+        .iter()
+        .any(|a| matches!(a.handle, Handle::Timing(_) | Handle::Counts(_)));
+    if !watching {
+        return Ok(None);
+    }
+    let m = s.module_named("asm", name)?;
+    let fp = m.fingerprint();
+    let (code, backend) = asm::assembly_probed(m, cg, syntax)?;
+    let passes = backend.per_pass();
+    let label = |p: &asm::BackendPass| {
+        if p.argument.is_empty() {
+            p.name.clone()
+        } else {
+            p.argument.clone()
+        }
+    };
+    let module_pass: std::collections::BTreeSet<(String, String)> = backend
+        .passes
+        .iter()
+        .filter(|(_, _, module)| *module)
+        .map(|(n, a, _)| (n.clone(), a.clone()))
+        .collect();
+    let mut recorded = Vec::new();
+    for a in &s.instruments {
+        match &a.handle {
+            Handle::Timing(t) => {
+                let rows: Vec<_> = passes
+                    .iter()
+                    .map(|p| {
+                        let unit = if module_pass.contains(&(p.name.clone(), p.argument.clone())) {
+                            crate::llvm::IrUnit::Module
+                        } else {
+                            crate::llvm::IrUnit::Function
+                        };
+                        (label(p), unit, p.runs, p.time)
+                    })
+                    .collect();
+                t.add_measured(&format!("codegen ({})", cg.label()), backend.total, &rows);
+                recorded.push("timing");
+            }
+            Handle::Counts(c) => {
+                let rows: Vec<_> = passes
+                    .iter()
+                    .map(|p| (label(p), p.runs, p.changed))
+                    .collect();
+                c.add_measured(&rows);
+                recorded.push("counts");
+            }
+            _ => {}
+        }
+    }
+    let code = std::rc::Rc::new(code);
+    s.assembly
+        .insert(name.to_string(), (fp, cg.clone(), syntax, code.clone()));
+    let runs: u64 = passes.iter().map(|p| p.runs).sum();
+    let note = format!(
+        "the back end recorded for {}: {} passes, {runs} executions, {:.1} ms",
+        recorded.join(" and "),
+        passes.len(),
+        backend.total.as_secs_f64() * 1e3
+    );
+    Ok(Some((code, note)))
 }

@@ -25,7 +25,7 @@ use contexts::{context, context_from, end, with};
 use explore::explore;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, time};
-use machine::asm;
+use machine::{asm, mca};
 use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use rust::{dep, register, rust};
@@ -124,6 +124,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
     cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
     cmd("asm", "[FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them)", asm),
+    cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass of PIPELINE after which FN's result changes (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
