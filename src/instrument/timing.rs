@@ -82,7 +82,7 @@ impl Timing {
 
     /// Adds passes this instrument could not watch itself, as another
     /// process measured them (code generation in a forked child, timed by
-    /// the shim's probes; see `jit::asm::Backend`): a node `name` at the
+    /// the shim's probes; see `jit::backend::Backend`): a node `name` at the
     /// top, `total` long, holding each pass as (name, unit, executions,
     /// time).
     pub fn add_measured(

@@ -32,6 +32,7 @@
 //! assert!(text.contains("ret"), "{text}");
 //! ```
 
+use super::backend::Backend;
 use super::codegen::{child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen};
 use super::isolate;
 use crate::module::Module;
@@ -162,6 +163,28 @@ pub struct Rendered {
 /// The assembly of `module` for `cg` in `syntax`, generated in a forked
 /// child (see the module documentation).
 pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembly> {
+    generate(module, cg, syntax, false).map(|(code, _)| code)
+}
+
+/// As [`assembly`], every back-end pass observed: the code and what the
+/// back end did ([`Backend`]), for the timing and counts instruments.
+pub fn assembly_probed(
+    module: &Module,
+    cg: &Codegen,
+    syntax: Syntax,
+) -> Result<(Assembly, Backend)> {
+    generate(module, cg, syntax, true)
+}
+
+/// Generates the assembly in a forked child, with the back end probed when
+/// `probe`. The child answers three length-prefixed parts: the text, each
+/// function's size, the probes' record (empty unprobed).
+fn generate(
+    module: &Module,
+    cg: &Codegen,
+    syntax: Syntax,
+    probe: bool,
+) -> Result<(Assembly, Backend)> {
     let name = module.name();
     let raw = module.raw();
     let triple = module.triple();
@@ -176,163 +199,15 @@ pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembl
             }
         }
         prepare(raw, &triple, cg)?;
-        let text = emit_file(
-            raw,
-            &triple,
-            cg,
-            llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile,
-        )?;
+        let (text, events) = if probe {
+            emit_probed(raw, &triple, cg, true)?
+        } else {
+            let kind = llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile;
+            (emit_file(raw, &triple, cg, kind)?, String::new())
+        };
         let sizes = match assemble(&text, &triple, cg) {
             Ok(object) => symbol_sizes(&object)?,
             // Sizes are an extra: the assembly still shows without them.
-            Err(_) => String::new(),
-        };
-        let mut out = (text.len() as u64).to_le_bytes().to_vec();
-        out.extend_from_slice(&text);
-        out.extend_from_slice(sizes.as_bytes());
-        Ok(out)
-    };
-    let bytes = isolate::in_child(work).map_err(|e| child_error(&name, e))?;
-    let broken = || Error::Codegen {
-        module: name.clone(),
-        message: "the compiling child sent a malformed answer".into(),
-    };
-    let len = bytes
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .ok_or_else(broken)?;
-    let end = usize::try_from(len)
-        .ok()
-        .and_then(|l| l.checked_add(8))
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(broken)?;
-    let text = String::from_utf8_lossy(&bytes[8..end]).into_owned();
-    let sizes: BTreeMap<String, u64> = String::from_utf8_lossy(&bytes[end..])
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
-        .collect();
-    Ok(parse(text, syntax, &sizes))
-}
-
-/// What the back end did while it made the code: its passes in the order
-/// the target added them and, per pass execution, the unit, the time since
-/// the previous one and whether the code changed (the shim's probes).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Backend {
-    /// (name as LLVM prints it, command-line argument, module pass?).
-    pub passes: Vec<(String, String, bool)>,
-    pub runs: Vec<BackendRun>,
-    /// The whole of code generation, as the child measured it.
-    pub total: std::time::Duration,
-}
-
-/// One execution of a back-end pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendRun {
-    pub pass: usize,
-    /// The function (empty for a module pass).
-    pub function: String,
-    pub time: std::time::Duration,
-    pub changed: bool,
-}
-
-/// One back-end pass, summed over its executions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendPass {
-    pub name: String,
-    pub argument: String,
-    pub runs: u64,
-    pub changed: u64,
-    pub time: std::time::Duration,
-}
-
-impl Backend {
-    /// Reads the probes' record (see `plab_emit_probed` in shim/mc.cpp).
-    fn parse(text: &str) -> Backend {
-        let mut b = Backend::default();
-        let mut last = 0u64;
-        for line in text.lines() {
-            let f: Vec<&str> = line.split('\t').collect();
-            match f.as_slice() {
-                ["P", name, arg, unit] => {
-                    b.passes
-                        .push((name.to_string(), arg.to_string(), *unit == "module"))
-                }
-                ["T", ns] => b.total = std::time::Duration::from_nanos(ns.parse().unwrap_or(0)),
-                [pass, function, ns, changed] => {
-                    let (Ok(pass), Ok(ns)) = (pass.parse::<usize>(), ns.parse::<u64>()) else {
-                        continue;
-                    };
-                    if pass >= b.passes.len() {
-                        continue;
-                    }
-                    b.runs.push(BackendRun {
-                        pass,
-                        function: function.to_string(),
-                        time: std::time::Duration::from_nanos(ns.saturating_sub(last)),
-                        changed: *changed == "1",
-                    });
-                    last = ns;
-                }
-                _ => {}
-            }
-        }
-        b
-    }
-
-    /// Each pass summed over its executions, in the order they were added
-    /// (passes with the same name and argument are one).
-    pub fn per_pass(&self) -> Vec<BackendPass> {
-        let mut out: Vec<BackendPass> = Vec::new();
-        let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-        let mut slot = vec![0usize; self.passes.len()];
-        for (i, (name, arg, _)) in self.passes.iter().enumerate() {
-            slot[i] = *index.entry((name.clone(), arg.clone())).or_insert_with(|| {
-                out.push(BackendPass {
-                    name: name.clone(),
-                    argument: arg.clone(),
-                    runs: 0,
-                    changed: 0,
-                    time: std::time::Duration::ZERO,
-                });
-                out.len() - 1
-            });
-        }
-        for r in &self.runs {
-            let p = &mut out[slot[r.pass]];
-            p.runs += 1;
-            p.changed += r.changed as u64;
-            p.time += r.time;
-        }
-        out.retain(|p| p.runs > 0);
-        out
-    }
-}
-
-/// As [`assembly`], every back-end pass observed: the code and what the
-/// back end did ([`Backend`]), for the timing and counts instruments.
-pub fn assembly_probed(
-    module: &Module,
-    cg: &Codegen,
-    syntax: Syntax,
-) -> Result<(Assembly, Backend)> {
-    let name = module.name();
-    let raw = module.raw();
-    let triple = module.triple();
-    let work = move || -> std::result::Result<Vec<u8>, String> {
-        // SAFETY: as in `assembly`.
-        unsafe {
-            llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
-            if syntax == Syntax::Intel && !crate::ffi::plab_set_asm_syntax(c"intel".as_ptr()) {
-                return Err("this LLVM has no Intel syntax option (x86-asm-syntax)".into());
-            }
-        }
-        prepare(raw, &triple, cg)?;
-        let (text, events) = emit_probed(raw, &triple, cg, true)?;
-        let sizes = match assemble(&text, &triple, cg) {
-            Ok(object) => symbol_sizes(&object)?,
             Err(_) => String::new(),
         };
         let mut out = Vec::new();
@@ -363,15 +238,12 @@ pub fn assembly_probed(
         parts.push(String::from_utf8_lossy(&rest[8..end]).into_owned());
         rest = &rest[end..];
     }
-    let events = parts.pop().unwrap_or_default();
-    let sizes: BTreeMap<String, u64> = parts
-        .pop()
-        .unwrap_or_default()
+    let [text, sizes, events]: [String; 3] = parts.try_into().map_err(|_| broken())?;
+    let sizes: BTreeMap<String, u64> = sizes
         .lines()
         .filter_map(|l| l.split_once('\t'))
         .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
         .collect();
-    let text = parts.pop().unwrap_or_default();
     Ok((parse(text, syntax, &sizes), Backend::parse(&events)))
 }
 

@@ -47,6 +47,7 @@
 //! ```
 
 pub mod asm;
+pub mod backend;
 mod buffer;
 mod codegen;
 mod compare;

@@ -422,19 +422,6 @@ fn record_backend(
     let fp = m.fingerprint();
     let (code, backend) = asm::assembly_probed(m, cg, syntax)?;
     let passes = backend.per_pass();
-    let label = |p: &asm::BackendPass| {
-        if p.argument.is_empty() {
-            p.name.clone()
-        } else {
-            p.argument.clone()
-        }
-    };
-    let module_pass: std::collections::BTreeSet<(String, String)> = backend
-        .passes
-        .iter()
-        .filter(|(_, _, module)| *module)
-        .map(|(n, a, _)| (n.clone(), a.clone()))
-        .collect();
     let mut recorded = Vec::new();
     for a in &s.instruments {
         match &a.handle {
@@ -442,12 +429,12 @@ fn record_backend(
                 let rows: Vec<_> = passes
                     .iter()
                     .map(|p| {
-                        let unit = if module_pass.contains(&(p.name.clone(), p.argument.clone())) {
+                        let unit = if p.module {
                             crate::llvm::IrUnit::Module
                         } else {
                             crate::llvm::IrUnit::Function
                         };
-                        (label(p), unit, p.runs, p.time)
+                        (p.label().to_string(), unit, p.runs, p.time)
                     })
                     .collect();
                 t.add_measured(&format!("codegen ({})", cg.label()), backend.total, &rows);
@@ -456,7 +443,7 @@ fn record_backend(
             Handle::Counts(c) => {
                 let rows: Vec<_> = passes
                     .iter()
-                    .map(|p| (label(p), p.runs, p.changed))
+                    .map(|p| (p.label().to_string(), p.runs, p.changed))
                     .collect();
                 c.add_measured(&rows);
                 recorded.push("counts");
