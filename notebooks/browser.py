@@ -7,6 +7,11 @@ Run All Cells runs it. Then, in the page as rendered:
 * the charts are there (an `svg` or `img` in the output), the HTML
   tables (`table`) and the syntax-highlighted IR and diffs (a `pre` of
   coloured spans), as many as the stored outputs have;
+* each assembly view (`:asm`'s HTML: source and machine code side by
+  side, linked by colour) links them both ways: hovering a source line
+  outlines that line and its instructions, hovering an instruction
+  outlines its source line and that line's other instructions, and
+  nothing else;
 * the kernel is still alive;
 * the outputs, as JupyterLab saves them, match the stored ones (compared
   as `check.py` compares them: timings masked). The notebook is saved
@@ -14,8 +19,8 @@ Run All Cells runs it. Then, in the page as rendered:
 
 JupyterLab's launcher must show passlab with its logo.
 
-Screenshots of the launcher and of each notebook (its top, its end, each chart and the first
-highlighted IR) go to
+Screenshots of the launcher and of each notebook (its top, its end, each chart, the first
+highlighted IR and each assembly view with a source line hovered) go to
 target/browser/. Autosave is off.
 
     python notebooks/browser.py notebooks/*.ipynb
@@ -247,7 +252,8 @@ def run_notebook(page, lab, path):
         if n_charts:
             chart_cells.append(i)
     explorers = explore(page, cells, stem, problems)
-    shots_extra = [s for s, _ in explorers]
+    views = asm_views(page, stem, problems)
+    shots_extra = [s for s, _ in explorers] + [s for s, _ in views]
     kernels = lab.api("kernels")
     if not kernels or any(k["execution_state"] == "dead" for k in kernels):
         problems.append(f"the kernel is not alive: {kernels}")
@@ -275,6 +281,8 @@ def run_notebook(page, lab, path):
     what = f"{charts} charts, {tables} tables and {code} highlighted IR blocks rendered"
     if explorers:
         what += "; explorers: " + "; ".join(w for _, w in explorers)
+    if views:
+        what += "; assembly views: " + "; ".join(w for _, w in views)
     return problems, what, shots
 
 
@@ -337,10 +345,99 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
     return out
 
 
+# Per line of an assembly view: its source key, and whether it is outlined
+# (the view's CSS outlines the lines of the hovered source line).
+ASM_LINES = """root => [...root.querySelectorAll(':scope > div')].map((pane, p) =>
+    [...pane.querySelectorAll('[data-s]')].map(e => ({
+        pane: p, key: e.dataset.s, text: e.innerText.trim(),
+        outlined: getComputedStyle(e).outlineStyle !== 'none',
+        colour: getComputedStyle(e).backgroundColor}))).flat()"""
+
+
+def asm_views(page, stem, problems, within=".jp-OutputArea-output", tag=""):
+    """Each assembly view on the page (`:asm` of a module with debug info:
+    the source lines in the left pane, the machine code in the right, each
+    line carrying `data-s`, its source line's key, and that line's colour)
+    is used as a reader would: hovering the source line with the most
+    instructions must outline exactly it and its instructions; hovering an
+    instruction of another source line must outline exactly that source
+    line and its instructions; moving the mouse away clears the outlines.
+    A source line and its instructions must share a colour. Returns
+    (screenshot, what was seen) per view."""
+    out = []
+    roots = page.locator(f"{within} .plab-asm")
+    for k in range(roots.count()):
+        root = roots.nth(k)
+        name = f"assembly view {k + 1}"
+        panes = root.locator(":scope > div")
+        if panes.count() == 1:
+            # No debug info: the code alone, nothing to link.
+            if not panes.first.locator(".l").count():
+                problems.append(f"{name}: shows no code")
+            continue
+        lines = root.evaluate(ASM_LINES)
+        source = {l["key"]: l for l in lines if l["pane"] == 0}
+        code = [l for l in lines if l["pane"] == 1]
+        if panes.count() != 2 or not source or not code:
+            problems.append(f"{name}: not a source pane and a code pane with linked lines "
+                            f"({panes.count()} panes, {len(source)} source lines, {len(code)} instructions)")
+            continue
+        unlinked = sorted({l["key"] for l in code} - set(source))
+        if unlinked:
+            problems.append(f"{name}: instructions of source lines the source pane lacks: {unlinked}")
+        for l in code:
+            if l["key"] in source and l["colour"] != source[l["key"]]["colour"]:
+                problems.append(f"{name}: {l['text']!r} is coloured {l['colour']}, its source line "
+                                f"{l['key']} {source[l['key']]['colour']}")
+                break
+        counts = {}
+        for l in code:
+            counts[l["key"]] = counts.get(l["key"], 0) + 1
+
+        def marked():
+            return sorted((l["pane"], l["key"]) for l in root.evaluate(ASM_LINES) if l["outlined"])
+
+        def expect(key, hovered):
+            want = sorted([(0, key)] + [(1, key)] * counts.get(key, 0))
+            got = marked()
+            if got != want:
+                problems.append(f"{name}: hovering {hovered} outlined {len(got)} lines "
+                                f"({sorted(set(got))[:6]}), expected source line {key} and its "
+                                f"{counts.get(key, 0)} instructions")
+                return False
+            return True
+
+        root.scroll_into_view_if_needed()
+        # The source line with the most instructions (the loop body).
+        busiest = max(counts, key=lambda key: (counts[key], key in source))
+        panes.nth(0).locator(f"[data-s='{busiest}']").first.hover()
+        ok = expect(busiest, f"source line {busiest}")
+        shot = os.path.join(OUT, f"{stem}-{tag}asm{k + 1}.png")
+        page.screenshot(path=shot)
+        # The last instruction of another source line (the code pane
+        # scrolls to it).
+        other = [i for i, l in enumerate(code) if l["key"] != busiest]
+        if other:
+            i = other[-1]
+            key = code[i]["key"]
+            panes.nth(1).locator("[data-s]").nth(i).hover()
+            ok &= expect(key, f"instruction {code[i]['text']!r}")
+        page.mouse.move(0, 0)
+        if marked():
+            ok = False
+            problems.append(f"{name}: lines stay outlined with the mouse away: {marked()[:6]}")
+        if ok:
+            line = busiest.rsplit("-", 1)[-1]
+            out.append((shot, f"{name}: source line {line} and its {counts[busiest]} instructions "
+                              f"outlined together, and from an instruction back"))
+    return out
+
+
 def exported(page, path):
     """The notebook as nbconvert exports it to HTML (its stored outputs, no
     kernel), opened as a file: each explorer in it must start and show a
-    diff when a pass is clicked."""
+    diff when a pass is clicked, and each assembly view must link source
+    and code when hovered (its CSS needs no kernel)."""
     stem = os.path.splitext(os.path.basename(path))[0]
     html = os.path.join(OUT, f"{stem}.html")
     subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output", html, path],
@@ -348,6 +445,7 @@ def exported(page, path):
     page.goto("file://" + html)
     problems = []
     seen = explore(page, None, stem, problems, within="body", tag="nbconvert-")
+    seen += asm_views(page, stem, problems, within="body", tag="nbconvert-")
     return problems, seen, html
 
 
@@ -404,8 +502,8 @@ def main(paths):
                         print(f"  {problem}")
                     failed |= bool(problems)
                     with open(path) as f:
-                        has_explorer = "plab-explore" in f.read()
-                    if has_explorer:
+                        text = f.read()
+                    if "plab-explore" in text or "plab-asm" in text:
                         page = browser.new_page(viewport={"width": 1400, "height": 1000})
                         try:
                             problems, seen, html = exported(page, path)
@@ -413,7 +511,7 @@ def main(paths):
                             problems, seen, html = [f"{type(e).__name__}: {e}"], [], "nothing"
                         page.close()
                         print(f"{path}: {'ok' if not problems else 'FAILED'} as nbconvert's HTML "
-                              f"({os.path.relpath(html, ROOT)}): {len(seen)} explorers: "
+                              f"({os.path.relpath(html, ROOT)}): {len(seen)} explorers and assembly views: "
                               + "; ".join(w for _, w in seen))
                         for problem in problems:
                             print(f"  {problem}")

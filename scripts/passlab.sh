@@ -223,6 +223,7 @@ bench)
         python kernel/bench/vs_ipykernel.py
         setup_browser
         python benches/explore_page.py
+        python3 benches/machine_code.py
         ;;
     instruments)
         shift
@@ -255,11 +256,18 @@ bench)
         cargo build --release --locked -p passlab-repl
         python benches/explore_page.py
         ;;
+    machine)
+        # :asm of sqlite3 vs llc-19, under instruments, and on one small
+        # function (benches/machine_code.py says what it measures).
+        link_inputs
+        cargo build --release --locked -p passlab-repl
+        python3 benches/machine_code.py
+        ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine]" >&2
     exit 2
     ;;
 esac

@@ -16,7 +16,15 @@
 //   a module pass after a module pass: the pass manager's batching is
 //   unchanged). A probe notes the time, the unit and whether the unit's
 //   code changed (a hash of the machine function, or of the IR function
-//   before instruction selection).
+//   before instruction selection). On request a probe also keeps the
+//   unit's text after each change (MIR as llc's -print-after-all prints
+//   it, or IR before instruction selection) and runs the machine verifier
+//   (or IR verifier) on what changed, as llc's -verify-machineinstrs does;
+//   a failure ends the child with LLVM's report;
+// * LLVM's opt-bisect over the back end: a pass gate on the module's
+//   context (`plab_set_pass_gate`) that runs only the first N optional
+//   passes that ask (the passes that call skipFunction: machine CSE,
+//   machine LICM, the scheduler ...) and notes each decision.
 //
 // These run in the forked child that generates code (src/jit/asm.rs), or
 // only read LLVM's tables. Nothing here may throw or unwind.
@@ -25,11 +33,20 @@
 #include "llvm-c/TargetMachine.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/CodeGen/MachineConstantPool.h"
+#include "llvm/CodeGen/MachineFrameInfo.h"
 #include "llvm/CodeGen/MachineFunction.h"
+#include "llvm/CodeGen/MachineJumpTableInfo.h"
+#include "llvm/CodeGen/MachineRegisterInfo.h"
+#include "llvm/CodeGen/TargetRegisterInfo.h"
+#include "llvm/CodeGen/TargetSubtargetInfo.h"
+#include "llvm/IR/ModuleSlotTracker.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/IR/StructuralHash.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Pass.h"
 #include "llvm/PassInfo.h"
 #include "llvm/PassRegistry.h"
@@ -65,6 +82,11 @@ extern "C" {
 
 typedef void (*plab_sink)(void *user, const char *data, size_t len);
 void plab_init_targets();
+// shim.cpp's function printer: the numbering the instruments' texts use.
+struct Printer;
+Printer *plab_printer_new(LLVMModuleRef M);
+void plab_printer_free(Printer *P);
+bool plab_printer_function(Printer *P, LLVMValueRef F, plab_sink sink, void *user);
 
 static std::string tripleOr(const char *triple) {
   return (triple && *triple) ? std::string(triple) : sys::getDefaultTargetTriple();
@@ -182,8 +204,90 @@ struct Recorder {
   std::vector<PassName> Passes;
   std::chrono::steady_clock::time_point Start = std::chrono::steady_clock::now();
   std::string Events;
+  /// Keep the unit's text after each change; verify what changed.
+  bool Texts = false, Verify = false;
   /// The last hash seen per function, and whether it was of machine code.
   DenseMap<const Function *, std::pair<uint64_t, bool>> Hashes;
+  /// Prints IR as the instruments do (rebuilt when its numbering is stale).
+  Printer *IrPrinter = nullptr;
+  ~Recorder() {
+    if (IrPrinter)
+      plab_printer_free(IrPrinter);
+  }
+
+  /// Numbers the module's values and metadata once for every machine
+  /// function printed (MachineFunction::print numbers the whole module's
+  /// metadata again for each print: quadratic over a program).
+  std::unique_ptr<ModuleSlotTracker> MST;
+
+  /// MachineFunction::print's text (LLVM 19's MachineFunction.cpp), with
+  /// the slot tracker kept.
+  std::string printMachine(const MachineFunction &MF) {
+    for (int Attempt = 0;; ++Attempt) {
+      if (!MST)
+        MST = std::make_unique<ModuleSlotTracker>(MF.getFunction().getParent());
+      std::string T;
+      raw_string_ostream OS(T);
+      OS << "# Machine code for function " << MF.getName() << ": ";
+      MF.getProperties().print(OS);
+      OS << '\n';
+      MF.getFrameInfo().print(MF, OS);
+      if (const MachineJumpTableInfo *JT = MF.getJumpTableInfo())
+        JT->print(OS);
+      MF.getConstantPool()->print(OS);
+      const TargetRegisterInfo *TRI = MF.getSubtarget().getRegisterInfo();
+      const MachineRegisterInfo &MRI = MF.getRegInfo();
+      if (!MRI.livein_empty()) {
+        OS << "Function Live Ins: ";
+        for (auto I = MRI.livein_begin(), E = MRI.livein_end(); I != E; ++I) {
+          OS << printReg(I->first, TRI);
+          if (I->second)
+            OS << " in " << printReg(I->second, TRI);
+          if (std::next(I) != E)
+            OS << ", ";
+        }
+        OS << '\n';
+      }
+      MST->incorporateFunction(MF.getFunction());
+      for (const MachineBasicBlock &BB : MF) {
+        OS << '\n';
+        BB.print(OS, *MST, nullptr, /*IsStandalone=*/true);
+      }
+      OS << "\n# End machine code for function " << MF.getName() << ".\n\n";
+      OS.flush();
+      // Metadata made since the numbering prints as an address: number
+      // the module again, once.
+      if (Attempt > 0 || T.find("<0x") == std::string::npos)
+        return T;
+      MST.reset();
+    }
+  }
+
+  std::string printIr(Function &F) {
+    std::string T;
+    auto Append = [](void *U, const char *D, size_t N) {
+      static_cast<std::string *>(U)->append(D, N);
+    };
+    for (int Attempt = 0; Attempt < 2; ++Attempt) {
+      if (!IrPrinter)
+        IrPrinter = plab_printer_new(wrap(F.getParent()));
+      T.clear();
+      if (plab_printer_function(IrPrinter, wrap(&F), Append, &T))
+        return T;
+      plab_printer_free(IrPrinter);
+      IrPrinter = nullptr;
+    }
+    raw_string_ostream OS(T);
+    F.print(OS);
+    return T;
+  }
+
+  /// The text of the unit the last noted run changed, as `M\tlength\n`
+  /// and the bytes.
+  void text(const std::string &T) {
+    Events += "M\t" + std::to_string(T.size()) + "\n";
+    Events += T;
+  }
 
   void note(unsigned Pass, const Function *F, bool Changed) {
     auto Ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -229,6 +333,27 @@ struct FunctionProbe : public FunctionPass {
     bool Changed = !New && (WasMachine == (MF != nullptr) ? Before != H : MF != nullptr);
     It->second = {H, MF != nullptr};
     R->note(Pass, &F, Changed);
+    // The text after a change, and the first time a function is seen (the
+    // text code generation starts from).
+    if (R->Texts && (Changed || New)) {
+      if (MF) {
+        R->text(R->printMachine(*MF));
+      } else {
+        R->text(R->printIr(F));
+      }
+    }
+    if (!Changed)
+      return false;
+    if (R->Verify) {
+      std::string Banner = "After " + R->Passes[Pass].Name + " (passlab's verifier)";
+      bool Bad = MF ? !MF->verify(nullptr, Banner.c_str(), /*AbortOnError=*/false)
+                    : verifyFunction(F, &errs());
+      if (Bad)
+        report_fatal_error(Twine("the machine verifier found errors after ") +
+                               R->Passes[Pass].Name + " (" + R->Passes[Pass].Arg +
+                               ") on function " + F.getName(),
+                           false);
+    }
     return false;
   }
 };
@@ -281,17 +406,21 @@ extern "C" {
 /// Emits `m` with the target machine `tm` (assembly when `assembly`, else
 /// an object) to `sink`, every back-end pass probed: to `events` go the
 /// passes (`P\tname\targument\tmodule|function`, in the order added) and
-/// then one line per probe run (`pass\tfunction\tnanoseconds\tchanged`).
+/// then one line per probe run (`pass\tfunction\tnanoseconds\tchanged`),
+/// with flag 1 each change followed by the unit's text (`M\tlength\n` and
+/// the bytes); with flag 2 the verifier runs after each change.
 /// Returns false with LLVM's message to `err` when the target cannot emit
 /// that kind of file.
-bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, plab_sink sink,
-                      void *user, plab_sink events, void *events_user, plab_sink err,
-                      void *err_user) {
+bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, unsigned flags,
+                      plab_sink sink, void *user, plab_sink events, void *events_user,
+                      plab_sink err, void *err_user) {
   Module *M = unwrap(m);
   // The C API's target machine is the C++ one (LLVMTargetMachineRef wraps it).
   TargetMachine *TM = reinterpret_cast<TargetMachine *>(tm);
   M->setDataLayout(TM->createDataLayout());
   Recorder R;
+  R.Texts = flags & 1;
+  R.Verify = flags & 2;
   ProbingPassManager PM(R);
   SmallString<0> Out;
   raw_svector_ostream OS(Out);
@@ -316,6 +445,51 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, p
   events(events_user, R.Events.data(), R.Events.size());
   sink(user, Out.data(), Out.size());
   return true;
+}
+
+} // extern "C"
+
+namespace {
+
+/// opt-bisect over the back end: runs the first `Limit` optional passes
+/// that ask (all when negative) and notes each decision as
+/// `B\tindex\tpass\tunit\tran`.
+struct Gate : public OptPassGate {
+  int64_t Limit = -1, Count = 0;
+  std::string Record;
+  bool shouldRunPass(const StringRef PassName, StringRef Unit) override {
+    ++Count;
+    bool Run = Limit < 0 || Count <= Limit;
+    Record += "B\t" + std::to_string(Count) + "\t" + PassName.str() + "\t" + Unit.str() +
+              (Run ? "\t1\n" : "\t0\n");
+    return Run;
+  }
+  bool isEnabled() const override { return true; }
+};
+
+Gate *TheGate = nullptr;
+
+} // namespace
+
+extern "C" {
+
+/// Makes the module's context ask a gate of this process before each
+/// optional pass (LLVM's -opt-bisect-limit=limit; every pass when
+/// negative). Only the forked child that generates code calls it; the gate
+/// lives as long as the child.
+void plab_set_pass_gate(LLVMModuleRef m, int64_t limit) {
+  if (!TheGate)
+    TheGate = new Gate();
+  TheGate->Limit = limit;
+  TheGate->Count = 0;
+  TheGate->Record.clear();
+  unwrap(m)->getContext().setOptPassGate(*TheGate);
+}
+
+/// The gate's decisions so far (see `plab_set_pass_gate`).
+void plab_pass_gate_record(plab_sink sink, void *user) {
+  if (TheGate)
+    sink(user, TheGate->Record.data(), TheGate->Record.size());
 }
 
 } // extern "C"

@@ -126,6 +126,7 @@ extern "C" {
         m: LLVMModuleRef,
         tm: llvm_sys::target_machine::LLVMTargetMachineRef,
         assembly: bool,
+        flags: u32,
         sink: Sink,
         user: *mut c_void,
         events: Sink,
@@ -133,6 +134,8 @@ extern "C" {
         err_sink: Sink,
         err_user: *mut c_void,
     ) -> bool;
+    pub fn plab_set_pass_gate(m: LLVMModuleRef, limit: i64);
+    pub fn plab_pass_gate_record(sink: Sink, user: *mut c_void);
     pub fn plab_runner_pass_unit(
         r: *mut Runner,
         name: *const c_char,

@@ -147,8 +147,45 @@ pub fn bisect_search(
     pass: &dyn Pass,
     mut bad: impl FnMut(&Module) -> Result<bool>,
 ) -> Result<BisectFound> {
+    let found = bisect_search_staged(module, pass, |_| Ok(0), |m, _| bad(m))?;
+    Ok(BisectFound {
+        entry: found.entry.ok_or_else(|| {
+            Error::Invalid("bisect: the culprit is not a pass of the pipeline".into())
+        })?,
+        total: found.total,
+        runs: found.runs,
+    })
+}
+
+/// What [`bisect_search_staged`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagedFound {
+    /// The culprit's number among all optional passes (1-based).
+    pub index: usize,
+    /// The culprit when it is a pass of the pipeline (`index <= pipeline`);
+    /// otherwise it is the later stage's `index - pipeline`-th.
+    pub entry: Option<BisectEntry>,
+    /// Optional passes in the pipeline, and in all (with the later stage).
+    pub pipeline: usize,
+    pub total: usize,
+    /// How many times the pipeline ran during the search.
+    pub runs: usize,
+}
+
+/// As [`bisect_search`], over the pipeline's optional passes and then
+/// those of a later stage that runs on its result (the back end's: LLVM
+/// numbers opt's and llc's together, so `-opt-bisect-limit` cuts through
+/// both). `later(m)` counts the later stage's optional passes for the
+/// module after the whole pipeline; `bad(m, limit)` judges the module with
+/// the later stage's first `limit` optional passes run (`None`: all).
+pub fn bisect_search_staged(
+    module: &Module,
+    pass: &dyn Pass,
+    later: impl FnOnce(&Module) -> Result<usize>,
+    mut bad: impl FnMut(&Module, Option<usize>) -> Result<bool>,
+) -> Result<StagedFound> {
     let mut runs = 0;
-    let mut attempt = |limit: Option<usize>, keep: bool| -> Result<(bool, Rc<Bisect>)> {
+    let mut run = |limit: Option<usize>, keep: bool| -> Result<(Module, Rc<Bisect>)> {
         let mut copy = module.copy();
         let b = Rc::new(Bisect::new(limit).keeping(keep));
         let scope = PassContext::inherit().with_instrument(b.clone()).enter()?;
@@ -156,18 +193,26 @@ pub fn bisect_search(
         drop(scope);
         result?;
         runs += 1;
-        Ok((bad(&copy)?, b))
+        Ok((copy, b))
     };
-    let (all_bad, full) = attempt(None, false)?;
-    let total = full.asked();
-    if !all_bad {
+    let (full, asked) = run(None, false)?;
+    let pipeline_total = asked.asked();
+    if !bad(&full, None)? {
         return Err(Error::Invalid(format!(
             "bisect: the condition does not hold after the whole pipeline ({} optional passes), so no pass makes it go bad",
-            total
+            pipeline_total
         )));
     }
-    let (none_bad, _) = attempt(Some(0), false)?;
-    if none_bad {
+    let total = pipeline_total + later(&full)?;
+    // The first `limit` optional passes of both stages.
+    let mut attempt = |limit: usize| -> Result<bool> {
+        if limit >= pipeline_total {
+            return bad(&full, Some(limit - pipeline_total));
+        }
+        let (copy, _) = run(Some(limit), false)?;
+        bad(&copy, Some(0))
+    };
+    if attempt(0)? {
         return Err(Error::Invalid(
             "bisect: the condition already holds with no optional pass run (required passes or the input cause it)".into(),
         ));
@@ -176,23 +221,34 @@ pub fn bisect_search(
     let (mut lo, mut hi) = (0, total);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if attempt(Some(mid), false)?.0 {
+        if attempt(mid)? {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    let (_, last) = attempt(Some(hi), true)?;
-    let entry = last
-        .entries()
-        .into_iter()
-        .find(|e| e.index == hi)
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
-            ))
-        })?;
-    Ok(BisectFound { entry, total, runs })
+    let entry = if hi <= pipeline_total {
+        let (_, last) = run(Some(hi), true)?;
+        let entry = last
+            .entries()
+            .into_iter()
+            .find(|e| e.index == hi)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
+                ))
+            })?;
+        Some(entry)
+    } else {
+        None
+    };
+    Ok(StagedFound {
+        index: hi,
+        entry,
+        pipeline: pipeline_total,
+        total,
+        runs,
+    })
 }
 
 #[cfg(test)]

@@ -123,6 +123,34 @@ impl Bisect {
         t
     }
 
+    /// How many more optional passes may run under the limit (None: no
+    /// limit): what the back end's gate gets after a run.
+    pub fn remaining(&self) -> Option<usize> {
+        self.limit.map(|l| l.saturating_sub(self.asked()))
+    }
+
+    /// The back end's decisions (pass, function, ran), numbered on from
+    /// the passes asked so far, as LLVM numbers opt and llc's together.
+    pub fn add_back_end<'a>(&self, decisions: impl IntoIterator<Item = (&'a str, &'a str, bool)>) {
+        for (pass, function, ran) in decisions {
+            let mut count = self.count.borrow_mut();
+            *count += 1;
+            if self.keep {
+                self.entries.borrow_mut().push(BisectEntry {
+                    index: *count,
+                    pass: pass.to_string(),
+                    unit: if function.is_empty() {
+                        IrUnit::Module
+                    } else {
+                        IrUnit::Function
+                    },
+                    target: function.to_string(),
+                    ran,
+                });
+            }
+        }
+    }
+
     fn skipped(&self, name: &str) -> bool {
         self.skip.contains(name) || self.skip.contains(crate::info::base_name(name))
     }

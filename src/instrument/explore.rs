@@ -94,6 +94,10 @@ pub struct Recording {
     pub module: String,
     pub passes: Vec<PassNode>,
     pub functions: Vec<FunctionLog>,
+    /// The module's fingerprint when the run ended (set by whoever keeps
+    /// the recording), so that code generation is appended only to the
+    /// run that made the code it starts from.
+    pub end: Option<u64>,
 }
 
 impl Recording {
@@ -133,6 +137,147 @@ impl Recording {
         (ran, self.functions[f].versions.len())
     }
 
+    /// Appends a code generation, replacing one appended before: a node
+    /// `label` at depth 0 (beside the run's outermost pass) and under it
+    /// each back-end pass execution; each function a pass changed gets a
+    /// version (MIR from instruction selection on). A function's text
+    /// before code generation is its last version's, or `ir(name)` when
+    /// the run did not change it.
+    pub fn append_back_end<'t>(
+        &mut self,
+        label: &str,
+        steps: &[super::MachineStep<'t>],
+        ir: &dyn Fn(&str) -> Option<String>,
+    ) {
+        if let Some(old) = self
+            .passes
+            .iter()
+            .position(|p| p.depth == 0 && p.name.starts_with("codegen ("))
+        {
+            self.passes.truncate(old);
+            for f in &mut self.functions {
+                f.versions.retain(|v| (v.pass as usize) < old);
+            }
+        }
+        let root = self.passes.len() as u32;
+        self.passes.push(PassNode {
+            name: Rc::from(label),
+            unit: IrUnit::Module,
+            target: self.module.clone(),
+            depth: 0,
+            parent: None,
+            reach: Reach::Module,
+            changed: steps.iter().any(|s| s.changed),
+        });
+        let mut names: HashMap<Rc<str>, ()> = HashMap::default();
+        // Each function's text as the passes left it, and the versions
+        // whose edit scripts are still to be computed.
+        let mut current: HashMap<usize, &str> = HashMap::default();
+        type Job<'t> = (usize, usize, std::borrow::Cow<'t, str>, &'t str);
+        let mut jobs: Vec<Job> = Vec::new();
+        for step in steps {
+            let name = match names.get_key_value(step.pass) {
+                Some((k, _)) => k.clone(),
+                None => {
+                    let k: Rc<str> = Rc::from(step.pass);
+                    names.insert(k.clone(), ());
+                    k
+                }
+            };
+            let index = self.passes.len() as u32;
+            let f = if step.module_pass {
+                None
+            } else {
+                Some(match self.function(step.function) {
+                    Some(i) => i,
+                    None => {
+                        self.functions.push(FunctionLog {
+                            name: step.function.to_string(),
+                            ..FunctionLog::default()
+                        });
+                        self.functions.len() - 1
+                    }
+                })
+            };
+            self.passes.push(PassNode {
+                name,
+                unit: if f.is_some() {
+                    IrUnit::Function
+                } else {
+                    IrUnit::Module
+                },
+                target: if f.is_some() {
+                    step.function.to_string()
+                } else {
+                    self.module.clone()
+                },
+                depth: 1,
+                parent: Some(root),
+                reach: match f {
+                    Some(i) => Reach::Functions(vec![i as u32]),
+                    None => Reach::Module,
+                },
+                changed: step.changed,
+            });
+            let (Some(f), Some(after), true) = (f, step.after, step.changed) else {
+                continue;
+            };
+            let log = &mut self.functions[f];
+            let before: std::borrow::Cow<str> = match current.remove(&f) {
+                Some(t) => t.into(),
+                None if !log.versions.is_empty() => log.text_at(log.versions.len()).into(),
+                None => {
+                    let t = step
+                        .before
+                        .map(str::to_string)
+                        .or_else(|| ir(&log.name))
+                        .unwrap_or_default();
+                    if log.instructions_before == 0 {
+                        log.instructions_before = machine_instructions(&t);
+                    }
+                    log.initial = t.clone();
+                    t.into()
+                }
+            };
+            let instructions = machine_instructions(after);
+            log.versions.push(Version {
+                pass: index,
+                instructions,
+                edits: Vec::new(),
+                deleted: false,
+            });
+            log.instructions_after = instructions;
+            jobs.push((f, log.versions.len() - 1, before, after));
+            current.insert(f, after);
+        }
+        // The edit scripts, on every processor (the texts are all known).
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let chunk = jobs.len().div_ceil(threads).max(1);
+        let scripts: Vec<Vec<Vec<crate::diff::Edit>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(_, _, before, after)| machine_edits(before, after))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(jobs.chunks(chunk))
+                // A script lost with its thread: those versions keep no edits.
+                .map(|(h, part)| h.join().unwrap_or_else(|_| vec![Vec::new(); part.len()]))
+                .collect()
+        });
+        for ((f, v, _, _), edits) in jobs.iter().zip(scripts.into_iter().flatten()) {
+            self.functions[*f].versions[*v].edits = edits;
+        }
+    }
+
     /// The total number of pass executions and of function versions.
     pub fn totals(&self) -> (usize, usize) {
         (
@@ -140,6 +285,50 @@ impl Recording {
             self.functions.iter().map(|f| f.versions.len()).sum(),
         )
     }
+}
+
+/// The edit script from one text to the next. Instruction selection
+/// replaces the IR with machine code: one step, not a line diff of two
+/// languages.
+fn machine_edits(before: &str, after: &str) -> Vec<crate::diff::Edit> {
+    const MIR: &str = "# Machine code for function";
+    if after.starts_with(MIR) && !before.starts_with(MIR) {
+        vec![crate::diff::Edit {
+            keep: 0,
+            delete: before.split_inclusive('\n').count() as u32,
+            insert: after.to_string(),
+        }]
+    } else {
+        crate::diff::edits(before, after)
+    }
+}
+
+/// The instructions of a function's text: its indented lines, less MIR's
+/// block annotations (`successors:`, `liveins:`), debug values and
+/// comments. Once the
+/// register allocator's analyses run, MIR lines start with a slot index
+/// (`16B\t`), which is skipped.
+fn machine_instructions(text: &str) -> u64 {
+    text.lines()
+        .map(|l| {
+            let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+            match l[digits..].strip_prefix('B') {
+                Some(rest) if digits > 0 && rest.starts_with('\t') => &rest[1..],
+                _ => l,
+            }
+        })
+        .filter(|l| l.starts_with([' ', '\t']))
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with(';')
+                && !l.starts_with('#')
+                && !l.starts_with("successors:")
+                && !l.starts_with("liveins:")
+                && !l.starts_with("predecessors:")
+                && !l.starts_with("DBG_")
+        })
+        .count() as u64
 }
 
 struct State {
@@ -251,9 +440,7 @@ impl State {
         self.waiting.clear();
         self.recording = Recording {
             pipeline: run.name().to_string(),
-            module: String::new(),
-            passes: Vec::new(),
-            functions: Vec::new(),
+            ..Recording::default()
         };
         self.names.clear();
         self.sizes.clear();
@@ -352,5 +539,60 @@ impl Instrument for Explore {
             s.done = true;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn machine_instructions_skip_labels_annotations_and_slot_indexes() {
+        let mir = "# Machine code for function f\nbb.0.entry:\n  successors: %bb.1\n  liveins: $edi\n  %0:gr32 = COPY $edi\n  DBG_VALUE $edi, $noreg\n  RET 0\n";
+        assert_eq!(super::machine_instructions(mir), 2);
+        let indexed =
+            "0B\tbb.0.entry:\n\t  liveins: $edi\n16B\t  %0:gr32 = COPY $edi\n32B\t  RET 0\n";
+        assert_eq!(super::machine_instructions(indexed), 2);
+        let ir = "define i32 @f(i32 %x) {\nentry:\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n";
+        assert_eq!(super::machine_instructions(ir), 2);
+    }
+
+    #[test]
+    fn code_generation_is_appended_and_replaced() {
+        use crate::instrument::MachineStep;
+        let ir = "define i32 @f(i32 %x) {\nentry:\n  ret i32 %x\n}\n";
+        let isel = "# Machine code for function f: IsSSA\nbb.0.entry:\n  %0:gr32 = COPY $edi\n  $eax = COPY %0\n  RET 0, $eax\n";
+        let coalesced = "# Machine code for function f: IsSSA\nbb.0.entry:\n  $eax = COPY $edi\n  RET 0, $eax\n";
+        let step = |pass, before, after, changed| MachineStep {
+            pass,
+            module_pass: false,
+            function: "f",
+            changed,
+            before: Some(before),
+            after: Some(after),
+        };
+        let steps = [
+            step("x86-isel", ir, isel, true),
+            step("machine-cse", isel, isel, false),
+            step("register-coalescer", isel, coalesced, true),
+        ];
+        let mut rec = super::Recording {
+            module: "m".into(),
+            ..Default::default()
+        };
+        rec.append_back_end("codegen (codegen O2)", &steps, &|_| None);
+        assert_eq!(rec.passes.len(), 4);
+        assert_eq!(rec.passes[0].depth, 0);
+        assert_eq!(&*rec.passes[3].name, "register-coalescer");
+        let f = &rec.functions[rec.function("f").unwrap()];
+        assert_eq!(f.versions.len(), 2);
+        // Instruction selection is one step: all of the IR out, the MIR in.
+        assert_eq!(f.versions[0].edits.len(), 1);
+        assert_eq!(f.text_at(0), ir);
+        assert_eq!(f.text_at(1), isel);
+        assert_eq!(f.text_at(2), coalesced);
+        assert_eq!((f.instructions_before, f.instructions_after), (1, 2));
+        // A second code generation replaces the first.
+        rec.append_back_end("codegen (codegen O0)", &steps[..1], &|_| None);
+        assert_eq!(rec.passes.len(), 2);
+        assert_eq!(rec.functions[0].versions.len(), 1);
     }
 }

@@ -70,6 +70,24 @@ pub use trace::Trace;
 pub use tracker::{printer_stats, PrinterStats};
 pub use verify::{VerifyEach, VerifyFailure};
 
+/// One execution of a back-end pass, as code generation's probes saw it:
+/// the back end runs under LLVM's legacy pass manager, outside passlab's
+/// (see `jit::backend`), so the instruments that show it take its record
+/// after the fact, in the order passes ran.
+#[derive(Clone, Copy, Debug)]
+pub struct MachineStep<'a> {
+    /// The pass's command-line name (`x86-isel`, `greedy`) or LLVM's name.
+    pub pass: &'a str,
+    /// A module pass (`function` is empty).
+    pub module_pass: bool,
+    pub function: &'a str,
+    pub changed: bool,
+    /// The function's text before and after the pass (MIR, or IR before
+    /// instruction selection), when the probes kept texts.
+    pub before: Option<&'a str>,
+    pub after: Option<&'a str>,
+}
+
 use crate::info::PassInfo;
 use crate::llvm::{IrUnit, UnitRef};
 use crate::module::Module;

@@ -210,6 +210,29 @@ impl PrintPasses {
     }
 }
 
+impl PrintPasses {
+    /// Prints a back-end pass's function, as the middle end's are printed.
+    pub fn machine_step(&self, step: &super::MachineStep) {
+        let text = match self.when {
+            When::Before => step.before,
+            When::After => step.after.or(step.before),
+        };
+        let Some(text) = text else { return };
+        if step.module_pass
+            || !self.filter.pass_matches(step.pass)
+            || !self.filter.function_matches(step.function)
+        {
+            return;
+        }
+        self.state.borrow_mut().out.put(&format!(
+            "; *** IR Dump {} {} on function {} ***\n{text}\n",
+            self.when.word(),
+            step.pass,
+            step.function
+        ));
+    }
+}
+
 impl Instrument for PrintPasses {
     fn name(&self) -> &str {
         match self.when {
@@ -360,6 +383,50 @@ impl PrintChanged {
             s.changed, s.unchanged
         ));
         text
+    }
+
+    /// A back-end pass: counted, and when it changed a selected function,
+    /// its diff (MIR after instruction selection).
+    pub fn machine_step(&self, step: &super::MachineStep) {
+        let mut s = self.state.borrow_mut();
+        let index = s.ran;
+        s.ran += 1;
+        if !step.changed {
+            s.unchanged += 1;
+            return;
+        }
+        s.changed += 1;
+        let (Some(before), Some(after)) = (step.before, step.after) else {
+            return;
+        };
+        if step.module_pass
+            || !self.filter.pass_matches(step.pass)
+            || !self.filter.function_matches(step.function)
+        {
+            return;
+        }
+        let name = step.function.to_string();
+        let heading = format!("*** IR Dump After {} on function {name} ***\n", step.pass);
+        let change = s.keep.then(|| Change {
+            index,
+            pass: step.pass.to_string(),
+            unit: IrUnit::Function,
+            target: name.clone(),
+            function: name.clone(),
+            diff: String::new(),
+        });
+        s.waiting.push_back((heading, change));
+        let (before, after) = (before.to_string(), after.to_string());
+        s.diffs.submit(move || {
+            crate::diff::unified(
+                &before,
+                &after,
+                &format!("{name} (before)"),
+                &format!("{name} (after)"),
+                3,
+            )
+        });
+        s.flush(false);
     }
 
     /// Forgets diffs and counts.

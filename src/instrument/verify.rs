@@ -55,6 +55,11 @@ impl VerifyEach {
         *self.checked.borrow()
     }
 
+    /// Counts `n` more checks (the back end's, which its probes made).
+    pub fn add_checked(&self, n: u64) {
+        *self.checked.borrow_mut() += n;
+    }
+
     /// Forgets the failure and the count.
     pub fn clear(&self) {
         *self.failure.borrow_mut() = None;

@@ -33,7 +33,9 @@
 //! ```
 
 use super::backend::Backend;
-use super::codegen::{child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen};
+use super::codegen::{
+    child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen, Probe,
+};
 use super::isolate;
 use crate::module::Module;
 use crate::{Error, Result};
@@ -122,13 +124,17 @@ pub struct Assembly {
     used: BTreeSet<String>,
 }
 
-/// What [`Assembly::render`] hides.
+/// What [`Assembly::render`] hides, and whether it makes the HTML view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Filter {
     /// Show everything LLVM printed (directives, comments, every label).
     pub all: bool,
     /// Interleave source lines (when the module has debug info).
     pub source: bool,
+    /// Also make the highlighted HTML view (most of the time a small
+    /// function's rendering takes: a front end that shows text turns it
+    /// off).
+    pub html: bool,
 }
 
 impl Default for Filter {
@@ -136,6 +142,7 @@ impl Default for Filter {
         Filter {
             all: false,
             source: true,
+            html: true,
         }
     }
 }
@@ -146,6 +153,15 @@ impl Filter {
         Filter {
             all: true,
             source: false,
+            html: true,
+        }
+    }
+
+    /// The same, as text only.
+    pub fn text_only(self) -> Filter {
+        Filter {
+            html: false,
+            ..self
         }
     }
 }
@@ -163,27 +179,29 @@ pub struct Rendered {
 /// The assembly of `module` for `cg` in `syntax`, generated in a forked
 /// child (see the module documentation).
 pub fn assembly(module: &Module, cg: &Codegen, syntax: Syntax) -> Result<Assembly> {
-    generate(module, cg, syntax, false).map(|(code, _)| code)
+    generate(module, cg, syntax, None).map(|(code, _)| code)
 }
 
 /// As [`assembly`], every back-end pass observed: the code and what the
-/// back end did ([`Backend`]), for the timing and counts instruments.
+/// back end did ([`Backend`]), for the instruments; `probe` says what the
+/// probes keep besides time and change.
 pub fn assembly_probed(
     module: &Module,
     cg: &Codegen,
     syntax: Syntax,
+    probe: Probe,
 ) -> Result<(Assembly, Backend)> {
-    generate(module, cg, syntax, true)
+    generate(module, cg, syntax, Some(probe))
 }
 
 /// Generates the assembly in a forked child, with the back end probed when
-/// `probe`. The child answers three length-prefixed parts: the text, each
-/// function's size, the probes' record (empty unprobed).
+/// `probe` is given. The child answers three length-prefixed parts: the
+/// text, each function's size, the probes' record (empty unprobed).
 fn generate(
     module: &Module,
     cg: &Codegen,
     syntax: Syntax,
-    probe: bool,
+    probe: Option<Probe>,
 ) -> Result<(Assembly, Backend)> {
     let name = module.name();
     let raw = module.raw();
@@ -199,11 +217,12 @@ fn generate(
             }
         }
         prepare(raw, &triple, cg)?;
-        let (text, events) = if probe {
-            emit_probed(raw, &triple, cg, true)?
-        } else {
-            let kind = llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile;
-            (emit_file(raw, &triple, cg, kind)?, String::new())
+        let (text, events) = match probe {
+            Some(probe) => emit_probed(raw, &triple, cg, true, probe)?,
+            None => {
+                let kind = llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile;
+                (emit_file(raw, &triple, cg, kind)?, Vec::new())
+            }
         };
         let sizes = match assemble(&text, &triple, cg) {
             Ok(object) => symbol_sizes(&object)?,
@@ -211,7 +230,7 @@ fn generate(
             Err(_) => String::new(),
         };
         let mut out = Vec::new();
-        for part in [&text[..], sizes.as_bytes(), events.as_bytes()] {
+        for part in [&text[..], sizes.as_bytes(), &events[..]] {
             out.extend_from_slice(&(part.len() as u64).to_le_bytes());
             out.extend_from_slice(part);
         }
@@ -222,7 +241,7 @@ fn generate(
         module: name.clone(),
         message: "the compiling child sent a malformed answer".into(),
     };
-    let mut parts = Vec::new();
+    let mut parts: Vec<&[u8]> = Vec::new();
     let mut rest = &bytes[..];
     for _ in 0..3 {
         let len = rest
@@ -235,16 +254,17 @@ fn generate(
             .checked_add(8)
             .filter(|&e| e <= rest.len())
             .ok_or_else(broken)?;
-        parts.push(String::from_utf8_lossy(&rest[8..end]).into_owned());
+        parts.push(&rest[8..end]);
         rest = &rest[end..];
     }
-    let [text, sizes, events]: [String; 3] = parts.try_into().map_err(|_| broken())?;
-    let sizes: BTreeMap<String, u64> = sizes
+    let [text, sizes, events]: [&[u8]; 3] = parts.try_into().map_err(|_| broken())?;
+    let sizes: BTreeMap<String, u64> = String::from_utf8_lossy(sizes)
         .lines()
         .filter_map(|l| l.split_once('\t'))
         .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
         .collect();
-    Ok((parse(text, syntax, &sizes), Backend::parse(&events)))
+    let text = String::from_utf8_lossy(text).into_owned();
+    Ok((parse(text, syntax, &sizes), Backend::parse(events)))
 }
 
 /// Assembles `text` into an object file (in the child).
@@ -277,7 +297,7 @@ fn assemble(text: &[u8], triple: &str, cg: &Codegen) -> std::result::Result<Vec<
 }
 
 /// `name\tsize` lines for the function symbols of an object file.
-fn symbol_sizes(object: &[u8]) -> std::result::Result<String, String> {
+pub(super) fn symbol_sizes(object: &[u8]) -> std::result::Result<String, String> {
     use llvm_sys::object::*;
     use std::ffi::CStr;
     let mut out = String::new();
@@ -572,7 +592,7 @@ impl Assembly {
             html_functions.push((*f, rows));
         }
         let text = text.trim_end().to_string() + "\n";
-        let html = (text.len() <= MAX_HTML_BYTES / 4)
+        let html = (filter.html && text.len() <= MAX_HTML_BYTES / 4)
             .then(|| self.html(&html_functions, filter, &mut line_of, &file_name))
             .filter(|h| h.len() <= MAX_HTML_BYTES);
         Ok(Rendered {
@@ -741,7 +761,7 @@ mod tests {
         let m = Module::from_c(src, "p.c").unwrap();
         let cg = Codegen::default();
         let plain = assembly(&m, &cg, Syntax::Att).unwrap();
-        let (probed, backend) = assembly_probed(&m, &cg, Syntax::Att).unwrap();
+        let (probed, backend) = assembly_probed(&m, &cg, Syntax::Att, Probe::default()).unwrap();
         assert_eq!(plain.text, probed.text, "the probes changed the code");
         let passes = backend.per_pass();
         let names: Vec<&str> = passes.iter().map(|p| p.name.as_str()).collect();
@@ -772,6 +792,52 @@ mod tests {
             "{sum:?} {:?}",
             backend.total
         );
+    }
+
+    #[test]
+    fn probes_keep_texts_verify_and_the_gate_bisects_the_back_end() {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n";
+        let m = Module::from_c(src, "p.c").unwrap();
+        let probe = Probe {
+            texts: true,
+            verify: true,
+        };
+        let cg = Codegen::default();
+        let (_, b) = assembly_probed(&m, &cg, Syntax::Att, probe).unwrap();
+        // Every change comes with the text after it (IR before instruction
+        // selection, MIR from it on), and so does a function's first run
+        // (the text code generation starts from).
+        let f_runs: Vec<_> = b.runs.iter().filter(|r| r.function == "f").collect();
+        assert!(f_runs[0].text.as_deref().unwrap().contains("define"));
+        assert!(f_runs[1..].iter().all(|r| r.changed == r.text.is_some()));
+        let isel = b
+            .runs
+            .iter()
+            .find(|r| b.passes[r.pass].1 == "x86-isel")
+            .unwrap();
+        let mir = isel.text.as_deref().unwrap();
+        assert!(mir.starts_with("# Machine code for function f"), "{mir}");
+        assert!(b.decisions.is_empty());
+        // The gate: every optional pass asked, none run at limit 0.
+        let all = Codegen {
+            bisect_limit: Some(u64::MAX),
+            ..Codegen::default()
+        };
+        let (_, b) = assembly_probed(&m, &all, Syntax::Att, Probe::default()).unwrap();
+        let asked = b.decisions.len();
+        assert!(
+            asked > 10 && b.decisions.iter().all(|d| d.ran),
+            "{:?}",
+            b.decisions
+        );
+        assert!(b.decisions.iter().any(|d| d.function == "f"));
+        let none = Codegen {
+            bisect_limit: Some(0),
+            ..Codegen::default()
+        };
+        let (code, b) = assembly_probed(&m, &none, Syntax::Att, Probe::default()).unwrap();
+        assert!(b.decisions.iter().all(|d| !d.ran));
+        assert_ne!(code.text, assembly(&m, &cg, Syntax::Att).unwrap().text);
     }
 
     #[test]

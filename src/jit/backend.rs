@@ -4,8 +4,11 @@
 //! code-generation child (`plab_emit_probed` in shim/mc.cpp; LLVM 19 runs
 //! the back end under the legacy pass manager, which has no
 //! instrumentation callbacks). [`super::asm::assembly_probed`] returns it;
-//! the session hands it to the timing and counts instruments.
+//! the session hands it to the instruments: timing and counts, and, when
+//! the probes kept each changed unit's text ([`super::Probe`]), print and
+//! explore (MIR after instruction selection, IR before it).
 
+use super::codegen::GateDecision;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -19,6 +22,8 @@ pub struct Backend {
     pub runs: Vec<BackendRun>,
     /// The whole of code generation, as the child measured it.
     pub total: Duration,
+    /// The opt-bisect gate's decisions (with `Codegen::bisect_limit`).
+    pub decisions: Vec<GateDecision>,
 }
 
 /// One execution of a back-end pass.
@@ -29,6 +34,10 @@ pub struct BackendRun {
     pub function: String,
     pub time: Duration,
     pub changed: bool,
+    /// The unit's text after the pass, when it changed it and the probes
+    /// kept texts: MIR (as llc's -print-after-all), or IR before
+    /// instruction selection.
+    pub text: Option<String>,
 }
 
 /// One back-end pass, summed over its executions.
@@ -57,11 +66,17 @@ impl BackendPass {
 }
 
 impl Backend {
-    /// Reads the probes' record (see `plab_emit_probed` in shim/mc.cpp).
-    pub(super) fn parse(text: &str) -> Backend {
+    /// Reads the probes' record (see `plab_emit_probed` in shim/mc.cpp):
+    /// lines, each changed unit's text as `M\tlength\n` and the bytes, the
+    /// gate's decisions last.
+    pub(super) fn parse(record: &[u8]) -> Backend {
         let mut b = Backend::default();
         let mut last = 0u64;
-        for line in text.lines() {
+        let mut rest = record;
+        while !rest.is_empty() {
+            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+            let line = String::from_utf8_lossy(&rest[..end]).into_owned();
+            rest = rest.get(end + 1..).unwrap_or(&[]);
             let f: Vec<&str> = line.split('\t').collect();
             match f.as_slice() {
                 ["P", name, arg, unit] => {
@@ -69,6 +84,15 @@ impl Backend {
                         .push((name.to_string(), arg.to_string(), *unit == "module"))
                 }
                 ["T", ns] => b.total = Duration::from_nanos(ns.parse().unwrap_or(0)),
+                ["M", len] => {
+                    let len = len.parse::<usize>().unwrap_or(usize::MAX).min(rest.len());
+                    let text = String::from_utf8_lossy(&rest[..len]).into_owned();
+                    rest = &rest[len..];
+                    if let Some(run) = b.runs.last_mut() {
+                        run.text = Some(text);
+                    }
+                }
+                ["B", ..] => b.decisions.extend(GateDecision::parse(&line)),
                 [pass, function, ns, changed] => {
                     let (Ok(pass), Ok(ns)) = (pass.parse::<usize>(), ns.parse::<u64>()) else {
                         continue;
@@ -81,6 +105,7 @@ impl Backend {
                         function: function.to_string(),
                         time: Duration::from_nanos(ns.saturating_sub(last)),
                         changed: *changed == "1",
+                        text: None,
                     });
                     last = ns;
                 }
@@ -88,6 +113,15 @@ impl Backend {
             }
         }
         b
+    }
+
+    /// The name instruments show for pass `i` (see [`BackendPass::label`]).
+    pub fn label(&self, i: usize) -> &str {
+        match self.passes.get(i) {
+            Some((name, arg, _)) if arg.is_empty() => name,
+            Some((_, arg, _)) => arg,
+            None => "",
+        }
     }
 
     /// Each pass summed over its executions, in the order they were added
@@ -117,5 +151,34 @@ impl Backend {
         }
         out.retain(|p| p.runs > 0);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_is_read_with_texts_and_decisions() {
+        let mut r = b"P\tX86 DAG->DAG Instruction Selection\tx86-isel\tfunction\nT\t900\n".to_vec();
+        r.extend_from_slice(b"0\tf\t500\t1\nM\t13\n# Machine\ncod");
+        r.extend_from_slice(b"0\tg\t700\t0\n");
+        r.extend_from_slice(
+            b"B\t1\tMachine CSE\tfunction (f)\t1\nB\t2\tMachine CSE\tfunction (g)\t0\n",
+        );
+        let b = Backend::parse(&r);
+        assert_eq!(b.passes.len(), 1);
+        assert_eq!(b.label(0), "x86-isel");
+        assert_eq!(b.runs.len(), 2);
+        assert_eq!(b.runs[0].text.as_deref(), Some("# Machine\ncod"));
+        assert_eq!(b.runs[1].time, Duration::from_nanos(200));
+        assert_eq!(b.runs[1].text, None);
+        assert_eq!(b.total, Duration::from_nanos(900));
+        assert_eq!(b.decisions.len(), 2);
+        assert_eq!(b.decisions[1].function, "g");
+        assert!(!b.decisions[1].ran);
+        // A text cut short is kept as far as it goes.
+        let b = Backend::parse(b"P\ta\t\tfunction\n0\tf\t1\t1\nM\t99\nabc");
+        assert_eq!(b.runs[0].text.as_deref(), Some("abc"));
     }
 }

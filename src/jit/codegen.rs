@@ -38,6 +38,11 @@ pub struct Codegen {
     pub target: Target,
     /// `target.cpu` as given (`host`, a name, or empty), for labels.
     pub cpu_setting: String,
+    /// LLVM's opt-bisect over the back end: only the first N of its
+    /// optional passes that ask run (the passes that call skipFunction:
+    /// machine CSE, machine LICM, the scheduler …), and each decision is
+    /// noted. `None`: no gate, every pass runs (`:bisect` sets it).
+    pub bisect_limit: Option<u64>,
 }
 
 impl Default for Codegen {
@@ -47,6 +52,7 @@ impl Default for Codegen {
             opt_level: 2,
             target: Target::default(),
             cpu_setting: String::new(),
+            bisect_limit: None,
         }
     }
 }
@@ -72,6 +78,7 @@ impl Codegen {
             opt_level: level.clamp(0, 3) as u32,
             target: crate::pass::target(ctx)?,
             cpu_setting: cpu,
+            bisect_limit: None,
         })
     }
 
@@ -116,13 +123,14 @@ pub(crate) fn unresolved(module: &Module) -> std::collections::BTreeMap<String, 
 
 /// Compiles `module` with a packed entry point for `wrappers` (in that
 /// order) into an object file, in a forked child (see the module
-/// documentation).
+/// documentation); with `cg.bisect_limit`, also the back end's opt-bisect
+/// decisions (see [`GateDecision`]).
 pub(crate) fn compile_object(
     module: &Module,
     wrappers: &[(String, Signature)],
     cg: &Codegen,
     here: bool,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, Vec<GateDecision>)> {
     let name = module.name();
     // In this process (the caller is an isolated child already), on a copy.
     let copy = here.then(|| module.copy());
@@ -141,15 +149,95 @@ pub(crate) fn compile_object(
         }
         // The entry point's calls of small functions are always-inline.
         prepare(raw, &triple, cg)?;
-        emit(raw, &triple, cg)
+        let mut object = emit(raw, &triple, cg)?;
+        // The decisions follow the object, their length last.
+        let record = if cg.bisect_limit.is_some() {
+            gate_record()
+        } else {
+            String::new()
+        };
+        object.extend_from_slice(record.as_bytes());
+        object.extend_from_slice(&(record.len() as u64).to_le_bytes());
+        Ok(object)
     };
-    if here {
-        return work().map_err(|message| Error::Codegen {
+    let mut bytes = if here {
+        work().map_err(|message| Error::Codegen {
             module: name.clone(),
             message,
-        });
+        })?
+    } else {
+        isolate::in_child(work).map_err(|e| child_error(&name, e))?
+    };
+    let broken = || Error::Codegen {
+        module: name.clone(),
+        message: "the compiling child sent a malformed answer".into(),
+    };
+    let tail = bytes.len().checked_sub(8).ok_or_else(broken)?;
+    let len = u64::from_le_bytes(bytes[tail..].try_into().map_err(|_| broken())?);
+    let start = usize::try_from(len)
+        .ok()
+        .and_then(|l| tail.checked_sub(l))
+        .ok_or_else(broken)?;
+    let decisions = GateDecision::parse(&String::from_utf8_lossy(&bytes[start..tail]));
+    bytes.truncate(start);
+    Ok((bytes, decisions))
+}
+
+/// One decision of the back end's opt-bisect gate ([`Codegen::bisect_limit`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateDecision {
+    /// 1-based, in the order passes asked.
+    pub index: usize,
+    /// The pass's name as LLVM prints it (`Machine Common Subexpression Elimination`).
+    pub pass: String,
+    /// The function it was asked about (empty for a module or an SCC).
+    pub function: String,
+    pub ran: bool,
+}
+
+impl GateDecision {
+    /// Reads `B\tindex\tpass\tunit\tran` lines (`plab_set_pass_gate`);
+    /// other lines are skipped.
+    pub(super) fn parse(text: &str) -> Vec<GateDecision> {
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                let ["B", index, pass, unit, ran] = f.as_slice() else {
+                    return None;
+                };
+                // LLVM describes a function as `function (name)`.
+                let function = unit
+                    .strip_prefix("function (")
+                    .and_then(|u| u.strip_suffix(')'))
+                    .unwrap_or("");
+                Some(GateDecision {
+                    index: index.parse().ok()?,
+                    pass: pass.to_string(),
+                    function: function.to_string(),
+                    ran: *ran == "1",
+                })
+            })
+            .collect()
     }
-    isolate::in_child(work).map_err(|e| child_error(&name, e))
+}
+
+/// In the child: the gate's decisions so far.
+fn gate_record() -> String {
+    let mut sinks = crate::ffi::Sinks::default();
+    // SAFETY: the sink writes into `sinks`, alive for the call.
+    unsafe { crate::ffi::plab_pass_gate_record(crate::ffi::SINK_FIRST, sinks.user()) };
+    sinks.first_text()
+}
+
+/// In the child: installs the back end's opt-bisect gate when `cg` asks
+/// for one.
+fn install_gate(m: llvm_sys::prelude::LLVMModuleRef, cg: &Codegen) {
+    if let Some(limit) = cg.bisect_limit {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // SAFETY: `m` is this child's live module; the gate lives as long
+        // as the child.
+        unsafe { crate::ffi::plab_set_pass_gate(m, limit) };
+    }
 }
 
 /// A compiling child's failure as the session reports it.
@@ -259,6 +347,7 @@ pub(super) fn emit_file(
     cg: &Codegen,
     kind: LLVMCodeGenFileType,
 ) -> std::result::Result<Vec<u8>, String> {
+    install_gate(m, cg);
     // SAFETY: LLVM's C API on the live module `m` and on values created here;
     // every message and buffer LLVM returns is copied, then disposed once.
     unsafe {
@@ -279,15 +368,27 @@ pub(super) fn emit_file(
     }
 }
 
+/// What the probes keep besides time and change: each changed unit's text
+/// (for print-changed and the explorer), and the verifier after each
+/// change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Probe {
+    pub texts: bool,
+    pub verify: bool,
+}
+
 /// As [`emit_file`], every pass of the back end observed (the shim's
-/// probes): the file, and the probes' record as text (see
-/// `plab_emit_probed` in shim/mc.cpp).
+/// probes): the file, and the probes' record (see `plab_emit_probed` in
+/// shim/mc.cpp) followed by the opt-bisect gate's decisions.
 pub(super) fn emit_probed(
     m: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
     cg: &Codegen,
     assembly: bool,
-) -> std::result::Result<(Vec<u8>, String), String> {
+    probe: Probe,
+) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+    install_gate(m, cg);
+    let flags = probe.texts as u32 | (probe.verify as u32) << 1;
     let mut out = crate::ffi::Sinks::default();
     let mut events = crate::ffi::Sinks::default();
     // SAFETY: the module is alive and this child's own; the target machine
@@ -299,6 +400,7 @@ pub(super) fn emit_probed(
             m,
             tm,
             assembly,
+            flags,
             crate::ffi::SINK_FIRST,
             out.user(),
             crate::ffi::SINK_FIRST,
@@ -311,8 +413,11 @@ pub(super) fn emit_probed(
             return Err(out.second_text());
         }
     }
-    let text = events.first_text();
-    Ok((out.first, text))
+    let mut record = events.first;
+    if cg.bisect_limit.is_some() {
+        record.extend_from_slice(gate_record().as_bytes());
+    }
+    Ok((out.first, record))
 }
 
 /// The code size of `module` for `cg`: the bytes of the executable

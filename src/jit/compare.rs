@@ -19,6 +19,8 @@ pub struct Entry {
     /// Running the pipeline plus JIT compilation.
     pub compile: Duration,
     pub instructions: u64,
+    /// The function's machine code in bytes (the JIT's object).
+    pub code_bytes: Option<u64>,
     /// How code was generated for it (`codegen O2`, `codegen O3, cpu host (znver3)`).
     pub codegen: String,
     pub value: Option<Value>,
@@ -192,6 +194,7 @@ pub fn compare_within(
                 passes_run: counts.totals().ran,
                 compile,
                 instructions: copy.instruction_count(),
+                code_bytes: jit.code_bytes(function),
                 codegen: codegen.label(),
                 value: once.value,
                 buffers,
@@ -267,7 +270,8 @@ fn max_relative_difference(
 }
 
 impl Comparison {
-    /// Pipeline, passes run, compile ms, IR instructions, runtime median ±
+    /// Pipeline, passes run, compile ms, IR instructions, the function's
+    /// code bytes, runtime median ±
     /// stdev, speedup vs the first, and whether the result matched.
     pub fn table(&self) -> Table {
         let mut t = Table::new(
@@ -278,6 +282,7 @@ impl Comparison {
                 "passes run>",
                 "compile ms>",
                 "instructions>",
+                "code bytes>",
                 "runtime us>",
                 "± us>",
                 "speedup>",
@@ -286,7 +291,7 @@ impl Comparison {
         );
         if self.flops.is_some() {
             t.columns
-                .insert(7, ("GFLOP/s".into(), crate::table::Align::Right));
+                .insert(8, ("GFLOP/s".into(), crate::table::Align::Right));
         }
         let base = self.entries.first().map(|e| e.time.median().as_secs_f64());
         for e in &self.entries {
@@ -297,6 +302,7 @@ impl Comparison {
                 e.passes_run.to_string(),
                 format!("{:.1}", e.compile.as_secs_f64() * 1e3),
                 e.instructions.to_string(),
+                e.code_bytes.map_or("-".into(), |b| b.to_string()),
                 format!("{:.3}", median * 1e6),
                 format!("{:.3}", e.time.stdev().as_secs_f64() * 1e6),
                 base.map_or("-".into(), |b| format!("{:.2}x", b / median)),
@@ -310,7 +316,7 @@ impl Comparison {
                 },
             ];
             if let Some(flops) = self.flops {
-                row.insert(7, format!("{:.2}", flops / median / 1e9));
+                row.insert(8, format!("{:.2}", flops / median / 1e9));
             }
             t.push(row);
         }

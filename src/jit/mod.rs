@@ -54,7 +54,9 @@ mod compare;
 pub(crate) mod isolate;
 pub mod mca;
 
-pub use codegen::{text_size, Codegen, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY};
+pub use codegen::{
+    text_size, Codegen, GateDecision, Probe, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY,
+};
 
 pub use crate::interrupt::interrupt_child as interrupt;
 
@@ -234,6 +236,10 @@ pub struct Jit {
     /// Functions that reach symbols defined nowhere, with those symbols.
     unresolved: BTreeMap<String, Vec<String>>,
     codegen: Codegen,
+    /// The back end's opt-bisect decisions (with `codegen.bisect_limit`).
+    decisions: Vec<GateDecision>,
+    /// Each function's size in the object, in bytes.
+    code_bytes: BTreeMap<String, u64>,
     timeout: Option<Duration>,
     output: Option<isolate::OutputSpec>,
 }
@@ -527,7 +533,15 @@ impl Jit {
             }
         }
         let unresolved = codegen::unresolved(module);
-        let object = codegen::compile_object(module, &sigs, codegen, here)?;
+        let (object, decisions) = codegen::compile_object(module, &sigs, codegen, here)?;
+        // Each function's bytes in the object the JIT runs (its symbols'
+        // sizes; reading an object is not risky work).
+        let code_bytes = asm::symbol_sizes(&object)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter_map(|(n, b)| Some((n.to_string(), b.parse().ok()?)))
+            .collect();
         let lljit = link(&module.name(), &object)?;
         let mut jit = Jit {
             lljit,
@@ -536,6 +550,8 @@ impl Jit {
             unsupported,
             unresolved,
             codegen: codegen.clone(),
+            decisions,
+            code_bytes,
             timeout: None,
             output: None,
         };
@@ -565,6 +581,17 @@ impl Jit {
     /// The code generation settings it was compiled with.
     pub fn codegen(&self) -> &Codegen {
         &self.codegen
+    }
+
+    /// The bytes of `function`'s machine code in the object the JIT runs.
+    pub fn code_bytes(&self, function: &str) -> Option<u64> {
+        self.code_bytes.get(function).copied()
+    }
+
+    /// What the back end's opt-bisect gate decided while the code was
+    /// generated (empty unless `codegen.bisect_limit` is set).
+    pub fn bisect_decisions(&self) -> &[GateDecision] {
+        &self.decisions
     }
 
     /// The address of a symbol of the object (linking it on first use).

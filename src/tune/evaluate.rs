@@ -236,6 +236,9 @@ pub struct Trial {
     pub size: Option<u64>,
     /// Median time per call in nanoseconds, when the goal needs it.
     pub runtime_ns: Option<u64>,
+    /// The checked function's machine code in bytes (the object the JIT
+    /// ran), when a function is checked.
+    pub code_bytes: Option<u64>,
     /// Seconds to run the ordering's passes.
     pub compile_s: f64,
     /// The function's result (value and buffer checksums), when checked.
@@ -255,6 +258,7 @@ impl Trial {
             instructions: None,
             size: None,
             runtime_ns: None,
+            code_bytes: None,
             compile_s: 0.0,
             result: None,
             module: None,
@@ -281,6 +285,7 @@ impl Trial {
             "instructions": self.instructions,
             "size": self.size,
             "runtime_ns": self.runtime_ns,
+            "code_bytes": self.code_bytes,
             "compile_s": self.compile_s,
             "result": self.result,
             "module": self.module,
@@ -305,6 +310,7 @@ impl Trial {
             instructions: u("instructions"),
             size: u("size"),
             runtime_ns: u("runtime_ns"),
+            code_bytes: u("code_bytes"),
             compile_s: v.get("compile_s").and_then(Json::as_f64).unwrap_or(0.0),
             result: s("result"),
             module: s("module"),
@@ -324,6 +330,9 @@ fn text_hash(text: &str) -> String {
     format!("{:016x}", crate::jit::fnv1a(text.bytes()))
 }
 
+/// What checking a function gives: its result, median time, code bytes.
+type Checked = (Option<String>, Option<u64>, Option<u64>);
+
 /// The function a search checks (and times, for a runtime goal).
 pub(crate) struct Check<'a, 'b> {
     pub function: &'a str,
@@ -336,6 +345,7 @@ pub(crate) struct Check<'a, 'b> {
 struct Measured {
     size: Option<u64>,
     runtime_ns: Option<u64>,
+    code_bytes: Option<u64>,
     result: Option<String>,
     verdict: Verdict,
 }
@@ -382,7 +392,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             here,
         };
         if e.check.is_some() {
-            let (result, _) = e.result_of(input, false)?;
+            let (result, _, _) = e.result_of(input, false)?;
             e.reference = result;
         }
         Ok(e)
@@ -390,11 +400,14 @@ impl<'a, 'b> Evaluator<'a, 'b> {
 
     /// The function's result in `m` (value and buffer checksums), and its
     /// time per call in ns if `timed`.
-    fn result_of(&self, m: &Module, timed: bool) -> Result<(Option<String>, Option<u64>)> {
+    /// The checked function's result, its median time (when `timed`) and
+    /// its code bytes.
+    fn result_of(&self, m: &Module, timed: bool) -> Result<Checked> {
         let (Some(c), Some(saved)) = (&self.check, &self.saved) else {
-            return Ok((None, None));
+            return Ok((None, None, None));
         };
         let jit = Jit::compile(m, &self.codegen, self.here)?;
+        let bytes = jit.code_bytes(c.function);
         saved.restore()?;
         let r = jit.call(c.function, c.args);
         let mut text = match r {
@@ -417,7 +430,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             None
         };
         saved.restore()?;
-        Ok((Some(text), runtime))
+        Ok((Some(text), runtime, bytes))
     }
 
     fn pass(&mut self, name: &str) -> Result<PassRef> {
@@ -476,7 +489,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
                 } else {
                     None
                 };
-                let (result, runtime_ns) =
+                let (result, runtime_ns, code_bytes) =
                     match self.result_of(&m, self.goal.needs(Metric::Runtime)) {
                         Ok(r) => r,
                         Err(e) => return fail(e.to_string()),
@@ -491,6 +504,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
                 let measured = Measured {
                     size,
                     runtime_ns,
+                    code_bytes,
                     result,
                     verdict,
                 };
@@ -505,6 +519,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             instructions: Some(m.instruction_count()),
             size: measured.size,
             runtime_ns: measured.runtime_ns,
+            code_bytes: measured.code_bytes,
             compile_s,
             result: measured.result,
             module: Some(text_hash(&m.print())),

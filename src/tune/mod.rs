@@ -359,6 +359,13 @@ impl Tuning {
             t.columns
                 .push((m.heading().to_string(), crate::table::Align::Right));
         }
+        // The checked function's machine code, measured for free when
+        // the JIT ran it.
+        let bytes = self.trials.iter().any(|t| t.code_bytes.is_some());
+        if bytes {
+            t.columns
+                .push(("code bytes".to_string(), crate::table::Align::Right));
+        }
         if self.goal.metric().is_none() {
             t.columns
                 .push(("score>".to_string(), crate::table::Align::Right));
@@ -377,6 +384,9 @@ impl Tuning {
             ];
             for m in &extra {
                 r.push(m.of(tr).map_or("-".into(), |v| m.show(v)));
+            }
+            if bytes {
+                r.push(tr.code_bytes.map_or("-".into(), |b| b.to_string()));
             }
             if self.goal.metric().is_none() {
                 r.push(self.value(tr));
@@ -711,6 +721,7 @@ mod tests {
             instructions: Some(12),
             size: None,
             runtime_ns: Some(1500),
+            code_bytes: Some(96),
             compile_s: 0.25,
             result: Some("i32 1".into()),
             module: Some("00ff".into()),

@@ -2,7 +2,11 @@
 HTML (a `<pre>` of coloured spans) beside the text, and the text is exactly
 what the REPL prints."""
 
+import base64
+import gzip
+import json
 import os
+import re
 import subprocess
 import unittest
 
@@ -78,6 +82,32 @@ class DisplayTests(KernelCase):
         reply, outputs = self.run_cell(":mca sum .LBB9_9")
         self.assertEqual(reply["content"]["status"], "error")
         self.assertIn("its blocks: .LBB0_", reply["content"]["evalue"])
+
+    def test_explorer_shows_machine_passes_after_the_ir_passes(self):
+        cell = (":module loop3 --lang c\nint total(const int *a, int n) {\n  int s = 0;\n"
+                "  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n.\n"
+                ":instrument explore print-changed=virtregrewriter functions=total\n:run O2\n:asm total\n"
+                ":explore total")
+        reply, outputs = self.run_cell(cell)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        text = self.text_of(outputs)
+        # print-changed diffed the machine code after the register rewriter.
+        self.assertIn("*** IR Dump After virtregrewriter on function total ***", text)
+        self.assertIn("recorded for explore, print-changed", text)
+        pages = [b["text/html"] for b in self.bundles(outputs) if "plab-x" in b.get("text/html", "")]
+        self.assertEqual(len(pages), 1, text)
+        # The back end's passes follow the middle end's in the explorer's
+        # data (gzip-compressed, in a JSON script element).
+        data = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', pages[0], re.S)
+        meta = json.loads(gzip.decompress(base64.b64decode(json.loads(data.group(1))["meta"])))
+        passes = [meta["names"][i] for i in meta["pn"]]
+        self.assertIn("codegen (codegen O2)", passes)
+        self.assertLess(passes.index("loop-vectorize"), passes.index("x86-isel"))
+        # The allocator's rewriter changed the function: a version of it.
+        changed = {meta["names"][meta["pn"][p]] for p, fs in enumerate(meta["cb"]) if fs}
+        self.assertIn("virtregrewriter", changed)
+        reply, outputs = self.run_cell(":instrument clear")
+        self.assertEqual(reply["content"]["status"], "ok")
 
 
 if __name__ == "__main__":

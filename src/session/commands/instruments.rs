@@ -233,7 +233,7 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         ("ir-size", Handle::IrSize(t)) => table(&t.table()),
         ("changed", Handle::PrintChanged(t)) => {
             let (changed, unchanged) = t.counts();
-            text(format!("{changed} passes changed the IR, {unchanged} did not (their diffs were printed by :run)"))
+            text(format!("{changed} passes changed the IR, {unchanged} did not (their diffs were printed as they ran)"))
         }
         ("counts", Handle::Counts(t)) => table(&t.table()),
         ("bisect", Handle::Bisect(b)) => {

@@ -315,12 +315,19 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     let args = call_args(s, "bisect", rest)?;
     let m = s.module_named("bisect", &name)?;
     let codegen = Codegen::from_context(&PassContext::current())?;
+    // The back end's optional passes are numbered after the pipeline's, as
+    // LLVM numbers opt's and llc's together: `machine` is how many of them
+    // run (None: all).
+    let gated = |machine: Option<usize>| Codegen {
+        bisect_limit: Some(machine.map_or(u64::MAX, |l| l as u64)),
+        ..codegen.clone()
+    };
     let saved = SavedBuffers::save(&args);
     let restore = || saved.restore();
     // The result of `f` in a module: its value and its buffers' checksums.
-    let result_of = |module: &crate::Module| -> Result<String> {
+    let result_of = |module: &crate::Module, machine: Option<usize>| -> Result<String> {
         restore()?;
-        let r = Jit::with_codegen(module, &codegen)?.call(f, &args)?;
+        let r = Jit::with_codegen(module, &gated(machine))?.call(f, &args)?;
         let mut text = r.value.map_or("void".into(), |v| v.to_string());
         for a in &args {
             if let Arg::Buffer(b) = a {
@@ -339,39 +346,62 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         drop(scope);
         r.map(|()| copy)
     };
-    let reference = result_of(&with_limit(0)?);
+    let reference = result_of(&with_limit(0)?, Some(0));
     let reference = match reference {
         Ok(r) => r,
         Err(e) => {
             restore()?;
             return Err(err(
                 "bisect",
-                format!("{f} does not run with no optional pass of {pipeline_text}: {e}"),
+                format!("{f} does not run with no optional pass of {pipeline_text} and its code generation: {e}"),
             ));
         }
     };
     let mut last_result = String::new();
-    let found = pipeline::bisect_search(m, pass.as_ref(), |copy| {
-        let r = result_of(copy)?;
-        let bad = r != reference;
-        if bad {
-            last_result = r;
-        }
-        Ok(bad)
-    });
+    let machine_passes = |full: &crate::Module| -> Result<usize> {
+        Ok(Jit::with_codegen(full, &gated(None))?
+            .bisect_decisions()
+            .len())
+    };
+    let found =
+        pipeline::bisect_search_staged(m, pass.as_ref(), machine_passes, |copy, machine| {
+            let r = result_of(copy, machine)?;
+            let bad = r != reference;
+            if bad {
+                last_result = r;
+            }
+            Ok(bad)
+        });
     restore()?;
     let found = found.map_err(|e| match e {
         Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => err(
             "bisect",
-            format!("{f} gives {reference} with and without {pipeline_text}'s optional passes: no pass changes it"),
+            format!("{f} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
         ),
         other => other,
     })?;
-    let e = &found.entry;
+    // The culprit: a pass of the pipeline, or of the back end.
+    let (pass_name, unit, target) = match &found.entry {
+        Some(e) => (e.pass.clone(), e.unit.to_string(), e.target.clone()),
+        None => {
+            let k = found.index - found.pipeline;
+            let full = with_limit(found.pipeline)?;
+            let jit = Jit::with_codegen(&full, &gated(Some(k)))?;
+            let d = jit.bisect_decisions().get(k - 1).cloned().ok_or_else(|| {
+                err("bisect", format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
+            })?;
+            let unit = if d.function.is_empty() {
+                "machine module"
+            } else {
+                "machine function"
+            };
+            (d.pass, unit.to_string(), d.function)
+        }
+    };
     let mut o = Output::default();
     let mut t = Table::new(
         &format!(
-            "{f}({}): the first pass of {pipeline_text} that changes the result",
+            "{f}({}): the first pass of {pipeline_text} or its code generation that changes the result",
             rest.join(", ")
         ),
         &[
@@ -384,37 +414,94 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         ],
     );
     t.push([
-        format!("{} of {}", e.index, found.total),
-        e.pass.clone(),
-        e.unit.to_string(),
-        e.target.clone(),
+        format!("{} of {}", found.index, found.total),
+        pass_name.clone(),
+        unit,
+        target.clone(),
         reference.clone(),
         last_result,
     ]);
     t.notes.push(format!(
-        "found in {} runs of the pipeline (LLVM's -opt-bisect-limit={} is the last that keeps the result)",
+        "found in {} runs of the pipeline (LLVM's -opt-bisect-limit={} is the last that keeps the result; the pipeline asks about {} optional passes, code generation about {})",
         found.runs,
-        e.index - 1
+        found.index - 1,
+        found.pipeline,
+        found.total - found.pipeline
     ));
     o.push_table(&t);
-    // What that pass did: the functions it changed, before and after.
-    let before = with_limit(e.index - 1)?;
-    let after = with_limit(e.index)?;
-    for fname in after.defined_functions() {
-        let (Ok(a_text), Ok(b_text)) =
-            (before.print_function(&fname), after.print_function(&fname))
-        else {
-            continue;
-        };
-        if a_text != b_text {
-            o.push_text(crate::diff::unified(
-                &a_text,
-                &b_text,
-                &format!("{fname} before {}", e.pass),
-                &format!("{fname} after {}", e.pass),
-                3,
-            ));
+    if found.entry.is_some() {
+        // What that pass did: the functions it changed, before and after.
+        let before = with_limit(found.index - 1)?;
+        let after = with_limit(found.index)?;
+        for fname in after.defined_functions() {
+            let (Ok(a_text), Ok(b_text)) =
+                (before.print_function(&fname), after.print_function(&fname))
+            else {
+                continue;
+            };
+            if a_text != b_text {
+                o.push_text(crate::diff::unified(
+                    &a_text,
+                    &b_text,
+                    &format!("{fname} before {pass_name}"),
+                    &format!("{fname} after {pass_name}"),
+                    3,
+                ));
+            }
         }
+    } else if !target.is_empty() {
+        // What that machine pass did to the function's assembly.
+        let full = with_limit(found.pipeline)?;
+        o.push_text(machine_pass_diff(
+            &full,
+            &gated,
+            found.index - found.pipeline,
+            &target,
+            &pass_name,
+        )?);
     }
     Ok(o)
+}
+
+/// The assembly of `function` before and after the back end's optional
+/// pass `k` (as the JIT numbers them), as a unified diff. `:asm`'s code has
+/// no JIT entry point or stubs, so the pass is found there by its name and
+/// function and how many times it asked before.
+fn machine_pass_diff(
+    module: &crate::Module,
+    gated: &dyn Fn(Option<usize>) -> crate::jit::Codegen,
+    k: usize,
+    function: &str,
+    pass: &str,
+) -> Result<String> {
+    use crate::jit::asm::{self, Filter, Syntax};
+    use crate::jit::Jit;
+    let jit = Jit::with_codegen(module, &gated(Some(k)))?;
+    let asked = jit.bisect_decisions();
+    let same = |d: &&crate::jit::GateDecision| d.pass == pass && d.function == function;
+    let nth = asked.iter().take(k).filter(same).count();
+    let (_, full) = asm::assembly_probed(module, &gated(None), Syntax::Att, Default::default())?;
+    let Some(i) = full
+        .decisions
+        .iter()
+        .filter(same)
+        .nth(nth.saturating_sub(1))
+        .map(|d| d.index)
+    else {
+        return Ok(String::new());
+    };
+    let text = |limit: usize| -> Result<String> {
+        let code = asm::assembly(module, &gated(Some(limit)), Syntax::Att)?;
+        Ok(code
+            .render(Some(function), Filter::default().text_only(), &|_| None)?
+            .text)
+    };
+    let (before, after) = (text(i - 1)?, text(i)?);
+    Ok(crate::diff::unified(
+        &before,
+        &after,
+        &format!("{function} before {pass}"),
+        &format!("{function} after {pass}"),
+        3,
+    ))
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::jit::asm::{self, Filter, Syntax};
 use crate::jit::Codegen;
+use std::collections::BTreeMap;
 
 const USAGE: &str = "expects [FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]";
 
@@ -57,7 +58,7 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     // :run: every back-end pass, under one `codegen` node.
     let recorded = record_backend(s, &name, &cg, syntax)?;
     let code = match &recorded {
-        Some((code, _)) => code.clone(),
+        Some(r) => r.code.clone(),
         None => machine_code(s, &name, &cg, syntax)?,
     };
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -76,17 +77,28 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     } else {
         Filter::default()
     };
+    let filter = if s.html { filter } else { filter.text_only() };
     let shown = code.render(function.as_deref(), filter, &source)?;
     if let Some(file) = &out {
         let raw = match &function {
             Some(_) => {
-                asm::Assembly::render(&code, function.as_deref(), Filter::all(), &source)?.text
+                asm::Assembly::render(
+                    &code,
+                    function.as_deref(),
+                    Filter::all().text_only(),
+                    &source,
+                )?
+                .text
             }
             None => code.text.clone(),
         };
         std::fs::write(file, raw).map_err(|e| Error::io(file, e))?;
     }
     let mut o = Output::default();
+    if let Some(r) = &recorded {
+        // What the printing instruments printed, before the code.
+        o.push_text(r.printed.clone());
+    }
     let mut notes = vec![format!("{} · {} syntax", cg.label(), syntax.name())];
     if function.is_none() {
         let bytes: u64 = code.functions.iter().filter_map(|f| f.bytes).sum();
@@ -105,8 +117,8 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     if let Some(file) = &out {
         notes.push(format!("wrote {file}"));
     }
-    if let Some((_, note)) = &recorded {
-        notes.push(note.clone());
+    if let Some(r) = &recorded {
+        notes.push(r.note.clone());
     }
     let header = format!("; {}\n", notes.join("; "));
     let mut data = vec![("text/plain".to_string(), format!("{header}{}", shown.text))];
@@ -401,26 +413,95 @@ pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     Ok(o)
 }
 
-/// When timing or counts is active: generates the code with the back end
-/// probed, adds its passes to those instruments and keeps the code; returns
-/// it with a note of what was recorded.
+/// What code generation recorded for the instruments: the code, a note of
+/// what was recorded, and what the printing instruments printed.
+struct Recorded {
+    code: std::rc::Rc<asm::Assembly>,
+    note: String,
+    printed: String,
+}
+
+/// When an instrument that sees the back end is active (timing, counts,
+/// print-before/after/changed, verify, bisect, explore): generates the code
+/// with the back end probed, hands each instrument what it sees (see
+/// `jit::backend`) and keeps the code.
 fn record_backend(
     s: &mut Session,
     name: &str,
     cg: &Codegen,
     syntax: Syntax,
-) -> Result<Option<(std::rc::Rc<asm::Assembly>, String)>> {
+) -> Result<Option<Recorded>> {
     use super::instruments::Handle;
-    let watching = s
-        .instruments
-        .iter()
-        .any(|a| matches!(a.handle, Handle::Timing(_) | Handle::Counts(_)));
+    use crate::instrument::MachineStep;
+    use std::rc::Rc;
+    let mut probe = crate::jit::Probe::default();
+    let mut cg = cg.clone();
+    let mut watching = false;
+    for a in &s.instruments {
+        match &a.handle {
+            Handle::Timing(_) | Handle::Counts(_) => watching = true,
+            Handle::PrintBefore(_)
+            | Handle::PrintAfter(_)
+            | Handle::PrintChanged(_)
+            | Handle::Explore(_) => {
+                watching = true;
+                probe.texts = true;
+            }
+            Handle::Verify(_) => {
+                watching = true;
+                probe.verify = true;
+            }
+            Handle::Bisect(b) => {
+                watching = true;
+                cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
+            }
+            Handle::IrSize(_) | Handle::Trace(_) => {}
+        }
+    }
     if !watching {
         return Ok(None);
     }
     let m = s.module_named("asm", name)?;
     let fp = m.fingerprint();
-    let (code, backend) = asm::assembly_probed(m, cg, syntax)?;
+    let (code, backend) =
+        asm::assembly_probed(m, &cg, syntax, probe).map_err(|e| machine_verifier_error(e, name))?;
+    // Each function's text as the passes leave it, from its IR on.
+    let mut current: BTreeMap<String, Rc<str>> = BTreeMap::new();
+    // (before, after) per run.
+    type Texts = (Option<Rc<str>>, Option<Rc<str>>);
+    let mut texts: Vec<Texts> = Vec::with_capacity(backend.runs.len());
+    for r in &backend.runs {
+        if !probe.texts || r.function.is_empty() {
+            texts.push((None, None));
+            continue;
+        }
+        // The probes send a function's text when they first see it and
+        // after each change.
+        let before = match (current.get(&r.function), &r.text) {
+            (Some(t), _) => t.clone(),
+            (None, Some(t)) if !r.changed => Rc::from(t.as_str()),
+            (None, _) => Rc::from(m.print_function(&r.function).unwrap_or_default()),
+        };
+        let after = match &r.text {
+            Some(t) if r.changed => Rc::from(t.as_str()),
+            _ => before.clone(),
+        };
+        current.insert(r.function.clone(), after.clone());
+        texts.push((Some(before), Some(after)));
+    }
+    let steps: Vec<MachineStep> = backend
+        .runs
+        .iter()
+        .zip(&texts)
+        .map(|(r, (before, after))| MachineStep {
+            pass: backend.label(r.pass),
+            module_pass: r.function.is_empty(),
+            function: &r.function,
+            changed: r.changed,
+            before: before.as_deref(),
+            after: after.as_deref(),
+        })
+        .collect();
     let passes = backend.per_pass();
     let mut recorded = Vec::new();
     for a in &s.instruments {
@@ -448,18 +529,122 @@ fn record_backend(
                 c.add_measured(&rows);
                 recorded.push("counts");
             }
-            _ => {}
+            Handle::PrintBefore(p) | Handle::PrintAfter(p) => {
+                steps.iter().for_each(|st| p.machine_step(st));
+                recorded.push(if matches!(a.handle, Handle::PrintBefore(_)) {
+                    "print-before"
+                } else {
+                    "print-after"
+                });
+            }
+            Handle::PrintChanged(p) => {
+                steps.iter().for_each(|st| p.machine_step(st));
+                recorded.push("print-changed");
+            }
+            Handle::Verify(v) => {
+                v.add_checked(steps.iter().filter(|st| st.changed).count() as u64);
+                recorded.push("verify");
+            }
+            Handle::Bisect(b) => {
+                b.add_back_end(
+                    backend
+                        .decisions
+                        .iter()
+                        .map(|d| (d.pass.as_str(), d.function.as_str(), d.ran)),
+                );
+                recorded.push("bisect");
+            }
+            Handle::Explore(_) => recorded.push("explore"),
+            Handle::IrSize(_) | Handle::Trace(_) => {}
         }
     }
-    let code = std::rc::Rc::new(code);
+    if probe.texts
+        && s.instruments
+            .iter()
+            .any(|a| matches!(a.handle, Handle::Explore(_)))
+    {
+        // After the run that made this code, or on its own.
+        let mut rec = match &s.recording {
+            Some(r) if r.module == name && r.end == Some(fp) => (**r).clone(),
+            _ => crate::instrument::Recording {
+                pipeline: cg.label(),
+                module: name.to_string(),
+                end: Some(fp),
+                ..Default::default()
+            },
+        };
+        rec.append_back_end(&format!("codegen ({})", cg.label()), &steps, &|f| {
+            m.print_function(f).ok()
+        });
+        s.recording = Some(Rc::new(rec));
+    }
+    // Print-changed's diffs go to the shared buffer as they are ready: all
+    // of them once its closing count is asked for.
+    let mut counts = String::new();
+    for a in &s.instruments {
+        if let Handle::PrintChanged(p) = &a.handle {
+            counts.push_str(&p.output());
+        }
+    }
+    let mut printed = s.printed.take();
+    printed.push_str(&counts);
+    let code = Rc::new(code);
     s.assembly
         .insert(name.to_string(), (fp, cg.clone(), syntax, code.clone()));
     let runs: u64 = passes.iter().map(|p| p.runs).sum();
-    let note = format!(
+    let mut note = format!(
         "the back end recorded for {}: {} passes, {runs} executions, {:.1} ms",
-        recorded.join(" and "),
+        recorded.join(", "),
         passes.len(),
         backend.total.as_secs_f64() * 1e3
     );
-    Ok(Some((code, note)))
+    if probe.verify {
+        note.push_str("; the machine verifier found no errors");
+    }
+    if !backend.decisions.is_empty() {
+        let ran = backend.decisions.iter().filter(|d| d.ran).count();
+        note.push_str(&format!(
+            "; bisect: {ran} of the back end's {} optional passes ran",
+            backend.decisions.len()
+        ));
+    }
+    Ok(Some(Recorded {
+        code,
+        note,
+        printed,
+    }))
+}
+
+/// The machine verifier's failure (the child ended with its report) as
+/// the verify instrument's error, naming the pass and the function.
+fn machine_verifier_error(e: Error, module: &str) -> Error {
+    const SAID: &str = "the machine verifier found errors after ";
+    let Error::Codegen { message, .. } = &e else {
+        return e;
+    };
+    let Some(at) = message.find(SAID) else {
+        return e;
+    };
+    let pass = message[at + SAID.len()..]
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let report: Vec<&str> = message[..at]
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("*** Bad machine code")
+                || t.starts_with("- function:")
+                || t.starts_with("- basic block:")
+                || t.starts_with("- instruction:")
+                || t.starts_with("- operand")
+        })
+        .collect();
+    Error::Verify {
+        pass: format!("{pass} (machine code of module {module})"),
+        message: report.join("\n"),
+        ir: Some(message[..at].trim_end().to_string()),
+    }
 }

@@ -109,11 +109,13 @@ pub(super) fn run_recording(
     result?;
     exited?;
     let after = module.instruction_count();
+    let end = module.fingerprint();
     let ms = start.elapsed().as_secs_f64() * 1e3;
     s.undo.push((name.clone(), snapshot));
     if let Some(e) = explorers.first() {
         let mut rec = e.take();
         rec.module = name.clone();
+        rec.end = Some(end);
         if pipeline_text.is_empty() {
             rec.pipeline = pass.info().name.clone();
         }

@@ -1,0 +1,224 @@
+"""Machine code (issue 20): `:asm` against llc-19, under instruments, and on
+one small function, as same-run ratios.
+
+    bash scripts/passlab.sh bench machine      # PASSLAB_BENCH_ROUNDS rounds (default 3)
+    python3 benches/machine_code.py            # the same, once target/release/passlab is built
+
+Absolute times do not hold on the machine the project is developed on (2
+shared cores); ratios of times measured in the same round do. Each round
+runs every process below once, one after the other; the table gives the
+medians of the rounds (times) and the median of the rounds' ratios (the
+ratio of the medians beside it). Every passlab process is the release
+binary running a script (`target/release/passlab run SCRIPT.plab`, its
+standard output to a file under target/bench), timed from its start to its
+end (wall), and by the processor time the kernel counts for it and the
+children it waited for (cpu: user + system, from wait4; `:asm` generates
+code in a forked child, which this includes).
+
+The input: sqlite3's amalgamation as `clang-19 -O0 -Xclang
+-disable-O0-optnone` bitcode (target/bench/sqlite3.bc, as
+benches/explore_page.py makes it), run through `opt-19
+-passes='default<O2>'` once (target/bench/sqlite3-O2.bc, made again when
+older than sqlite3.bc). Both code generators start from that file.
+
+1. All of sqlite3's machine code. passlab: `:load sqlite3-O2.bc` then
+   `:asm --out passlab.s` (the whole module: code generation in the forked
+   child, the MC layer assembling the text for each function's size, the
+   listing printed, the file written), less the same round's load-only
+   script (`:load sqlite3-O2.bc` alone: process start, reading and
+   verifying the bitcode), so that loading is not counted against `:asm`.
+   Reference: one `llc-19` process on the same file, loading included:
+
+       llc-19 -O2 -relocation-model=pic -code-model=small -asm-verbose=false \\
+           sqlite3-O2.bc -o llc.s
+
+   which mirrors the target machine passlab's code generator makes
+   (src/jit/codegen.rs: LLVMCreateTargetMachine with the module's triple,
+   code generation level Default = -O2, position-independent code, the
+   small code model, no processor or features given, so that each
+   function's own "target-cpu"/"target-features" attributes decide, as llc
+   without -mcpu does; the C API's target options print no verbose-asm
+   comments, hence -asm-verbose=false). Every round checks that the two
+   .s files are byte for byte the same and the table says so. llc also
+   verifies the module it read (passlab's `:load` does too, and that is
+   subtracted); no other llc option is set. Goal: ratio <= 1.10.
+2. The same `:asm --out` with `:instrument timing explore` active (after
+   the load), less the load-only script, against plain `:asm` (1.'s
+   passlab figure) in the same round: whatever recording the back end's
+   passes costs (timing probes every pass in the child; explore adds what
+   it records when it records machine passes). Goal: ratio <= 3.
+3. `:asm gemm` (examples/gemm.c's textbook triple loop; the file, two
+   functions, loaded with `:load` and run through `:run default<O2>`) in
+   a warm session, per call, in two ways. Each script starts with a warm-up: `:load gemm.c as
+   g0`, `:run default<O2>`, `:asm gemm`.
+   a. cached: the warm-up then N more `:asm gemm` (the code is kept per
+      module fingerprint, code generator settings and syntax, so only the
+      listing is rendered and printed): (that time - the warm-up alone)/N;
+   b. fresh: the warm-up then K modules `:load gemm.c as gI`, `:run
+      default<O2>`, `:asm gemm` (a new module name has no kept code: a full
+      code generation, fork included), against the same script without the
+      K `:asm gemm` lines: (difference)/K.
+   Goal: <= 50 ms each.
+
+The per-round figures go to standard error, the table to standard output.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "target", "bench")
+PASSLAB = os.path.join(ROOT, "target", "release", "passlab")
+GEMM = os.path.join(ROOT, "examples", "gemm.c")
+LLC = "llc-19"
+# What passlab's code generator is (src/jit/codegen.rs), in llc's words.
+LLC_ARGS = ["-O2", "-relocation-model=pic", "-code-model=small", "-asm-verbose=false"]
+CACHED_CALLS = 50  # 3a: N
+FRESH_MODULES = 20  # 3b: K
+
+
+def bitcode():
+    """sqlite3's amalgamation as -O0 bitcode that passes may still change
+    (as benches/explore_page.py makes it)."""
+    bc = os.path.join(BENCH, "sqlite3.bc")
+    if not os.path.exists(bc):
+        src = os.path.join(ROOT, "target", "inputs", "sqlite3", "sqlite3.c")
+        subprocess.run(["clang-19", "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
+                        "-c", src, "-o", bc], check=True)
+    return bc
+
+
+def o2_bitcode():
+    """That bitcode after opt-19's default<O2>, made once."""
+    bc = bitcode()
+    o2 = os.path.join(BENCH, "sqlite3-O2.bc")
+    if not os.path.exists(o2) or os.path.getmtime(o2) < os.path.getmtime(bc):
+        subprocess.run(["opt-19", "-passes=default<O2>", bc, "-o", o2], check=True)
+    return o2
+
+
+def timed(argv, log):
+    """Runs argv with its output to `log`: (wall seconds, cpu seconds of
+    the process and the children it waited for)."""
+    t = time.perf_counter()
+    with open(log, "w") as out:
+        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        sys.exit(f"{' '.join(argv)} failed (status {status}):\n{open(log).read()[-4000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def passlab(name, lines):
+    """`passlab run` of a script of `lines` (target/bench/machine-NAME.plab,
+    its output in machine-NAME.out): (wall, cpu)."""
+    script = os.path.join(BENCH, f"machine-{name}.plab")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return timed([PASSLAB, "run", script], os.path.join(BENCH, f"machine-{name}.out"))
+
+
+def same(a, b):
+    with open(a, "rb") as x, open(b, "rb") as y:
+        return x.read() == y.read()
+
+
+def one_round(o2):
+    """Every process once: a dict of (wall, cpu) per measurement, and
+    whether the .s files agree."""
+    s = lambda name: os.path.join(BENCH, f"machine-{name}.s")
+    load = f":load {o2}"
+    t = {}
+    t["llc"] = timed([LLC, *LLC_ARGS, o2, "-o", s("llc")], os.path.join(BENCH, "machine-llc.out"))
+    t["load"] = passlab("load", [load])
+    t["asm"] = passlab("asm", [load, f":asm --out {s('passlab')}"])
+    t["instrumented"] = passlab("instrumented", [load, ":instrument timing explore",
+                                                 f":asm --out {s('instrumented')}"])
+    warm = [f":load {GEMM} as g0", ":run default<O2>", ":asm gemm"]
+    t["warm"] = passlab("warm", warm)
+    t["cached"] = passlab("cached", warm + [":asm gemm"] * CACHED_CALLS)
+    modules = lambda asm: [line for i in range(1, FRESH_MODULES + 1)
+                           for line in [f":load {GEMM} as g{i}", ":run default<O2>"]
+                           + ([":asm gemm"] if asm else [])]
+    t["loads"] = passlab("loads", warm + modules(False))
+    t["fresh"] = passlab("fresh", warm + modules(True))
+    checks = (same(s("passlab"), s("llc")), same(s("instrumented"), s("passlab")))
+    return t, checks
+
+
+def figures(t):
+    """The round's figures: {name: (wall, cpu)}."""
+    minus = lambda a, b, n=1: tuple((x - y) / n for x, y in zip(t[a], t[b]))
+    return {
+        "llc": t["llc"],
+        "load": t["load"],
+        "asm": minus("asm", "load"),
+        "instrumented": minus("instrumented", "load"),
+        "cached": minus("cached", "warm", CACHED_CALLS),
+        "fresh": minus("fresh", "loads", FRESH_MODULES),
+    }
+
+
+def main():
+    if not os.path.exists(PASSLAB):
+        sys.exit(f"{PASSLAB} is missing: cargo build --release --locked -p passlab-repl")
+    os.makedirs(BENCH, exist_ok=True)
+    rounds = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
+    o2 = o2_bitcode()
+    per_round, checks = [], []
+    for r in range(rounds):
+        t, c = one_round(o2)
+        f = figures(t)
+        per_round.append(f)
+        checks.append(c)
+        print(f"  round {r + 1}: llc-19 {f['llc'][0]:.2f} s, load {f['load'][0]:.2f} s, "
+              f":asm {f['asm'][0]:.2f} s ({f['asm'][0] / f['llc'][0]:.2f}x), "
+              f"instrumented {f['instrumented'][0]:.2f} s "
+              f"({f['instrumented'][0] / f['asm'][0]:.2f}x), :asm gemm cached "
+              f"{f['cached'][0] * 1e3:.1f} ms, fresh {f['fresh'][0] * 1e3:.1f} ms"
+              f"{'' if c[0] else '; passlab.s differs from llc.s'}"
+              f"{'' if c[1] else '; instrumented.s differs from passlab.s'}",
+              file=sys.stderr)
+
+    def med(name, i=0):
+        return statistics.median(f[name][i] for f in per_round)
+
+    def ratio(a, b, i=0):
+        """median of the rounds' ratios, ratio of the medians"""
+        return (statistics.median(f[a][i] / f[b][i] for f in per_round), med(a, i) / med(b, i))
+
+    def cell(a, b):
+        (w, wm), (c, _) = ratio(a, b, 0), ratio(a, b, 1)
+        return f"{w:.2f}x ({wm:.2f}x)", f"{c:.2f}x"
+
+    rows = [("figure", "passlab", "reference", "ratio, wall", "ratio, cpu", "goal")]
+    w1, c1 = cell("asm", "llc")
+    rows.append(("1. :asm --out, all of sqlite3 at O2", f"{med('asm'):.2f} s",
+                 f"llc-19 {med('llc'):.2f} s", w1, c1, "<= 1.10x"))
+    w2, c2 = cell("instrumented", "asm")
+    rows.append(("2. :instrument timing explore, then 1.", f"{med('instrumented'):.2f} s",
+                 f":asm {med('asm'):.2f} s", w2, c2, "<= 3x"))
+    rows.append((f"3a. :asm gemm, kept (per call of {CACHED_CALLS})",
+                 f"{med('cached') * 1e3:.1f} ms", "", "", f"cpu {med('cached', 1) * 1e3:.1f} ms",
+                 "<= 50 ms"))
+    rows.append((f"3b. :asm gemm, new module (per call of {FRESH_MODULES})",
+                 f"{med('fresh') * 1e3:.1f} ms", "", "", f"cpu {med('fresh', 1) * 1e3:.1f} ms",
+                 "<= 50 ms"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print(f"machine code (issue 20): {rounds} rounds, medians; a ratio is the median of the "
+          f"rounds' ratios (the ratio of the medians in brackets)")
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    identical = sum(c[0] for c in checks)
+    probed = sum(c[1] for c in checks)
+    print(f"llc-19 {' '.join(LLC_ARGS)}; passlab's load of sqlite3-O2.bc (subtracted in 1. and 2.) "
+          f"{med('load'):.2f} s; passlab's .s byte-identical to llc's in {identical} of {rounds} "
+          f"rounds, the instrumented one to the plain one in {probed} of {rounds}")
+
+
+if __name__ == "__main__":
+    main()
