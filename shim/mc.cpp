@@ -200,6 +200,8 @@ struct Recorder {
   struct PassName {
     std::string Name, Arg;
     bool Module;
+    /// An analysis: it changes no code, so its probe does not look.
+    bool Analysis;
   };
   std::vector<PassName> Passes;
   std::chrono::steady_clock::time_point Start = std::chrono::steady_clock::now();
@@ -323,6 +325,10 @@ struct FunctionProbe : public FunctionPass {
   StringRef getPassName() const override { return "passlab probe"; }
   void getAnalysisUsage(AnalysisUsage &AU) const override { AU.setPreservesAll(); }
   bool runOnFunction(Function &F) override {
+    if (R->Passes[Pass].Analysis) {
+      R->note(Pass, &F, false);
+      return false;
+    }
     auto *MMI = getAnalysisIfAvailable<MachineModuleInfoWrapperPass>();
     const MachineFunction *MF = MMI ? MMI->getMMI().getMachineFunction(F) : nullptr;
     uint64_t H = MF ? hashMachineFunction(*MF) : StructuralHash(F, true);
@@ -385,13 +391,16 @@ public:
     PassKind Kind = P->getPassKind();
     std::string Name = P->getPassName().str();
     std::string Arg;
-    if (const PassInfo *PI = PassRegistry::getPassRegistry()->getPassInfo(P->getPassID()))
+    bool Analysis = false;
+    if (const PassInfo *PI = PassRegistry::getPassRegistry()->getPassInfo(P->getPassID())) {
       Arg = PI->getPassArgument().str();
+      Analysis = PI->isAnalysis();
+    }
     Inner.add(P);
     if (Immutable)
       return;
     unsigned I = R.Passes.size();
-    R.Passes.push_back({Name, Arg, Kind == PT_Module});
+    R.Passes.push_back({Name, Arg, Kind == PT_Module, Analysis});
     if (Kind == PT_Module)
       Inner.add(new ModuleProbe(&R, I));
     else

@@ -75,7 +75,7 @@ impl Backend {
         let mut rest = record;
         while !rest.is_empty() {
             let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-            let line = String::from_utf8_lossy(&rest[..end]).into_owned();
+            let line = String::from_utf8_lossy(&rest[..end]);
             rest = rest.get(end + 1..).unwrap_or(&[]);
             let f: Vec<&str> = line.split('\t').collect();
             match f.as_slice() {
@@ -86,7 +86,10 @@ impl Backend {
                 ["T", ns] => b.total = Duration::from_nanos(ns.parse().unwrap_or(0)),
                 ["M", len] => {
                     let len = len.parse::<usize>().unwrap_or(usize::MAX).min(rest.len());
-                    let text = String::from_utf8_lossy(&rest[..len]).into_owned();
+                    let text = match std::str::from_utf8(&rest[..len]) {
+                        Ok(t) => t.to_string(),
+                        Err(_) => String::from_utf8_lossy(&rest[..len]).into_owned(),
+                    };
                     rest = &rest[len..];
                     if let Some(run) = b.runs.last_mut() {
                         run.text = Some(text);

@@ -458,7 +458,18 @@ pub(crate) fn in_child(
     let status = loop {
         c.poll(5);
         child::drain(c.said, &mut said, &mut buf);
-        if child::drain(c.result, &mut bytes, &mut buf) && complete(&bytes) {
+        let done = child::drain(c.result, &mut bytes, &mut buf);
+        // The length comes first: room for all of it at once, rather than
+        // copying a large answer (a whole program's machine code) as the
+        // buffer doubles.
+        if let Some(len) = bytes.get(..8).and_then(|b| b.try_into().ok()) {
+            let want = usize::try_from(u64::from_le_bytes(len))
+                .unwrap_or(0)
+                .saturating_add(8);
+            // A length beyond what can be had is left to grow as it comes.
+            let _ = bytes.try_reserve(want.saturating_sub(bytes.len()));
+        }
+        if done && complete(&bytes) {
             c.close();
             let pid = c.pid;
             std::thread::spawn(move || {
