@@ -648,3 +648,49 @@ fn machine_verifier_error(e: Error, module: &str) -> Error {
         ir: Some(message[..at].trim_end().to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_machine_verifiers_report_becomes_a_verify_error() {
+        // What the child said: LLVM's report, then the fatal error the
+        // probe raises (shim/mc.cpp).
+        let said = "# After machinelicm (passlab's verifier)\n# Machine code for function f: NoPHIs\n\
+                    bb.0:\n  RET 0\n\n*** Bad machine code: Using an undefined physical register ***\n\
+                    - function:    f\n- basic block: %bb.0  (0x1)\n- instruction: RET 0, $eax\n\
+                    - operand 1:   $eax\n\
+                    the machine verifier found errors after Machine Loop Invariant Code Motion (machinelicm) on function f";
+        let e = machine_verifier_error(
+            Error::Codegen {
+                module: "m".into(),
+                message: said.into(),
+            },
+            "m",
+        );
+        let Error::Verify { pass, message, ir } = e else {
+            panic!("not a verify error: {e:?}")
+        };
+        assert_eq!(
+            pass,
+            "Machine Loop Invariant Code Motion (machinelicm) on function f (machine code of module m)"
+        );
+        assert!(
+            message.starts_with("*** Bad machine code: Using an undefined"),
+            "{message}"
+        );
+        assert!(message.contains("- instruction: RET 0, $eax"), "{message}");
+        assert!(!message.contains("# Machine code"), "{message}");
+        assert!(ir.unwrap().contains("bb.0:"));
+        // Any other failure is left as it was.
+        let other = machine_verifier_error(
+            Error::Codegen {
+                module: "m".into(),
+                message: "LLVM ERROR: out of memory".into(),
+            },
+            "m",
+        );
+        assert!(matches!(other, Error::Codegen { .. }));
+    }
+}
