@@ -475,19 +475,21 @@ fn record_backend(
             texts.push((None, None));
             continue;
         }
-        // The probes send a function's text when they first see it and
-        // after each change.
-        let before = match (current.get(&r.function), &r.text) {
-            (Some(t), _) => t.clone(),
-            (None, Some(t)) if !r.changed => Rc::from(t.as_str()),
-            (None, _) => Rc::from(m.print_function(&r.function).unwrap_or_default()),
+        // The probes send a function's text when they first look at it (a
+        // text on a run that changed nothing) and after each change.
+        let before = match (&r.text, current.get(&r.function)) {
+            (Some(t), _) if !r.changed => Some(Rc::from(t.as_str())),
+            (_, Some(t)) => Some(t.clone()),
+            (_, None) => None,
         };
         let after = match &r.text {
-            Some(t) if r.changed => Rc::from(t.as_str()),
+            Some(t) if r.changed => Some(Rc::from(t.as_str())),
             _ => before.clone(),
         };
-        current.insert(r.function.clone(), after.clone());
-        texts.push((Some(before), Some(after)));
+        if let Some(a) = &after {
+            current.insert(r.function.clone(), a.clone());
+        }
+        texts.push((before, after));
     }
     let steps: Vec<MachineStep> = backend
         .runs
