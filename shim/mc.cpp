@@ -117,7 +117,10 @@ bool plab_assemble(const char *triple, const char *cpu, const char *features, co
     return false;
   }
   SourceMgr SrcMgr;
-  SrcMgr.AddNewSourceBuffer(MemoryBuffer::getMemBuffer(StringRef(text, len), "assembly", false),
+  // A copy: LLVM's assembly lexer reads up to a NUL after the text (it
+  // calls strlen on what is left), and the caller's bytes have none. Lexing
+  // past their end read whatever memory followed, and could loop forever.
+  SrcMgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(StringRef(text, len), "assembly"),
                             SMLoc());
   std::string Diags;
   raw_string_ostream DiagOS(Diags);
