@@ -169,18 +169,19 @@ impl Recording {
             reach: Reach::Module,
             changed: steps.iter().any(|s| s.changed),
         });
-        let mut names: HashMap<Rc<str>, ()> = HashMap::default();
+        // Pass names repeat: one string per name.
+        let mut names: std::collections::HashSet<Rc<str>> = Default::default();
         // Each function's text as the passes left it, and the versions
         // whose edit scripts are still to be computed.
         let mut current: HashMap<usize, &str> = HashMap::default();
         type Job<'t> = (usize, usize, std::borrow::Cow<'t, str>, &'t str);
         let mut jobs: Vec<Job> = Vec::new();
         for step in steps {
-            let name = match names.get_key_value(step.pass) {
-                Some((k, _)) => k.clone(),
+            let name = match names.get(step.pass) {
+                Some(k) => k.clone(),
                 None => {
                     let k: Rc<str> = Rc::from(step.pass);
-                    names.insert(k.clone(), ());
+                    names.insert(k.clone());
                     k
                 }
             };

@@ -303,6 +303,28 @@ impl ChangedState {
         }
     }
 
+    /// Queues the diff of one function's `before` and `after` texts, to be
+    /// computed on another thread and written under `heading` in order.
+    fn queue(
+        &mut self,
+        heading: String,
+        change: Option<Change>,
+        name: String,
+        before: String,
+        after: String,
+    ) {
+        self.waiting.push_back((heading, change));
+        self.diffs.submit(move || {
+            crate::diff::unified(
+                &before,
+                &after,
+                &format!("{name} (before)"),
+                &format!("{name} (after)"),
+                3,
+            )
+        });
+    }
+
     fn emit(&mut self, diff: String) {
         let Some((heading, change)) = self.waiting.pop_front() else {
             return;
@@ -415,17 +437,7 @@ impl PrintChanged {
             function: name.clone(),
             diff: String::new(),
         });
-        s.waiting.push_back((heading, change));
-        let (before, after) = (before.to_string(), after.to_string());
-        s.diffs.submit(move || {
-            crate::diff::unified(
-                &before,
-                &after,
-                &format!("{name} (before)"),
-                &format!("{name} (after)"),
-                3,
-            )
-        });
+        s.queue(heading, change, name, before.to_string(), after.to_string());
         s.flush(false);
     }
 
@@ -484,17 +496,7 @@ impl Instrument for PrintChanged {
                     function: f.name.clone(),
                     diff: String::new(),
                 });
-                s.waiting.push_back((heading, change));
-                let name = f.name;
-                s.diffs.submit(move || {
-                    crate::diff::unified(
-                        &before,
-                        &after,
-                        &format!("{name} (before)"),
-                        &format!("{name} (after)"),
-                        3,
-                    )
-                });
+                s.queue(heading, change, f.name, before, after);
             }
         }
         // What is ready goes out now; all of it when the run ends.

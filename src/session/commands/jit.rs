@@ -380,14 +380,20 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         ),
         other => other,
     })?;
-    // The culprit: a pass of the pipeline, or of the back end.
+    // The culprit: a pass of the pipeline, or of the back end (then also
+    // the module after the whole pipeline and the back end's decisions up
+    // to the culprit, for its change to the assembly).
+    let mut machine = None;
     let (pass_name, unit, target) = match &found.entry {
         Some(e) => (e.pass.clone(), e.unit.to_string(), e.target.clone()),
         None => {
             let k = found.index - found.pipeline;
             let full = with_limit(found.pipeline)?;
-            let jit = Jit::with_codegen(&full, &gated(Some(k)))?;
-            let d = jit.bisect_decisions().get(k - 1).cloned().ok_or_else(|| {
+            // Every pass that asked (those past the limit too); the first k.
+            let mut asked = Jit::with_codegen(&full, &gated(Some(k)))?
+                .bisect_decisions()
+                .to_vec();
+            let d = asked.get(k - 1).cloned().ok_or_else(|| {
                 err("bisect", format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
             })?;
             let unit = if d.function.is_empty() {
@@ -395,6 +401,8 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             } else {
                 "machine function"
             };
+            asked.truncate(k);
+            machine = Some((full, asked));
             (d.pass, unit.to_string(), d.function)
         }
     };
@@ -449,37 +457,28 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 ));
             }
         }
-    } else if !target.is_empty() {
+    } else if let (Some((full, asked)), false) = (&machine, target.is_empty()) {
         // What that machine pass did to the function's assembly.
-        let full = with_limit(found.pipeline)?;
-        o.push_text(machine_pass_diff(
-            &full,
-            &gated,
-            found.index - found.pipeline,
-            &target,
-            &pass_name,
-        )?);
+        o.push_text(machine_pass_diff(full, &gated, asked, &target, &pass_name)?);
     }
     Ok(o)
 }
 
-/// The assembly of `function` before and after the back end's optional
-/// pass `k` (as the JIT numbers them), as a unified diff. `:asm`'s code has
-/// no JIT entry point or stubs, so the pass is found there by its name and
-/// function and how many times it asked before.
+/// The assembly of `function` before and after the last of the back end's
+/// optional passes in `asked` (the JIT's decisions up to the culprit), as a
+/// unified diff. `:asm`'s code has no JIT entry point or stubs, so the pass
+/// is found there by its name and function and how many times it asked
+/// before.
 fn machine_pass_diff(
     module: &crate::Module,
     gated: &dyn Fn(Option<usize>) -> crate::jit::Codegen,
-    k: usize,
+    asked: &[crate::jit::GateDecision],
     function: &str,
     pass: &str,
 ) -> Result<String> {
     use crate::jit::asm::{self, Filter, Syntax};
-    use crate::jit::Jit;
-    let jit = Jit::with_codegen(module, &gated(Some(k)))?;
-    let asked = jit.bisect_decisions();
     let same = |d: &&crate::jit::GateDecision| d.pass == pass && d.function == function;
-    let nth = asked.iter().take(k).filter(same).count();
+    let nth = asked.iter().filter(same).count();
     let (_, full) = asm::assembly_probed(module, &gated(None), Syntax::Att, Default::default())?;
     let Some(i) = full
         .decisions
