@@ -46,7 +46,7 @@ long ld(long double x) { return (long) x; }
 #include <stdio.h>
 long loud(long n) { for (long i = 0; i < n; i++) printf("line %09ld of 200 MB of output\\n", i); return n; }
 .
-:with config.jit.max_output=4096
+:with config.jit.max_output=4096 config.jit.timeout_ms=120000
 :call loud 6250000
 :end""", "ok", "bytes of standard output left out"),
     (""":module quit --lang c
