@@ -5,17 +5,16 @@
 //! `similar`'s Myers implementation, which then compares integers, not
 //! strings. Hunks are grouped by `similar` and rendered in `diff -u` form.
 //!
-//! Long middles are diffed with patience diff, and every diff has a
-//! deadline. [`edits`] and [`apply`] are the same differences as edit
+//! Long middles are diffed with the histogram algorithm; no diff depends
+//! on the clock. [`edits`] and [`apply`] are the same differences as edit
 //! scripts (the explorer stores a function's versions that way).
 //! `Background` is the thread print-changed and explore hand their diffs
 //! to, results taken in order; printing, which reads the IR, stays on the
 //! pipeline's thread.
 
-use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp};
+use similar::{group_diff_ops, DiffOp};
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::time::{Duration, Instant};
 
 /// The common head and tail of two texts, in bytes, as whole lines: the
 /// head cut back to the start of the line where they differ, the tail not
@@ -63,7 +62,7 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
         new_index: 0,
         len: head.len(),
     }];
-    for op in line_ops(&ia, &ib) {
+    for op in line_ops(&ia, &ib, &middle_a, &middle_b) {
         ops.push(shift(op, head.len()));
     }
     ops.push(DiffOp::Equal {
@@ -132,22 +131,77 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
     out
 }
 
-/// The differences of two sequences of numbered lines. Myers' algorithm
-/// finds a shortest edit script in O((N+M)·D) time: fast when a pass changed
-/// a few places, quadratic when it rewrote a long function throughout (an
-/// instcombine that renumbers every value after a deleted one). Long middles
-/// are diffed with patience diff instead (unique lines as anchors, Myers
-/// between them), which stays near linear there; past a deadline either
-/// settles for a correct but less minimal script.
-fn line_ops(a: &[u32], b: &[u32]) -> Vec<DiffOp> {
-    const PATIENCE_FROM: usize = 1000;
-    let algorithm = if a.len().min(b.len()) >= PATIENCE_FROM {
-        Algorithm::Patience
+/// The differences of two sequences of numbered lines, as `similar`'s ops
+/// (equal runs between the changes). Computed with `imara-diff`: Myers'
+/// algorithm with git's heuristics, which give up on minimality in a
+/// middle snake that would cost too much (a pass that rewrote a long
+/// function throughout), so the time stays near linear; long middles with
+/// the histogram algorithm (unique-ish lines as anchors), which reads better
+/// there. Both are deterministic: the same texts give the same diff on a
+/// loaded machine and an idle one.
+fn line_ops(a: &[u32], b: &[u32], la: &[&str], lb: &[&str]) -> Vec<DiffOp> {
+    const HISTOGRAM_FROM: usize = 1000;
+    let algorithm = if a.len().min(b.len()) >= HISTOGRAM_FROM {
+        imara_diff::Algorithm::Histogram
     } else {
-        Algorithm::Myers
+        imara_diff::Algorithm::Myers
     };
-    let deadline = Instant::now() + Duration::from_millis(20);
-    capture_diff_slices_deadline(algorithm, a, b, Some(deadline))
+    let tokens = a.iter().chain(b).max().map_or(0, |m| m.saturating_add(1));
+    let ta: Vec<imara_diff::Token> = a.iter().map(|&t| imara_diff::Token(t)).collect();
+    let tb: Vec<imara_diff::Token> = b.iter().map(|&t| imara_diff::Token(t)).collect();
+    let mut diff = imara_diff::Diff::default();
+    diff.compute_with(algorithm, &ta, &tb, tokens);
+    // A change that could sit at several places (a block moved past blank
+    // lines) is placed where git would, by the lines' indentation.
+    let mut indent = vec![imara_diff::IndentLevel::for_ascii_line([], 8); tokens as usize];
+    for (t, l) in a.iter().zip(la).chain(b.iter().zip(lb)) {
+        indent[*t as usize] = imara_diff::IndentLevel::for_ascii_line(l.bytes(), 8);
+    }
+    diff.postprocess_with(
+        &ta,
+        &tb,
+        imara_diff::IndentHeuristic::new(|t: imara_diff::Token| indent[t.0 as usize]),
+    );
+    let mut ops = Vec::new();
+    let (mut at_a, mut at_b) = (0usize, 0usize);
+    for h in diff.hunks() {
+        let (bs, be) = (h.before.start as usize, h.before.end as usize);
+        let (as_, ae) = (h.after.start as usize, h.after.end as usize);
+        if bs > at_a {
+            ops.push(DiffOp::Equal {
+                old_index: at_a,
+                new_index: at_b,
+                len: bs - at_a,
+            });
+        }
+        ops.push(match (be > bs, ae > as_) {
+            (true, true) => DiffOp::Replace {
+                old_index: bs,
+                old_len: be - bs,
+                new_index: as_,
+                new_len: ae - as_,
+            },
+            (true, false) => DiffOp::Delete {
+                old_index: bs,
+                old_len: be - bs,
+                new_index: as_,
+            },
+            _ => DiffOp::Insert {
+                old_index: bs,
+                new_index: as_,
+                new_len: ae - as_,
+            },
+        });
+        (at_a, at_b) = (be, ae);
+    }
+    if a.len() > at_a {
+        ops.push(DiffOp::Equal {
+            old_index: at_a,
+            new_index: at_b,
+            len: a.len() - at_a,
+        });
+    }
+    ops
 }
 
 /// One step of an edit script from one text to another, by lines: keep
@@ -182,7 +236,7 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
     let ib = intern(&middle_b, &mut ids);
     let mut out: Vec<Edit> = Vec::new();
     let mut keep = old[..pre].matches('\n').count() as u32;
-    for op in line_ops(&ia, &ib) {
+    for op in line_ops(&ia, &ib, &middle_a, &middle_b) {
         let (delete, insert) = match op {
             DiffOp::Equal { len, .. } => {
                 keep += len as u32;
