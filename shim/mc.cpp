@@ -209,6 +209,16 @@ struct Recorder {
   std::vector<PassName> Passes;
   std::chrono::steady_clock::time_point Start = std::chrono::steady_clock::now();
   std::string Events;
+  /// Where the events go, a megabyte at a time as they come (a whole
+  /// program's texts are hundreds of megabytes: not held here at once).
+  plab_sink Flush = nullptr;
+  void *FlushUser = nullptr;
+  void flush(size_t AtLeast) {
+    if (!Events.empty() && Events.size() >= AtLeast) {
+      Flush(FlushUser, Events.data(), Events.size());
+      Events.clear();
+    }
+  }
   /// Keep the unit's text after each change; verify what changed.
   bool Texts = false, Verify = false;
   /// The last hash seen per function, and whether it was of machine code.
@@ -292,6 +302,7 @@ struct Recorder {
   void text(const std::string &T) {
     Events += "M\t" + std::to_string(T.size()) + "\n";
     Events += T;
+    flush(1 << 20);
   }
 
   void note(unsigned Pass, const Function *F, bool Changed) {
@@ -304,17 +315,39 @@ struct Recorder {
     Events += '\t';
     Events += std::to_string(Ns);
     Events += Changed ? "\t1\n" : "\t0\n";
+    flush(1 << 20);
   }
 };
 
+/// One step of the probes' hash (FxHash's mix: cheap, and a change that
+/// goes unseen would need two different functions to collide in 64 bits).
+inline uint64_t mix(uint64_t H, uint64_t X) {
+  return ((H << 5 | H >> 59) ^ X) * 0x517cc1b727220a95ULL;
+}
+
+/// A hash of what a machine function's text shows of its code: blocks,
+/// instructions, operands (as LLVM's hash_value(MachineOperand) sees them,
+/// the two commonest kinds, registers and immediates, mixed inline rather
+/// than through hash_combine).
 uint64_t hashMachineFunction(const MachineFunction &MF) {
-  hash_code H = hash_value(MF.size());
+  uint64_t H = mix(0, MF.size());
   for (const MachineBasicBlock &MBB : MF) {
-    H = hash_combine(H, MBB.getNumber(), MBB.size());
+    H = mix(mix(H, MBB.getNumber()), MBB.size());
     for (const MachineInstr &MI : MBB) {
-      H = hash_combine(H, MI.getOpcode(), MI.getFlags());
-      for (const MachineOperand &MO : MI.operands())
-        H = hash_combine(H, hash_value(MO));
+      H = mix(mix(H, MI.getOpcode()), MI.getFlags());
+      for (const MachineOperand &MO : MI.operands()) {
+        switch (MO.getType()) {
+        case MachineOperand::MO_Register:
+          H = mix(mix(mix(H, MO.getType()), MO.getReg().id()),
+                  uint64_t(MO.getSubReg()) << 1 | MO.isDef());
+          break;
+        case MachineOperand::MO_Immediate:
+          H = mix(mix(mix(H, MO.getType()), MO.getTargetFlags()), uint64_t(MO.getImm()));
+          break;
+        default:
+          H = mix(H, hash_value(MO));
+        }
+      }
     }
   }
   return H;
@@ -416,11 +449,12 @@ public:
 extern "C" {
 
 /// Emits `m` with the target machine `tm` (assembly when `assembly`, else
-/// an object) to `sink`, every back-end pass probed: to `events` go the
-/// passes (`P\tname\targument\tmodule|function`, in the order added) and
-/// then one line per probe run (`pass\tfunction\tnanoseconds\tchanged`),
+/// an object) to `sink`, every back-end pass probed: to `events` go, in
+/// pieces as they come, the passes (`P\tname\targument\tmodule|function`,
+/// in the order added), one line per probe run (`pass\tfunction\tnanoseconds\tchanged`),
 /// with flag 1 each change followed by the unit's text (`M\tlength\n` and
-/// the bytes); with flag 2 the verifier runs after each change.
+/// the bytes), and the total (`T\tnanoseconds`); with flag 2 the
+/// verifier runs after each change.
 /// Returns false with LLVM's message to `err` when the target cannot emit
 /// that kind of file.
 bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, unsigned flags,
@@ -443,18 +477,19 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
     err(err_user, Msg, sizeof Msg - 1);
     return false;
   }
+  R.Flush = events;
+  R.FlushUser = events_user;
+  for (const auto &P : R.Passes) {
+    R.Events += "P\t" + P.Name + "\t" + P.Arg + (P.Module ? "\tmodule\n" : "\tfunction\n");
+  }
+  R.flush(0);
   R.Start = std::chrono::steady_clock::now();
   PM.Inner.run(*M);
-  std::string Head;
-  for (const auto &P : R.Passes) {
-    Head += "P\t" + P.Name + "\t" + P.Arg + (P.Module ? "\tmodule\n" : "\tfunction\n");
-  }
   auto Total = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now() - R.Start)
                    .count();
-  Head += "T\t" + std::to_string(Total) + "\n";
-  events(events_user, Head.data(), Head.size());
-  events(events_user, R.Events.data(), R.Events.size());
+  R.Events += "T\t" + std::to_string(Total) + "\n";
+  R.flush(0);
   sink(user, Out.data(), Out.size());
   return true;
 }

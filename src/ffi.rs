@@ -251,6 +251,23 @@ unsafe extern "C" fn sink<const SECOND: bool>(user: *mut c_void, data: *const c_
 pub const SINK_FIRST: Sink = sink::<false>;
 pub const SINK_SECOND: Sink = sink::<true>;
 
+/// A sink that hands each piece to a closure, with a
+/// `&mut &mut dyn FnMut(&[u8])` as the user pointer (see [`fn_user`]).
+pub const SINK_FN: Sink = sink_fn;
+
+/// The user pointer [`SINK_FN`] takes for `f`.
+pub fn fn_user(f: &mut &mut dyn FnMut(&[u8])) -> *mut c_void {
+    f as *mut &mut dyn FnMut(&[u8]) as *mut c_void
+}
+
+/// Calls the closure `user` points to (see [`SINK_FN`]) with the bytes.
+unsafe extern "C" fn sink_fn(user: *mut c_void, data: *const c_char, len: usize) {
+    let f = &mut *(user as *mut &mut dyn FnMut(&[u8]));
+    if len > 0 {
+        f(std::slice::from_raw_parts(data as *const u8, len));
+    }
+}
+
 /// A (pointer, length) pair from the shim as `&str` (lossy on bad UTF-8).
 pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<'a, str> {
     if len == 0 {

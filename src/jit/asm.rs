@@ -195,8 +195,9 @@ pub fn assembly_probed(
 }
 
 /// Generates the assembly in a forked child, with the back end probed when
-/// `probe` is given. The child answers three length-prefixed parts: the
-/// text, each function's size, the probes' record (empty unprobed).
+/// `probe` is given. The child streams the probes' record as code
+/// generation goes, and answers two length-prefixed parts: the text and
+/// each function's size.
 fn generate(
     module: &Module,
     cg: &Codegen,
@@ -206,7 +207,7 @@ fn generate(
     let name = module.name();
     let raw = module.raw();
     let triple = module.triple();
-    let work = move || -> std::result::Result<Vec<u8>, String> {
+    let work = move |record: &mut dyn FnMut(&[u8])| -> std::result::Result<Vec<u8>, String> {
         // SAFETY: in the child, on this process's own copy of the module;
         // installing a handler (a plain function) is always sound; the
         // syntax option is this child's to set (the session never sets it).
@@ -217,11 +218,11 @@ fn generate(
             }
         }
         prepare(raw, &triple, cg)?;
-        let (text, events) = match probe {
-            Some(probe) => emit_probed(raw, &triple, cg, true, probe)?,
+        let text = match probe {
+            Some(probe) => emit_probed(raw, &triple, cg, true, probe, record)?,
             None => {
                 let kind = llvm_sys::target_machine::LLVMCodeGenFileType::LLVMAssemblyFile;
-                (emit_file(raw, &triple, cg, kind)?, Vec::new())
+                emit_file(raw, &triple, cg, kind)?
             }
         };
         let sizes = match assemble(&text, &triple, cg) {
@@ -230,20 +231,22 @@ fn generate(
             Err(_) => String::new(),
         };
         let mut out = Vec::new();
-        for part in [&text[..], sizes.as_bytes(), &events[..]] {
+        for part in [&text[..], sizes.as_bytes()] {
             out.extend_from_slice(&(part.len() as u64).to_le_bytes());
             out.extend_from_slice(part);
         }
         Ok(out)
     };
-    let bytes = isolate::in_child(work).map_err(|e| child_error(&name, e))?;
+    let mut record = super::backend::Reader::default();
+    let bytes = isolate::in_child_streamed(work, &mut |piece| record.feed(piece))
+        .map_err(|e| child_error(&name, e))?;
     let broken = || Error::Codegen {
         module: name.clone(),
         message: "the compiling child sent a malformed answer".into(),
     };
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut rest = &bytes[..];
-    for _ in 0..3 {
+    for _ in 0..2 {
         let len = rest
             .get(..8)
             .and_then(|b| b.try_into().ok())
@@ -257,14 +260,14 @@ fn generate(
         parts.push(&rest[8..end]);
         rest = &rest[end..];
     }
-    let [text, sizes, events]: [&[u8]; 3] = parts.try_into().map_err(|_| broken())?;
+    let [text, sizes]: [&[u8]; 2] = parts.try_into().map_err(|_| broken())?;
     let sizes: BTreeMap<String, u64> = String::from_utf8_lossy(sizes)
         .lines()
         .filter_map(|l| l.split_once('\t'))
         .filter_map(|(n, s)| Some((n.to_string(), s.parse().ok()?)))
         .collect();
     let text = String::from_utf8_lossy(text).into_owned();
-    Ok((parse(text, syntax, &sizes), Backend::parse(events)))
+    Ok((parse(text, syntax, &sizes), record.finish()))
 }
 
 /// Assembles `text` into an object file (in the child).

@@ -26,6 +26,73 @@ pub struct Backend {
     pub decisions: Vec<GateDecision>,
 }
 
+/// Reads the probes' record as it arrives, in pieces cut anywhere (the
+/// child streams it while it compiles: the session reads a whole program's
+/// record, hundreds of megabytes, as it is made, never holding it whole).
+#[derive(Default)]
+pub(crate) struct Reader {
+    backend: Backend,
+    /// What is left of the pieces fed: an incomplete line or text.
+    pending: Vec<u8>,
+    /// The time of the last execution noted (the record's are cumulative).
+    last: u64,
+}
+
+impl Reader {
+    /// Reads what `piece` completes.
+    pub(crate) fn feed(&mut self, piece: &[u8]) {
+        self.pending.extend_from_slice(piece);
+        let mut at = 0;
+        while let Some(end) = self.pending[at..].iter().position(|&c| c == b'\n') {
+            let line = &self.pending[at..at + end];
+            if let Some(len) = line.strip_prefix(b"M\t") {
+                // A text: its length, then its bytes, all there or wait.
+                let len = std::str::from_utf8(len)
+                    .ok()
+                    .and_then(|l| l.parse::<usize>().ok())
+                    .unwrap_or(usize::MAX);
+                let start = at + end + 1;
+                let Some(stop) = start.checked_add(len).filter(|&s| s <= self.pending.len()) else {
+                    if len == usize::MAX {
+                        // A malformed length: the line is skipped.
+                        at = start;
+                        continue;
+                    }
+                    break;
+                };
+                let text = String::from_utf8_lossy(&self.pending[start..stop]).into_owned();
+                if let Some(run) = self.backend.runs.last_mut() {
+                    run.text = Some(text);
+                }
+                at = stop;
+                continue;
+            }
+            let line = String::from_utf8_lossy(line).into_owned();
+            self.backend.line(&line, &mut self.last);
+            at += end + 1;
+        }
+        self.pending.drain(..at);
+    }
+
+    /// The record read; a last line without its newline is read too, and a
+    /// text cut short is kept as far as it goes.
+    pub(crate) fn finish(mut self) -> Backend {
+        if self.pending.starts_with(b"M\t") {
+            let text = match self.pending.iter().position(|&c| c == b'\n') {
+                Some(end) => String::from_utf8_lossy(&self.pending[end + 1..]).into_owned(),
+                None => String::new(),
+            };
+            if let Some(run) = self.backend.runs.last_mut() {
+                run.text = Some(text);
+            }
+        } else if !self.pending.is_empty() {
+            let line = String::from_utf8_lossy(&self.pending).into_owned();
+            self.backend.line(&line, &mut self.last);
+        }
+        self.backend
+    }
+}
+
 /// One execution of a back-end pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackendRun {
@@ -69,53 +136,41 @@ impl Backend {
     /// Reads the probes' record (see `plab_emit_probed` in shim/mc.cpp):
     /// lines, each changed unit's text as `M\tlength\n` and the bytes, the
     /// gate's decisions last.
+    #[cfg(test)]
     pub(super) fn parse(record: &[u8]) -> Backend {
-        let mut b = Backend::default();
-        let mut last = 0u64;
-        let mut rest = record;
-        while !rest.is_empty() {
-            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-            let line = String::from_utf8_lossy(&rest[..end]);
-            rest = rest.get(end + 1..).unwrap_or(&[]);
-            let f: Vec<&str> = line.split('\t').collect();
-            match f.as_slice() {
-                ["P", name, arg, unit] => {
-                    b.passes
-                        .push((name.to_string(), arg.to_string(), *unit == "module"))
-                }
-                ["T", ns] => b.total = Duration::from_nanos(ns.parse().unwrap_or(0)),
-                ["M", len] => {
-                    let len = len.parse::<usize>().unwrap_or(usize::MAX).min(rest.len());
-                    let text = match std::str::from_utf8(&rest[..len]) {
-                        Ok(t) => t.to_string(),
-                        Err(_) => String::from_utf8_lossy(&rest[..len]).into_owned(),
-                    };
-                    rest = &rest[len..];
-                    if let Some(run) = b.runs.last_mut() {
-                        run.text = Some(text);
-                    }
-                }
-                ["B", ..] => b.decisions.extend(GateDecision::parse(&line)),
-                [pass, function, ns, changed] => {
-                    let (Ok(pass), Ok(ns)) = (pass.parse::<usize>(), ns.parse::<u64>()) else {
-                        continue;
-                    };
-                    if pass >= b.passes.len() {
-                        continue;
-                    }
-                    b.runs.push(BackendRun {
-                        pass,
-                        function: function.to_string(),
-                        time: Duration::from_nanos(ns.saturating_sub(last)),
-                        changed: *changed == "1",
-                        text: None,
-                    });
-                    last = ns;
-                }
-                _ => {}
+        let mut r = Reader::default();
+        r.feed(record);
+        r.finish()
+    }
+
+    /// One line of the record (not a text's bytes), into `self`.
+    fn line(&mut self, line: &str, last: &mut u64) {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.as_slice() {
+            ["P", name, arg, unit] => {
+                self.passes
+                    .push((name.to_string(), arg.to_string(), *unit == "module"))
             }
+            ["T", ns] => self.total = Duration::from_nanos(ns.parse().unwrap_or(0)),
+            ["B", ..] => self.decisions.extend(GateDecision::parse(line)),
+            [pass, function, ns, changed] => {
+                let (Ok(pass), Ok(ns)) = (pass.parse::<usize>(), ns.parse::<u64>()) else {
+                    return;
+                };
+                if pass >= self.passes.len() {
+                    return;
+                }
+                self.runs.push(BackendRun {
+                    pass,
+                    function: function.to_string(),
+                    time: Duration::from_nanos(ns.saturating_sub(*last)),
+                    changed: *changed == "1",
+                    text: None,
+                });
+                *last = ns;
+            }
+            _ => {}
         }
-        b
     }
 
     /// The name instruments show for pass `i` (see [`BackendPass::label`]).
@@ -180,6 +235,12 @@ mod tests {
         assert_eq!(b.decisions.len(), 2);
         assert_eq!(b.decisions[1].function, "g");
         assert!(!b.decisions[1].ran);
+        // Read in pieces cut anywhere (as the child streams it), the same.
+        for size in 1..r.len() {
+            let mut reader = Reader::default();
+            r.chunks(size).for_each(|piece| reader.feed(piece));
+            assert_eq!(reader.finish(), b, "pieces of {size} bytes");
+        }
         // A text cut short is kept as far as it goes.
         let b = Backend::parse(b"P\ta\t\tfunction\n0\tf\t1\t1\nM\t99\nabc");
         assert_eq!(b.runs[0].text.as_deref(), Some("abc"));

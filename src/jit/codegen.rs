@@ -378,22 +378,23 @@ pub struct Probe {
 }
 
 /// As [`emit_file`], every pass of the back end observed (the shim's
-/// probes): the file, and the probes' record (see `plab_emit_probed` in
-/// shim/mc.cpp) followed by the opt-bisect gate's decisions.
+/// probes): the file; the probes' record (see `plab_emit_probed` in
+/// shim/mc.cpp) followed by the opt-bisect gate's decisions goes to
+/// `record` in pieces, as code generation goes.
 pub(super) fn emit_probed(
     m: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
     cg: &Codegen,
     assembly: bool,
     probe: Probe,
-) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+    mut record: &mut dyn FnMut(&[u8]),
+) -> std::result::Result<Vec<u8>, String> {
     install_gate(m, cg);
     let flags = probe.texts as u32 | (probe.verify as u32) << 1;
     let mut out = crate::ffi::Sinks::default();
-    let mut events = crate::ffi::Sinks::default();
     // SAFETY: the module is alive and this child's own; the target machine
-    // is created here and disposed of once; each sink writes into its
-    // `Sinks`, alive for the call.
+    // is created here and disposed of once; the sinks write into `out`, or
+    // call `record`, both alive for the call.
     unsafe {
         let tm = target_machine(triple, cg)?;
         let ok = crate::ffi::plab_emit_probed(
@@ -403,8 +404,8 @@ pub(super) fn emit_probed(
             flags,
             crate::ffi::SINK_FIRST,
             out.user(),
-            crate::ffi::SINK_FIRST,
-            events.user(),
+            crate::ffi::SINK_FN,
+            crate::ffi::fn_user(&mut record),
             crate::ffi::SINK_SECOND,
             out.user(),
         );
@@ -413,11 +414,10 @@ pub(super) fn emit_probed(
             return Err(out.second_text());
         }
     }
-    let mut record = events.first;
     if cg.bisect_limit.is_some() {
-        record.extend_from_slice(gate_record().as_bytes());
+        record(gate_record().as_bytes());
     }
-    Ok((out.first, record))
+    Ok(out.first)
 }
 
 /// The code size of `module` for `cg`: the bytes of the executable

@@ -426,50 +426,90 @@ pub(crate) enum ChildError {
 pub(crate) fn in_child(
     work: impl FnOnce() -> std::result::Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, ChildError> {
-    // The result goes out with its length first, so that the session has
-    // it as soon as it is complete: the child's exit (unmapping its copy of
-    // the session's memory) takes milliseconds, and is waited for on a
-    // thread of its own.
-    let c = child::spawn(|out| match work() {
-        Ok(bytes) => {
-            let len = (bytes.len() as u64).to_le_bytes();
-            if child::write_all(out, &len) && child::write_all(out, &bytes) {
-                child::close(&[out]);
-                0
-            } else {
-                74
+    in_child_streamed(|_| work(), &mut |_| {})
+}
+
+/// A frame's length word with this bit set carries streamed bytes; without
+/// it, the result.
+const STREAMED: u64 = 1 << 63;
+
+/// As [`in_child`], and what `work` sends through its argument while it
+/// runs (the back end's probes' record, hundreds of megabytes for a whole
+/// program) reaches `on_stream` as it comes, in order, on this thread:
+/// neither side holds all of it twice, and the session reads while the
+/// child still compiles. Streamed bytes come before the result; if the
+/// child fails, what it streamed was still handed over.
+pub(crate) fn in_child_streamed(
+    work: impl FnOnce(&mut dyn FnMut(&[u8])) -> std::result::Result<Vec<u8>, String>,
+    on_stream: &mut dyn FnMut(&[u8]),
+) -> Result<Vec<u8>, ChildError> {
+    // Each part goes out with its length first, so that the session has the
+    // result as soon as it is complete: the child's exit (unmapping its
+    // copy of the session's memory) takes milliseconds, and is waited for
+    // on a thread of its own.
+    let c = child::spawn(|out| {
+        let mut failed_to_send = false;
+        let mut send = |bytes: &[u8]| {
+            let len = (bytes.len() as u64 | STREAMED).to_le_bytes();
+            if !failed_to_send && !(child::write_all(out, &len) && child::write_all(out, bytes)) {
+                failed_to_send = true;
             }
-        }
-        Err(message) => {
-            child::write_all(2, message.as_bytes());
-            71
+        };
+        match work(&mut send) {
+            Ok(bytes) => {
+                let len = (bytes.len() as u64).to_le_bytes();
+                if !failed_to_send && child::write_all(out, &len) && child::write_all(out, &bytes) {
+                    child::close(&[out]);
+                    0
+                } else {
+                    74
+                }
+            }
+            Err(message) => {
+                child::write_all(2, message.as_bytes());
+                71
+            }
         }
     })
     .map_err(ChildError::Failed)?;
-    let complete = |bytes: &[u8]| {
-        bytes.len() >= 8
-            && u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]))
-                == (bytes.len() - 8) as u64
-    };
     let mut said = Vec::new();
     let mut bytes = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut interrupted = false;
+    // Hands the complete streamed frames at the front of `bytes` over and
+    // drops them; true when what is left is the whole result.
+    let mut frames = |bytes: &mut Vec<u8>| -> bool {
+        let mut at = 0;
+        let complete = loop {
+            let Some(word) = bytes.get(at..at + 8).and_then(|b| b.try_into().ok()) else {
+                break false;
+            };
+            let word = u64::from_le_bytes(word);
+            let len = usize::try_from(word & !STREAMED).unwrap_or(usize::MAX);
+            let have = bytes.len() - at - 8;
+            if word & STREAMED == 0 {
+                // The length comes first: room for all of it at once,
+                // rather than copying a large answer (a whole program's
+                // machine code) as the buffer doubles. A length beyond what
+                // can be had is left to grow as it comes.
+                let _ = bytes.try_reserve(len.saturating_sub(have));
+                break have == len;
+            }
+            if have < len {
+                break false;
+            }
+            on_stream(&bytes[at + 8..at + 8 + len]);
+            at += 8 + len;
+        };
+        bytes.drain(..at);
+        complete
+    };
     let status = loop {
         c.poll(5);
         child::drain(c.said, &mut said, &mut buf);
         let done = child::drain(c.result, &mut bytes, &mut buf);
-        // The length comes first: room for all of it at once, rather than
-        // copying a large answer (a whole program's machine code) as the
-        // buffer doubles.
-        if let Some(len) = bytes.get(..8).and_then(|b| b.try_into().ok()) {
-            let want = usize::try_from(u64::from_le_bytes(len))
-                .unwrap_or(0)
-                .saturating_add(8);
-            // A length beyond what can be had is left to grow as it comes.
-            let _ = bytes.try_reserve(want.saturating_sub(bytes.len()));
-        }
-        if done && complete(&bytes) {
+        let complete = frames(&mut bytes);
+        if done && complete {
             c.close();
             let pid = c.pid;
             std::thread::spawn(move || {
@@ -491,12 +531,13 @@ pub(crate) fn in_child(
     };
     child::drain(c.said, &mut said, &mut buf);
     child::drain(c.result, &mut bytes, &mut buf);
+    let complete = frames(&mut bytes);
     c.close();
     if interrupted {
         return Err(ChildError::Interrupted);
     }
     let said = String::from_utf8_lossy(&said).trim().to_string();
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && complete(&bytes) {
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && complete {
         bytes.drain(..8);
         return Ok(bytes);
     }
