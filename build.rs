@@ -1,4 +1,4 @@
-//! Compiles the C++ shim (`shim/shim.cpp`, `shim/clang.cpp`, `shim/mc.cpp`) against LLVM 19
+//! Compiles the C++ shim (`shim/shim.cpp`, `shim/clang.cpp`, `shim/mc.cpp`, `shim/remarks.cpp`) against LLVM 19
 //! and clang 19, and tells the crate where LLVM's tools live.
 use std::process::Command;
 
@@ -20,6 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
     println!("cargo:rerun-if-changed=shim/clang.cpp");
     println!("cargo:rerun-if-changed=shim/mc.cpp");
+    println!("cargo:rerun-if-changed=shim/remarks.cpp");
     println!("cargo:rerun-if-changed=shim/guard.h");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
@@ -28,6 +29,7 @@ fn main() {
         .file("shim/shim.cpp")
         .file("shim/clang.cpp")
         .file("shim/mc.cpp")
+        .file("shim/remarks.cpp")
         .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {
         // cc adds its own optimisation level and debug flags.

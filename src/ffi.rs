@@ -122,6 +122,11 @@ extern "C" {
         err_sink: Sink,
         err_user: *mut c_void,
     ) -> bool;
+    /// Puts the remark handler (shim/remarks.cpp) on `ctx`, each remark
+    /// to `sink`; nothing if it is there already.
+    pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void);
+    /// Takes it off again, putting back the handler it replaced.
+    pub fn plab_remarks_remove(ctx: LLVMContextRef);
     pub fn plab_emit_probed(
         m: LLVMModuleRef,
         tm: llvm_sys::target_machine::LLVMTargetMachineRef,

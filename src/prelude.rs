@@ -51,6 +51,7 @@
 //! registered with `:register function_pass strength-reduce = strength_reduce`.
 
 pub use crate::context::PassContext;
+pub use crate::instrument::RemarkKind;
 pub use crate::module::Module;
 pub use crate::pass::{FunctionPass, ModulePass, Pass, PassInfo, Sequential};
 pub use crate::{Error, Result};
@@ -64,6 +65,27 @@ pub use inkwell::values::{
     InstructionValue, IntValue, PhiValue, PointerValue,
 };
 pub use inkwell::IntPredicate;
+
+/// Emits an optimization remark, as LLVM's passes do: what the pass did
+/// (`RemarkKind::Passed`), could not do and why (`Missed`), or found
+/// (`Analysis`). `:instrument remarks` records it with the pass that is
+/// running; without that instrument it costs nothing and goes nowhere.
+///
+/// ```
+/// use passlab::prelude::*;
+/// remark(RemarkKind::Missed, "my-pass", "f", "not folded: the divisor may be 0");
+/// ```
+pub fn remark(kind: RemarkKind, pass: &str, function: &str, message: &str) {
+    crate::instrument::emit_remark(
+        kind,
+        crate::instrument::UserRemark {
+            pass: pass.into(),
+            name: String::new(),
+            function: function.into(),
+            message: message.into(),
+        },
+    );
+}
 
 /// Every instruction of `f`, block by block, collected first, so that the
 /// caller may erase or insert instructions while going through them.

@@ -13,7 +13,7 @@
 //!
 //! Built-in instruments, each a small module: [`Timing`], [`IrSize`],
 //! [`PrintPasses`] before/after, [`PrintChanged`],
-//! [`VerifyEach`], [`Bisect`], [`Trace`] and [`Counts`]. Their results are
+//! [`VerifyEach`], [`Bisect`], [`Trace`], [`Counts`] and [`Remarks`]. Their results are
 //! data (rows a table or chart can use) with a text rendering, and stay
 //! readable after the context exits, until cleared.
 //!
@@ -55,6 +55,7 @@ mod counts;
 mod explore;
 mod ir_size;
 pub mod print;
+mod remarks;
 mod timing;
 mod trace;
 mod tracker;
@@ -65,6 +66,9 @@ pub use counts::{Counts, PassCounts};
 pub use explore::{Explore, FunctionLog, PassNode, Reach, Recording, Version};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
+pub use remarks::{
+    emit as emit_remark, lineless_note, Remark, RemarkFilter, RemarkKind, Remarks, UserRemark,
+};
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;
 pub use tracker::{printer_stats, PrinterStats};

@@ -35,6 +35,12 @@ pub fn strip_dead_internals() -> ModulePass {
                 })
                 .collect();
             for f in dead_functions {
+                crate::prelude::remark(
+                    crate::prelude::RemarkKind::Passed,
+                    "strip-dead-internals",
+                    &f.get_name().to_string_lossy(),
+                    "removed: internal, and nothing refers to it",
+                );
                 // SAFETY: nothing uses `f` (no first use), so no IR refers to
                 // it, and this loop holds the only handle to it; the list was
                 // collected before any deletion, and a function listed here

@@ -15,6 +15,7 @@ pub(crate) enum Handle {
     Trace(Rc<Trace>),
     Counts(Rc<Counts>),
     Explore(Rc<crate::instrument::Explore>),
+    Remarks(Rc<crate::instrument::Remarks>),
 }
 
 impl Handle {
@@ -29,6 +30,7 @@ impl Handle {
             Handle::Trace(i) => i.clone(),
             Handle::Counts(i) => i.clone(),
             Handle::Explore(i) => i.clone(),
+            Handle::Remarks(i) => i.clone(),
         }
     }
 
@@ -45,6 +47,7 @@ impl Handle {
             Handle::Trace(_) => "trace",
             Handle::Counts(_) => "counts",
             Handle::Explore(_) => "explore",
+            Handle::Remarks(_) => "remarks",
         }
     }
 
@@ -67,6 +70,7 @@ pub(super) const INSTRUMENT_NAMES: &[&str] = &[
     "trace",
     "counts",
     "explore",
+    "remarks",
     "clear",
 ];
 
@@ -93,6 +97,11 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             f.in_functions(functions.clone())
         }
     };
+    // `kinds=missed,...`: the remarks instrument keeps only these kinds.
+    let mut kinds = Vec::new();
+    for (_, v) in a.settings.iter().filter(|(k, _)| k == "kinds") {
+        kinds.extend(remark_kinds("instrument", v)?);
+    }
     let items: Vec<(String, Option<String>)> = a
         .words
         .iter()
@@ -100,10 +109,16 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
         .chain(
             a.settings
                 .iter()
-                .filter(|(k, _)| k != "functions")
+                .filter(|(k, _)| k != "functions" && k != "kinds")
                 .map(|(k, v)| (k.clone(), Some(v.clone()))),
         )
         .collect();
+    if !kinds.is_empty() && !items.iter().any(|(n, _)| n == "remarks") {
+        return Err(err(
+            "instrument",
+            "kinds= filters remarks: :instrument remarks kinds=missed",
+        ));
+    }
     for (name, value) in items {
         let spec = match &value {
             Some(v) => format!("{name}={v}"),
@@ -152,6 +167,13 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             }))),
             "counts" => Handle::Counts(Rc::new(Counts::new())),
             "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
+            "remarks" => Handle::Remarks(Rc::new(crate::instrument::Remarks::filtered(
+                crate::instrument::RemarkFilter {
+                    passes: names,
+                    kinds: kinds.clone(),
+                    functions: functions.clone(),
+                },
+            ))),
             other => {
                 return Err(Error::Command {
                     command: "instrument".into(),
@@ -159,6 +181,20 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
                     suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
                 })
             }
+        };
+        let spec = match &handle {
+            Handle::Remarks(_) => {
+                let mut spec = spec;
+                if !kinds.is_empty() {
+                    let k: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                    spec.push_str(&format!(" kinds={}", k.join(",")));
+                }
+                if !functions.is_empty() {
+                    spec.push_str(&format!(" functions={}", functions.join(",")));
+                }
+                spec
+            }
+            _ => spec,
         };
         s.instruments.retain(|i| !i.handle.replaces(&handle));
         s.instruments.push(Active { spec, handle });
@@ -176,7 +212,84 @@ pub(super) const REPORTS: &[&str] = &[
     "bisect",
     "bench",
     "tune",
+    "remarks",
 ];
+
+/// Remark kinds from a comma list, or what would be valid.
+fn remark_kinds(command: &str, list: &str) -> Result<Vec<crate::instrument::RemarkKind>> {
+    use crate::instrument::RemarkKind;
+    comma_list(list)
+        .iter()
+        .map(|k| {
+            RemarkKind::parse(k).ok_or_else(|| Error::Command {
+                command: command.into(),
+                message: format!(
+                    "unknown remark kind '{k}' (kinds are {})",
+                    RemarkKind::NAMES.join(", ")
+                ),
+                suggestions: crate::nearest_names(k, RemarkKind::NAMES.iter().copied()),
+            })
+        })
+        .collect()
+}
+
+/// `:report remarks [source] [passes=…] [kinds=…] [functions=…]`.
+fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
+    let mut filter = crate::instrument::RemarkFilter::default();
+    let mut top = super::remarks::TOP_LINES;
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "top" => {
+                top = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                    err("report", format!("top expects a positive number, got '{v}'"))
+                })?
+            }
+            "passes" => filter.passes.extend(comma_list(v)),
+            "kinds" => filter.kinds.extend(remark_kinds("report", v)?),
+            "functions" => filter.functions.extend(comma_list(v)),
+            other => {
+                return Err(err(
+                    "report",
+                    format!("unknown setting '{other}' for remarks (passes=, kinds=, functions=, top= with source)"),
+                ))
+            }
+        }
+    }
+    let Handle::Remarks(r) = active(s, "report", "remarks")? else {
+        return Err(err(
+            "report",
+            "the remarks instrument has no remarks report",
+        ));
+    };
+    let all = r.remarks();
+    if !all.iter().any(|x| filter.keeps(x)) {
+        return text(if all.is_empty() {
+            "no remarks recorded yet: the remarks instrument records them during :run".to_string()
+        } else {
+            format!(
+                "none of the {} remarks recorded is kept by {}",
+                all.len(),
+                filter.describe()
+            )
+        });
+    }
+    match a.words.as_slice() {
+        [_] => table(&r.table(&filter)),
+        [_, source] if source == "source" => text(super::remarks::annotated_source(
+            s,
+            &r.remarks(),
+            &filter,
+            top,
+        )),
+        _ => Err(err(
+            "report",
+            format!(
+                "expects remarks [source] [passes=P,...] [kinds=K,...] [functions=F,...], got '{}'",
+                a.rest
+            ),
+        )),
+    }
+}
 
 /// What `:plot` draws.
 pub(super) const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime", "tune"];
@@ -199,9 +312,12 @@ pub(super) fn instruments(s: &mut Session, a: &Args, _: Option<&str>) -> Result<
 }
 
 pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if a.words.first().is_some_and(|w| w == "remarks") {
+        return report_remarks(s, a);
+    }
     let what = one_word(
         a,
-        "what to report: timing, timing-tree, ir-size, changed, counts or bisect",
+        "what to report: timing, timing-tree, ir-size, changed, counts, bisect, bench, tune or remarks",
     )?;
     if what == "bench" {
         return match &s.last_bench {

@@ -455,7 +455,7 @@ fn record_backend(
                 watching = true;
                 cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
             }
-            Handle::IrSize(_) | Handle::Trace(_) => {}
+            Handle::IrSize(_) | Handle::Trace(_) | Handle::Remarks(_) => {}
         }
     }
     if !watching {
@@ -557,7 +557,7 @@ fn record_backend(
                 recorded.push("bisect");
             }
             Handle::Explore(_) => recorded.push("explore"),
-            Handle::IrSize(_) | Handle::Trace(_) => {}
+            Handle::IrSize(_) | Handle::Trace(_) | Handle::Remarks(_) => {}
         }
     }
     if probe.texts

@@ -5,7 +5,8 @@
 //! The README's reference is `passlab commands` ([`reference_markdown`]),
 //! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
 //! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
-//! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`.
+//! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`,
+//! `remarks.rs`.
 //! `history_entry` decides what `:export` keeps of a command.
 
 mod contexts;
@@ -15,6 +16,7 @@ mod jit;
 mod machine;
 mod modules;
 mod passes;
+mod remarks;
 mod rust;
 mod tune;
 
@@ -110,7 +112,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with),
     cmd("end", "", "leave the innermost :with context", end),
     cmd("context", "", "show the stack of pass contexts", context),
-    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | clear", "add instruments to the passes :run runs and to :asm's code generation", instrument),
+    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | remarks[=P,...] [kinds=K,...] [functions=F,...] | clear", "add instruments to the passes :run runs and to :asm's code generation (remarks: LLVM's optimization remarks, by the pass that emitted them)", instrument),
     cmd("instruments", "", "list the active instruments", instruments),
     cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
     cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass),
@@ -131,7 +133,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill] [trials=N|seconds=S] [seed=N] [pool=P,...] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
-    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune", "show what an instrument recorded", report),
+    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N]] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (remarks source: the source lines with remarks, the most remarked first)", report),
     cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or the last :tune measured (shown inline, or written to FILE)", plot),
     cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
