@@ -107,21 +107,9 @@ pub struct UserRemark {
     pub message: String,
 }
 
-/// What the queue holds: a remark not yet attached to its pass.
-type Pending = (
-    RemarkKind,
-    String,
-    String,
-    String,
-    String,
-    u32,
-    u32,
-    String,
-    Vec<(String, String)>,
-);
-
 thread_local! {
-    static QUEUE: RefCell<Vec<Pending>> = const { RefCell::new(Vec::new()) };
+    /// Remarks not yet attached to their pass execution.
+    static QUEUE: RefCell<Vec<Remark>> = const { RefCell::new(Vec::new()) };
     /// Remarks instruments recording on this thread (user remarks are
     /// dropped when none is).
     static LISTENING: Cell<usize> = const { Cell::new(0) };
@@ -134,17 +122,20 @@ pub fn emit(kind: RemarkKind, remark: UserRemark) {
         return;
     }
     QUEUE.with(|q| {
-        q.borrow_mut().push((
+        q.borrow_mut().push(Remark {
             kind,
-            remark.pass,
-            remark.name,
-            remark.function,
-            String::new(),
-            0,
-            0,
-            remark.message,
-            Vec::new(),
-        ))
+            pass: remark.pass,
+            name: remark.name,
+            function: remark.function,
+            file: String::new(),
+            line: 0,
+            column: 0,
+            message: remark.message,
+            args: Vec::new(),
+            execution: 0,
+            execution_pass: String::new(),
+            unit: String::new(),
+        })
     });
 }
 
@@ -160,7 +151,8 @@ unsafe extern "C" fn on_remark(_user: *mut c_void, data: *const c_char, len: usi
     });
 }
 
-fn parse(text: &str) -> Option<Pending> {
+/// A flattened remark, not yet attached to its pass execution.
+fn parse(text: &str) -> Option<Remark> {
     let mut f = text.split('\x1f');
     let kind = match f.next()? {
         "passed" => RemarkKind::Passed,
@@ -179,9 +171,20 @@ fn parse(text: &str) -> Option<Pending> {
     while let (Some(k), Some(v)) = (f.next(), f.next()) {
         args.push((k.to_string(), v.to_string()));
     }
-    Some((
-        kind, pass, name, function, file, line, column, message, args,
-    ))
+    Some(Remark {
+        kind,
+        pass,
+        name,
+        function,
+        file,
+        line,
+        column,
+        message,
+        args,
+        execution: 0,
+        execution_pass: String::new(),
+        unit: String::new(),
+    })
 }
 
 /// Which remarks to keep: by the emitting pass's name (or the name of the
@@ -270,21 +273,10 @@ impl Remarks {
                 .last()
                 .cloned()
                 .unwrap_or((st.executions, String::new(), String::new()));
-        for (kind, pass, name, function, file, line, column, message, args) in queued {
-            let r = Remark {
-                kind,
-                pass,
-                name,
-                function,
-                file,
-                line,
-                column,
-                message,
-                args,
-                execution,
-                execution_pass: execution_pass.clone(),
-                unit: unit.clone(),
-            };
+        for mut r in queued {
+            r.execution = execution;
+            r.execution_pass.clone_from(&execution_pass);
+            r.unit.clone_from(&unit);
             if self.filter.keeps(&r) {
                 st.remarks.push(r);
             }
@@ -445,14 +437,14 @@ mod tests {
     #[test]
     fn flattened_remarks_parse_with_their_arguments() {
         let p = parse("missed\x1finline\x1fTooCostly\x1fg\x1fa.c\x1f3\x1f7\x1f'h' not inlined\x1fCallee\x1fh\x1fCost\x1f260").unwrap();
-        assert_eq!(p.0, RemarkKind::Missed);
+        assert_eq!(p.kind, RemarkKind::Missed);
         assert_eq!(
-            (p.1.as_str(), p.2.as_str(), p.3.as_str()),
+            (p.pass.as_str(), p.name.as_str(), p.function.as_str()),
             ("inline", "TooCostly", "g")
         );
-        assert_eq!((p.5, p.6), (3, 7));
+        assert_eq!((p.line, p.column), (3, 7));
         assert_eq!(
-            p.8,
+            p.args,
             vec![("Callee".into(), "h".into()), ("Cost".into(), "260".into())]
         );
         assert!(parse("passed\x1fonly").is_none());

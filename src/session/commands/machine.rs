@@ -61,17 +61,7 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         Some(r) => r.code.clone(),
         None => machine_code(s, &name, &cg, syntax)?,
     };
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let sources = &s.sources;
-    let source = |path: &str| -> Option<String> {
-        let p = std::path::Path::new(path);
-        let by_name = p
-            .strip_prefix(&cwd)
-            .ok()
-            .and_then(|rel| sources.get(rel.to_str()?))
-            .or_else(|| sources.get(path));
-        by_name.cloned().or_else(|| std::fs::read_to_string(p).ok())
-    };
+    let source = |path: &str| source_text(s, path);
     let filter = if all {
         Filter::all()
     } else {

@@ -218,6 +218,20 @@ fn no_args(a: &Args) -> Result<()> {
     }
 }
 
+/// The text of the source file `path` as debug info names it: a `:module`'s
+/// source (by that name, or by the path relative to the session's folder),
+/// else the file on disk.
+fn source_text(s: &Session, path: &str) -> Option<String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let p = std::path::Path::new(path);
+    p.strip_prefix(&cwd)
+        .ok()
+        .and_then(|rel| s.sources.get(rel.to_str()?))
+        .or_else(|| s.sources.get(path))
+        .cloned()
+        .or_else(|| std::fs::read_to_string(p).ok())
+}
+
 /// The current module's name, or an error for `command` saying how to get one.
 fn current(s: &Session, command: &str) -> Result<String> {
     s.current.clone().ok_or_else(|| {

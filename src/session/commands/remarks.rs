@@ -33,7 +33,6 @@ pub(super) fn annotated_source(
     let mut order: Vec<_> = lines.into_iter().collect();
     order.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
     let mut files: BTreeMap<&str, Option<Vec<String>>> = BTreeMap::new();
-    let cwd = std::env::current_dir().unwrap_or_default();
     let mut out = String::new();
     let described = filter.describe();
     let described = if described.is_empty() {
@@ -58,16 +57,7 @@ pub(super) fn annotated_source(
         let text = files
             .entry(file)
             .or_insert_with(|| {
-                let p = std::path::Path::new(file);
-                let by_name = p
-                    .strip_prefix(&cwd)
-                    .ok()
-                    .and_then(|rel| s.sources.get(rel.to_str()?))
-                    .or_else(|| s.sources.get(*file));
-                by_name
-                    .cloned()
-                    .or_else(|| std::fs::read_to_string(p).ok())
-                    .map(|t| t.lines().map(str::to_string).collect())
+                source_text(s, file).map(|t| t.lines().map(str::to_string).collect())
             })
             .as_ref()
             .and_then(|l| l.get(*line as usize - 1))
