@@ -12,6 +12,12 @@ Run All Cells runs it. Then, in the page as rendered:
   outlines that line and its instructions, hovering an instruction
   outlines its source line and that line's other instructions, and
   nothing else;
+* each pipeline explorer shows a pass's diff when the pass is clicked,
+  and, when remarks were recorded, a pass's remarks beside its diff and
+  only the missed ones with one click;
+* each annotated source (`:report remarks source`) lists the lines with
+  remarks, shows the clicked one with its remarks under it, and hides the
+  missed ones when *missed* is unticked;
 * the kernel is still alive;
 * the outputs, as JupyterLab saves them, match the stored ones (compared
   as `check.py` compares them: timings masked). The notebook is saved
@@ -253,7 +259,8 @@ def run_notebook(page, lab, path):
             chart_cells.append(i)
     explorers = explore(page, cells, stem, problems)
     views = asm_views(page, stem, problems)
-    shots_extra = [s for s, _ in explorers] + [s for s, _ in views]
+    remarks = remark_views(page, stem, problems)
+    shots_extra = [s for s, _ in explorers] + [s for s, _ in views] + [s for s, _ in remarks]
     kernels = lab.api("kernels")
     if not kernels or any(k["execution_state"] == "dead" for k in kernels):
         problems.append(f"the kernel is not alive: {kernels}")
@@ -283,6 +290,8 @@ def run_notebook(page, lab, path):
         what += "; explorers: " + "; ".join(w for _, w in explorers)
     if views:
         what += "; assembly views: " + "; ".join(w for _, w in views)
+    if remarks:
+        what += "; annotated sources: " + "; ".join(w for _, w in remarks)
     return problems, what, shots
 
 
@@ -341,7 +350,78 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
             sbs.first.wait_for(timeout=10_000)
         except Exception:
             problems.append(f"explorer {k + 1}: side by side shows no changed lines")
-        out.append((shot, f"pass {number} ({name}) clicked, {lines} changed lines shown"))
+        seen = f"pass {number} ({name}) clicked, {lines} changed lines shown"
+        # A pass that made missed remarks on the function: its remarks
+        # beside its diff, and only the missed ones with one click.
+        badged = root.locator(".plab-x-pass:has(.plab-x-rk.plab-x-rk1)")
+        if badged.count():
+            badged.first.click()
+            rows = root.locator(".plab-x-remarks .plab-x-rrow")
+            try:
+                rows.first.wait_for(timeout=10_000)
+            except Exception:
+                problems.append(f"explorer {k + 1}: a pass with remarks shows none when clicked")
+            else:
+                shown = rows.count()
+                root.locator("label", has_text="only missed remarks").locator("input").check()
+                time.sleep(0.3)
+                kinds = root.locator(".plab-x-remarks .plab-x-rrow").evaluate_all(
+                    "rows => rows.map(r => r.className)")
+                if not kinds or any("plab-x-rb1" not in c for c in kinds):
+                    problems.append(f"explorer {k + 1}: only missed remarks shows {kinds}")
+                shot = os.path.join(OUT, f"{stem}-{tag}explorer{k + 1}-remarks.png")
+                root.screenshot(path=shot)
+                seen += f"; {shown} remarks beside a pass's diff, {len(kinds)} missed"
+        out.append((shot, seen))
+    return out
+
+
+def remark_views(page, stem, problems, within=".jp-OutputArea-output"):
+    """Each annotated source (`:report remarks source`) is used as a reader
+    would: it must have started, listing the lines with remarks; clicking
+    the first shows that line in the source, outlined, with its remarks
+    under it; unticking *missed* hides the missed remarks. Returns
+    (screenshot, what was seen) per view."""
+    out = []
+    roots = page.locator(f"{within} .plab-remarks")
+    for k in range(roots.count()):
+        root = roots.nth(k)
+        root.scroll_into_view_if_needed()
+        try:
+            page.wait_for_selector(f":nth-match({within} .plab-remarks, {k + 1})[data-ready='1']",
+                                   timeout=30_000)
+        except Exception:
+            problems.append(f"annotated source {k + 1}: did not start: {root.inner_text()[:200]!r}")
+            continue
+        items = root.locator(".plab-r-item[data-line]")
+        if not items.count():
+            problems.append(f"annotated source {k + 1}: no line with remarks listed")
+            continue
+        line = items.first.get_attribute("data-line")
+        items.first.click()
+        target = root.locator(f".plab-r-ln.plab-r-flash[data-line='{line}']")
+        try:
+            target.wait_for(timeout=10_000)
+        except Exception:
+            problems.append(f"annotated source {k + 1}: clicking line {line} did not show it")
+            continue
+        under = target.evaluate("e => { let n = 0; for (let x = e.nextElementSibling; "
+                                "x && x.classList.contains('plab-r-rm'); x = x.nextElementSibling) n++; "
+                                "return n; }")
+        if not under:
+            problems.append(f"annotated source {k + 1}: line {line} shows no remark under it")
+        shot = os.path.join(OUT, f"{stem}-remarks{k + 1}.png")
+        root.screenshot(path=shot)
+        missed = root.locator(".plab-r-rm.plab-r-b1").count()
+        box = root.locator("input[data-kind='missed']")
+        box.uncheck()
+        time.sleep(0.3)
+        left = root.locator(".plab-r-rm.plab-r-b1").count()
+        if left:
+            problems.append(f"annotated source {k + 1}: {left} missed remarks shown with missed unticked")
+        box.check()
+        out.append((shot, f"line {line} clicked, {under} remark rows under it, "
+                          f"{missed} missed rows hidden by the kind filter"))
     return out
 
 

@@ -224,6 +224,7 @@ bench)
         setup_browser
         python benches/explore_page.py
         python3 benches/machine_code.py
+        python benches/remarks.py
         ;;
     instruments)
         shift
@@ -263,11 +264,21 @@ bench)
         cargo build --release --locked -p passlab-repl
         python3 benches/machine_code.py
         ;;
+    remarks)
+        # Optimization remarks over sqlite3: recording them, :report
+        # remarks, the annotated source page (benches/remarks.py says what
+        # it measures).
+        setup_python
+        setup_browser
+        link_inputs
+        cargo build --release --locked -p passlab-repl
+        python benches/remarks.py
+        ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks]" >&2
     exit 2
     ;;
 esac

@@ -74,7 +74,7 @@ struct RemarkHandler : public DiagnosticHandler {
     Out += '\x1f';
     if (R->isLocationAvailable()) {
       DiagnosticLocation L = R->getLocation();
-      field(Out, L.getRelativePath());
+      field(Out, L.getAbsolutePath());
       Out += '\x1f' + std::to_string(L.getLine()) + '\x1f' + std::to_string(L.getColumn());
     } else {
       Out += "\x1f" "0" "\x1f" "0";

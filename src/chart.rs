@@ -50,6 +50,13 @@ enum Kind {
         axis: String,
         bars: Vec<(String, f64)>,
     },
+    /// Horizontal bars made of parts (label, one value per part), first on
+    /// top; the parts' names and colours.
+    Stacked {
+        axis: String,
+        bars: Vec<(String, Vec<f64>)>,
+        parts: Vec<(String, (u8, u8, u8))>,
+    },
     /// A step line of a count over passes run, with the passes that changed it.
     Steps {
         passes: usize,
@@ -90,6 +97,41 @@ impl Chart {
             kind: Kind::Bars {
                 axis: axis.to_string(),
                 bars,
+            },
+        }
+    }
+
+    /// Optimization remarks by the pass that made them, one bar per pass
+    /// (the `top` most remarked, then the others as one), each split by
+    /// kind in the colours the annotated source uses.
+    pub fn remarks(title: &str, counts: &[(String, [usize; 4])], top: usize) -> Chart {
+        let top = top.max(1);
+        let mut bars: Vec<(String, Vec<f64>)> = counts
+            .iter()
+            .take(top)
+            .map(|(p, c)| (p.clone(), c.iter().map(|&n| n as f64).collect()))
+            .collect();
+        if counts.len() > top {
+            let mut rest = vec![0.0; 4];
+            for (_, c) in &counts[top..] {
+                for (r, n) in rest.iter_mut().zip(c) {
+                    *r += *n as f64;
+                }
+            }
+            bars.push((format!("other ({} passes)", counts.len() - top), rest));
+        }
+        let parts = crate::instrument::RemarkKind::NAMES
+            .iter()
+            .zip([(29, 122, 58), (192, 57, 43), (90, 107, 128), (142, 68, 173)])
+            .map(|(n, c)| (n.to_string(), c))
+            .collect();
+        Chart {
+            title: title.to_string(),
+            kind: Kind::Stacked {
+                axis: "remarks (green: passed, red: missed, grey: analysis, purple: failure)"
+                    .into(),
+                bars,
+                parts,
             },
         }
     }
@@ -266,6 +308,7 @@ impl Chart {
             Kind::TimeBars { bars, .. } | Kind::Bars { bars, .. } => {
                 (1000, 130 + 30 * bars.len().max(1) as u32)
             }
+            Kind::Stacked { bars, .. } => (1000, 130 + 30 * bars.len().max(1) as u32),
             Kind::Runtime { bars } => (1000, 150 + 44 * bars.len().max(1) as u32),
             _ => (1000, 600),
         }
@@ -338,6 +381,7 @@ impl Chart {
                     &scaled,
                     &labels,
                     None,
+                    None,
                 )
             }
             Kind::Bars { axis, bars } => {
@@ -345,7 +389,41 @@ impl Chart {
                     .iter()
                     .map(|(_, v)| format!("{v:.prec$}", prec = decimals(*v)))
                     .collect();
-                horizontal_bars(root, &self.title, axis, bars, &labels, None)
+                horizontal_bars(root, &self.title, axis, bars, &labels, None, None)
+            }
+            Kind::Stacked { axis, bars, parts } => {
+                let totals: Vec<(String, f64)> = bars
+                    .iter()
+                    .map(|(l, v)| (l.clone(), v.iter().sum()))
+                    .collect();
+                let labels: Vec<String> = bars
+                    .iter()
+                    .map(|(_, v)| {
+                        let shown: Vec<String> = v
+                            .iter()
+                            .zip(parts)
+                            .filter(|(n, _)| **n > 0.0)
+                            .map(|(n, (name, _))| format!("{n} {name}"))
+                            .collect();
+                        shown.join(", ")
+                    })
+                    .collect();
+                let stack = Stack {
+                    values: bars.iter().map(|b| b.1.clone()).collect(),
+                    colours: parts
+                        .iter()
+                        .map(|p| RGBColor(p.1 .0, p.1 .1, p.1 .2))
+                        .collect(),
+                };
+                horizontal_bars(
+                    root,
+                    &self.title,
+                    axis,
+                    &totals,
+                    &labels,
+                    None,
+                    Some(&stack),
+                )
             }
             Kind::Steps {
                 passes,
@@ -373,6 +451,7 @@ impl Chart {
                     &scaled,
                     &labels,
                     Some(&errors),
+                    None,
                 )
             }
             Kind::Scatter { points } => scatter(root, &self.title, points),
@@ -535,6 +614,13 @@ fn reduce(corners: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
+/// The parts of stacked bars: per bar, one value per part, and each
+/// part's colour.
+struct Stack {
+    values: Vec<Vec<f64>>,
+    colours: Vec<RGBColor>,
+}
+
 fn horizontal_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -542,8 +628,11 @@ fn horizontal_bars<DB: DrawingBackend>(
     bars: &[(String, f64)],
     values: &[String],
     errors: Option<&[f64]>,
+    stack: Option<&Stack>,
 ) -> Result<(), String> {
-    let n = bars.len().max(1) as i32;
+    // One bar gets an empty row under it: plotters' segmented range needs
+    // two rows to draw one.
+    let n = bars.len().max(2) as i32;
     let error = |i: usize| errors.and_then(|e| e.get(i)).copied().unwrap_or(0.0);
     let max = (0..bars.len())
         .map(|i| bars[i].1 + error(i))
@@ -575,18 +664,38 @@ fn horizontal_bars<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
     let colour = RGBColor(49, 104, 178);
+    // Each bar as segments: (from, to, colour); one segment unless stacked.
+    let segments = |i: usize, total: f64| -> Vec<(f64, f64, RGBColor)> {
+        match stack {
+            Some(st) => {
+                let mut at = 0.0;
+                st.values[i]
+                    .iter()
+                    .zip(&st.colours)
+                    .filter(|(v, _)| **v > 0.0)
+                    .map(|(v, c)| {
+                        at += v;
+                        (at - v, at, *c)
+                    })
+                    .collect()
+            }
+            None => vec![(0.0, total, colour)],
+        }
+    };
     chart
-        .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+        .draw_series(bars.iter().enumerate().flat_map(|(i, (_, v))| {
             let y = n - 1 - i as i32;
-            let mut r = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(y)),
-                    (*v, SegmentValue::Exact(y + 1)),
-                ],
-                colour.filled(),
-            );
-            r.set_margin(4, 4, 0, 0);
-            r
+            segments(i, *v).into_iter().map(move |(from, to, c)| {
+                let mut r = Rectangle::new(
+                    [
+                        (from, SegmentValue::Exact(y)),
+                        (to, SegmentValue::Exact(y + 1)),
+                    ],
+                    c.filled(),
+                );
+                r.set_margin(4, 4, 0, 0);
+                r
+            })
         }))
         .map_err(|e| e.to_string())?;
     let style = small().pos(Pos::new(HPos::Left, VPos::Center));

@@ -60,7 +60,20 @@ function plabExplore(root, data, hljs) {
     const N = meta.pn.length;
     const F = meta.functions.length;
     const histories = new Map();
-    const state = { f: -1, pass: -1, hideUnchanged: false, sideBySide: false, whole: false, onlyChanged: true, filter: "" };
+    const state = { f: -1, pass: -1, hideUnchanged: false, sideBySide: false, whole: false, onlyChanged: true, filter: "", onlyMissed: false };
+    // The run's optimization remarks (when a remarks instrument recorded
+    // it), by pass execution.
+    const R = meta.remarks || { x: [], f: [], k: [], p: [], m: [], l: [], c: [], s: [] };
+    const KINDS = ["passed", "missed", "analysis", "failure"];
+    const remarksAt = new Map();
+    R.x.forEach((x, r) => {
+      if (!remarksAt.has(x)) remarksAt.set(x, []);
+      remarksAt.get(x).push(r);
+    });
+    // The remarks of pass execution i on function f (all functions: f < 0).
+    function remarksOf(i, f) {
+      return (remarksAt.get(i) || []).filter((r) => (f < 0 || R.f[r] === f) && (!state.onlyMissed || R.k[r] === 1));
+    }
 
     function reaches(i, f) {
       const s = meta.rs[i];
@@ -201,6 +214,13 @@ function plabExplore(root, data, hljs) {
       } else if (meta.pc[i] && state.f < 0) {
         r.classList.add("plab-x-changed");
       }
+      const rs = remarksOf(i, state.f);
+      if (rs.length) {
+        const missed = rs.filter((x) => R.k[x] === 1).length;
+        const badge = el("span", "plab-x-rk" + (missed ? " plab-x-rk1" : ""), `${rs.length} remark${rs.length === 1 ? "" : "s"}`);
+        badge.title = missed ? `${missed} missed` : "";
+        r.append(badge);
+      }
       return r;
     }
 
@@ -281,11 +301,43 @@ function plabExplore(root, data, hljs) {
 
     // ---- the diff
     const diffHead = el("div", "plab-x-summary");
+    const remarkView = el("div", "plab-x-remarks");
     const diffView = el("div", "plab-x-code");
-    diffPane.append(diffHead, toggle("side by side", "sideBySide", renderDiff), toggle("whole function", "whole", renderDiff), diffView);
+    diffPane.append(diffHead, toggle("side by side", "sideBySide", renderDiff), toggle("whole function", "whole", renderDiff));
+    if (R.x.length) {
+      diffPane.append(toggle("only missed remarks", "onlyMissed", () => {
+        renderPasses().then(() => selectPass(state.pass, state.number));
+      }));
+    }
+    diffPane.append(remarkView, diffView);
+
+    // The selected pass's remarks on the selected function (or on all).
+    function renderRemarks() {
+      remarkView.textContent = "";
+      const i = state.pass;
+      if (i < 0 || !R.x.length) return;
+      const rs = remarksOf(i, state.f);
+      const all = remarksOf(i, -1).length;
+      if (!rs.length) {
+        if (all && state.f >= 0) remarkView.append(el("div", "plab-x-note", `this pass made ${all} remark${all === 1 ? "" : "s"} on other functions`));
+        return;
+      }
+      const on = state.f < 0 ? "" : ` on ${meta.functions[state.f][0]}`;
+      remarkView.append(el("div", "plab-x-rtitle", `${rs.length} remark${rs.length === 1 ? "" : "s"} of this pass${on}${state.onlyMissed ? " (missed only)" : ""}`));
+      for (const r of rs.slice(0, 300)) {
+        const row = el("div", `plab-x-rrow plab-x-rb${R.k[r]}`);
+        row.append(el("span", `plab-x-rkind plab-x-rk${R.k[r]}`, KINDS[R.k[r]]));
+        if (state.f < 0 && R.f[r] >= 0) row.append(el("span", "plab-x-rfn", meta.functions[R.f[r]][0] + ":"));
+        row.append(document.createTextNode(" " + R.s[R.m[r]]));
+        if (R.l[r]) row.append(el("span", "plab-x-rloc", ` line ${R.l[r]}${R.c[r] ? ":" + R.c[r] : ""}`));
+        remarkView.append(row);
+      }
+      if (rs.length > 300) remarkView.append(el("div", "plab-x-more", `… ${rs.length - 300} more`));
+    }
 
     async function renderDiff() {
       diffView.textContent = "";
+      renderRemarks();
       const i = state.pass;
       if (i < 0) {
         diffHead.textContent = "select a pass";

@@ -22,6 +22,10 @@
 //! and its LLVM grammar, vendored by `scripts/vendor-hljs.sh`). Nothing
 //! here knows Jupyter: the session puts the page in a `text/html` bundle.
 
+mod source;
+
+pub use source::{remarks_html, SourceStats};
+
 use crate::instrument::{Reach, Recording};
 use crate::llvm::IrUnit;
 use crate::table::Table;
@@ -127,7 +131,7 @@ pub fn function_line(rec: &Recording, f: usize) -> String {
 
 /// The passes that ran on function `f`, numbered as [`pass_diff`] takes
 /// them, indented by nesting, those that changed it marked `*` with their
-/// size change.
+/// size change, and how many remarks each made on it (when recorded).
 pub fn pass_list(rec: &Recording, f: usize) -> String {
     let log = &rec.functions[f];
     let mut by_pass = std::collections::HashMap::new();
@@ -138,6 +142,10 @@ pub fn pass_list(rec: &Recording, f: usize) -> String {
     }
     let mut out = function_line(rec, f);
     out.push('\n');
+    let mut remarks = std::collections::HashMap::new();
+    for r in rec.remarks.iter().filter(|r| r.function == log.name) {
+        *remarks.entry(r.execution).or_insert(0usize) += 1;
+    }
     for (n, &i) in rec.passes_on(f).iter().enumerate() {
         let p = &rec.passes[i];
         let mark = match by_pass.get(&i) {
@@ -149,9 +157,14 @@ pub fn pass_list(rec: &Recording, f: usize) -> String {
             IrUnit::Module | IrUnit::Function => String::new(),
             u => format!(" [{} {}]", unit_word(u), p.target),
         };
+        let said = match remarks.get(&i) {
+            Some(1) => "  (1 remark)".to_string(),
+            Some(k) => format!("  ({k} remarks)"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{:>4} {}{}{on}{mark}",
+            "{:>4} {}{}{on}{mark}{said}",
             n + 1,
             "  ".repeat(p.depth as usize),
             p.name
@@ -195,6 +208,30 @@ pub fn pass_diff(rec: &Recording, f: usize, n: usize) -> Result<(String, String)
         3,
     );
     Ok((title, diff))
+}
+
+/// The remarks pass number `n` on function `f` made (when a remarks
+/// instrument recorded the run too), one per line; empty when none.
+pub fn pass_remarks(rec: &Recording, f: usize, n: usize) -> String {
+    let passes = rec.passes_on(f);
+    let Some(&i) = n.checked_sub(1).and_then(|k| passes.get(k)) else {
+        return String::new();
+    };
+    let name = &rec.functions[f].name;
+    let mut out = String::new();
+    for r in rec
+        .remarks
+        .iter()
+        .filter(|r| r.execution == i && r.function == *name)
+    {
+        let at = if r.line == 0 {
+            String::new()
+        } else {
+            format!(" (line {}:{})", r.line, r.column)
+        };
+        let _ = writeln!(out, "  {:<8} {}{at}", r.kind.name(), r.message.trim());
+    }
+    out
 }
 
 /// What went into a page.
@@ -328,7 +365,36 @@ pub fn html(
             changed_by[v.pass as usize].push(i as u32);
         }
     }
+    // The run's remarks, column by column: pass execution, function (-1:
+    // one the recording does not know), kind, pass, message, line, column.
+    let mut rstrings: Vec<&str> = Vec::new();
+    let mut rstring_ix: std::collections::HashMap<&str, usize> = Default::default();
+    let mut rcols: [Vec<i64>; 7] = Default::default();
+    let functions_ix: std::collections::HashMap<&str, usize> = rec
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
+    for r in &rec.remarks {
+        let vals = [
+            r.execution as i64,
+            functions_ix
+                .get(r.function.as_str())
+                .map_or(-1, |&f| f as i64),
+            r.kind as i64,
+            intern(&mut rstrings, &mut rstring_ix, &r.pass),
+            intern(&mut rstrings, &mut rstring_ix, r.message.trim()),
+            i64::from(r.line),
+            i64::from(r.column),
+        ];
+        for (c, v) in rcols.iter_mut().zip(vals) {
+            c.push(v);
+        }
+    }
+    let [rx, rfn, rk, rp, rm, rl, rcol] = rcols;
     let meta = json!({
+        "remarks": {"x": rx, "f": rfn, "k": rk, "p": rp, "m": rm, "l": rl, "c": rcol, "s": rstrings},
         "pipeline": rec.pipeline,
         "module": rec.module,
         "names": names,
@@ -344,7 +410,7 @@ pub fn html(
         .into_iter()
         .map(|b| b.map_or(serde_json::Value::Null, serde_json::Value::String))
         .collect();
-    let id = format!("plab-x{:x}", fastrand_id(rec));
+    let id = format!("plab-x{:x}", page_id(&rec.pipeline, rec.passes.len()));
     let body = format!(
         "<div class=\"plab-explore\" id=\"{id}\">\
          <div class=\"plab-x-fallback\">The pipeline explorer needs JavaScript: run the cell (a \
@@ -378,14 +444,26 @@ pub fn html(
     (page, stats)
 }
 
+/// `text`'s number among `strings`, added if new.
+fn intern<'a>(
+    strings: &mut Vec<&'a str>,
+    index: &mut std::collections::HashMap<&'a str, usize>,
+    text: &'a str,
+) -> i64 {
+    *index.entry(text).or_insert_with(|| {
+        strings.push(text);
+        strings.len() - 1
+    }) as i64
+}
+
 /// An id for the page's elements, distinct between outputs of one
 /// notebook (several explorers may share a page).
-fn fastrand_id(rec: &Recording) -> u64 {
+fn page_id(title: &str, size: usize) -> u64 {
     use std::hash::{Hash, Hasher};
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    rec.pipeline.hash(&mut h);
-    rec.passes.len().hash(&mut h);
+    title.hash(&mut h);
+    size.hash(&mut h);
     std::process::id().hash(&mut h);
     COUNTER
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)

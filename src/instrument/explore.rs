@@ -98,6 +98,10 @@ pub struct Recording {
     /// the recording), so that code generation is appended only to the
     /// run that made the code it starts from.
     pub end: Option<u64>,
+    /// The optimization remarks of the run, when a remarks instrument
+    /// recorded it too (each names its pass execution by the index into
+    /// [`Recording::passes`]).
+    pub remarks: Vec<super::Remark>,
 }
 
 impl Recording {

@@ -67,7 +67,9 @@ pub use explore::{Explore, FunctionLog, PassNode, Reach, Recording, Version};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
 pub use remarks::{
-    emit as emit_remark, lineless_note, Remark, RemarkFilter, RemarkKind, Remarks, UserRemark,
+    compare as compare_remarks, counts_by_pass as remark_counts, emit as emit_remark,
+    lineless_note, table as remark_table, Remark, RemarkChange, RemarkComparison, RemarkDiff,
+    RemarkFilter, RemarkKind, RemarkRun, Remarks, RemarksMark, UserRemark,
 };
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;

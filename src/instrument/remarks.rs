@@ -91,8 +91,11 @@ pub struct Remark {
     /// The arguments by key (`Callee`, `Cost`, `Threshold`,
     /// `VectorizationFactor`…), in order.
     pub args: Vec<(String, String)>,
+    /// The run it came from (1 for the first the instrument recorded).
+    pub run: usize,
     /// The pass execution it came from: its index in the run (0 for the
-    /// first pass that ran), name and IR unit.
+    /// outermost pass; the explorer numbers executions the same way), name
+    /// and IR unit.
     pub execution: usize,
     pub execution_pass: String,
     pub unit: String,
@@ -132,6 +135,7 @@ pub fn emit(kind: RemarkKind, remark: UserRemark) {
             column: 0,
             message: remark.message,
             args: Vec::new(),
+            run: 0,
             execution: 0,
             execution_pass: String::new(),
             unit: String::new(),
@@ -163,7 +167,7 @@ fn parse(text: &str) -> Option<Remark> {
     let pass = f.next()?.to_string();
     let name = f.next()?.to_string();
     let function = f.next()?.to_string();
-    let file = f.next()?.to_string();
+    let file = clean_path(f.next()?);
     let line = f.next()?.parse().unwrap_or(0);
     let column = f.next()?.parse().unwrap_or(0);
     let message = f.next()?.to_string();
@@ -181,10 +185,30 @@ fn parse(text: &str) -> Option<Remark> {
         column,
         message,
         args,
+        run: 0,
         execution: 0,
         execution_pass: String::new(),
         unit: String::new(),
     })
+}
+
+/// `path` with `.` and `dir/..` taken out (LLVM joins the compilation's
+/// folder and the file as clang was given it: `/a/notebooks/../zlib/x.c`).
+fn clean_path(path: &str) -> String {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in std::path::Path::new(path).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.to_string_lossy().into_owned()
 }
 
 /// Which remarks to keep: by the emitting pass's name (or the name of the
@@ -224,11 +248,30 @@ impl RemarkFilter {
     }
 }
 
+/// One run the instrument recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemarkRun {
+    /// The outermost pass (a pipeline as written), then what whoever ran
+    /// it adds ([`Remarks::label_last_run`]): the module, the context.
+    pub label: String,
+    /// Remarks kept from it.
+    pub remarks: usize,
+}
+
+/// Where [`Remarks::rollback`] goes back to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemarksMark {
+    remarks: usize,
+    runs: usize,
+}
+
 #[derive(Default)]
 struct State {
     remarks: Vec<Remark>,
+    runs: Vec<RemarkRun>,
     /// The passes started and not ended: (execution index, name, unit).
     running: Vec<(usize, String, String)>,
+    /// Pass executions so far in the run under way.
     executions: usize,
     /// The context the handler is installed on, during a run.
     context: Option<llvm_sys::prelude::LLVMContextRef>,
@@ -260,9 +303,54 @@ impl Remarks {
         self.state.borrow().remarks.clone()
     }
 
+    /// The remarks of run `run` (1-based).
+    pub fn of_run(&self, run: usize) -> Vec<Remark> {
+        let st = self.state.borrow();
+        st.remarks
+            .iter()
+            .filter(|r| r.run == run)
+            .cloned()
+            .collect()
+    }
+
+    /// The runs recorded, the first first.
+    pub fn runs(&self) -> Vec<RemarkRun> {
+        self.state.borrow().runs.clone()
+    }
+
+    /// Adds `more` to the last run's label (say, the module and the
+    /// context's settings, which this layer does not know).
+    pub fn label_last_run(&self, more: &str) {
+        if let Some(r) = self.state.borrow_mut().runs.last_mut() {
+            if !more.is_empty() {
+                r.label.push(' ');
+                r.label.push_str(more);
+            }
+        }
+    }
+
+    /// What is recorded now, to go back to with [`Remarks::rollback`].
+    pub fn mark(&self) -> RemarksMark {
+        let st = self.state.borrow();
+        RemarksMark {
+            remarks: st.remarks.len(),
+            runs: st.runs.len(),
+        }
+    }
+
+    /// Forgets what was recorded since `mark` (a run that failed leaves
+    /// nothing behind).
+    pub fn rollback(&self, mark: RemarksMark) {
+        let mut st = self.state.borrow_mut();
+        st.remarks.truncate(mark.remarks);
+        st.runs.truncate(mark.runs);
+    }
+
     /// Forgets what was recorded.
     pub fn clear(&self) {
-        self.state.borrow_mut().remarks.clear();
+        let mut st = self.state.borrow_mut();
+        st.remarks.clear();
+        st.runs.clear();
     }
 
     /// Attaches the queued remarks to the innermost running pass.
@@ -273,25 +361,25 @@ impl Remarks {
                 .last()
                 .cloned()
                 .unwrap_or((st.executions, String::new(), String::new()));
+        let run = st.runs.len();
         for mut r in queued {
+            r.run = run;
             r.execution = execution;
             r.execution_pass.clone_from(&execution_pass);
             r.unit.clone_from(&unit);
             if self.filter.keeps(&r) {
                 st.remarks.push(r);
+                if let Some(last) = st.runs.last_mut() {
+                    last.remarks += 1;
+                }
             }
         }
     }
-
-    /// A table of the remarks `filter` keeps, by pass and kind: how many,
-    /// in how many functions, and the commonest message (numbers masked,
-    /// so that "cost=260" and "cost=35" count as one).
-    pub fn table(&self, filter: &RemarkFilter) -> Table {
-        table(&self.state.borrow().remarks, filter)
-    }
 }
 
-/// See [`Remarks::table`].
+/// A table of the remarks `filter` keeps, by pass and kind: how many,
+/// in how many functions, and the commonest message (numbers masked, so
+/// that "cost=260" and "cost=35" count as one).
 pub fn table(remarks: &[Remark], filter: &RemarkFilter) -> Table {
     type Group<'a> = (
         usize,
@@ -349,19 +437,241 @@ pub fn table(remarks: &[Remark], filter: &RemarkFilter) -> Table {
     t
 }
 
+/// How a remark changed from one run to another ([`compare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RemarkChange {
+    Appeared,
+    Disappeared,
+    Changed,
+}
+
+impl RemarkChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            RemarkChange::Appeared => "appeared",
+            RemarkChange::Disappeared => "disappeared",
+            RemarkChange::Changed => "changed",
+        }
+    }
+}
+
+/// The remarks of one place (source position, pass, function) that differ
+/// between two runs: what only the first said, what only the second said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemarkDiff {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub pass: String,
+    pub function: String,
+    pub change: RemarkChange,
+    /// `kind: message` of the remarks only the first run made here.
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// Two runs' remarks compared (see [`compare`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemarkComparison {
+    pub diffs: Vec<RemarkDiff>,
+    /// Places where both runs said the same.
+    pub same: usize,
+    /// The first run's file compared as the second's (see [`compare`]).
+    pub renamed: Option<(String, String)>,
+}
+
+impl RemarkComparison {
+    pub fn count(&self, change: RemarkChange) -> usize {
+        self.diffs.iter().filter(|d| d.change == change).count()
+    }
+
+    /// A table of the differences (at most `top` rows), titled with the
+    /// two runs' labels.
+    pub fn table(&self, a: &str, b: &str, top: usize) -> Table {
+        let mut t = Table::new(
+            &format!(
+                "remarks of {a} → {b}: {} appeared, {} disappeared, {} changed, {} places the same",
+                self.count(RemarkChange::Appeared),
+                self.count(RemarkChange::Disappeared),
+                self.count(RemarkChange::Changed),
+                self.same
+            ),
+            &["where", "pass", "function", "change", "before", "after"],
+        );
+        if let Some((old, new)) = &self.renamed {
+            t.notes
+                .push(format!("{old} and {new} compared line by line as one file"));
+        }
+        let cell = |v: &[String]| {
+            v.iter()
+                .map(|m| shorten(m, 110))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        for d in self.diffs.iter().take(top) {
+            let place = if d.line == 0 {
+                "-".to_string()
+            } else {
+                format!("{}:{}:{}", d.file, d.line, d.column)
+            };
+            t.push([
+                place,
+                d.pass.clone(),
+                d.function.clone(),
+                d.change.name().to_string(),
+                cell(&d.before),
+                cell(&d.after),
+            ]);
+        }
+        if self.diffs.len() > top {
+            t.notes.push(format!(
+                "… {} more differences (top=N shows more; passes=, kinds=, functions= narrow)",
+                self.diffs.len() - top
+            ));
+        }
+        t
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(max - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The remarks of run `a` and run `b` (those `filter` keeps) compared
+/// place by place — a place is a source position (file, line, column),
+/// the pass and the function; without debug info every remark of a pass
+/// in a function shares one place. Within a place the remarks both runs
+/// made (same kind and message) cancel; what is left is a remark that
+/// appeared, disappeared, or changed (say "vectorized loop (vectorization
+/// width: 4 …)" → "… width: 16", or "not inlined … cost=260" → "inlined"
+/// at the same call).
+///
+/// When each run's remarks name one source file and not the same one (two
+/// modules made from two versions of a file, `before.c` and `after.c`),
+/// the two files are compared as one, under the second's name.
+pub fn compare(a: &[Remark], b: &[Remark], filter: &RemarkFilter) -> RemarkComparison {
+    type Place<'r> = (&'r str, u32, u32, &'r str, &'r str);
+    let files = |rs: &'_ [Remark]| -> std::collections::BTreeSet<String> {
+        rs.iter()
+            .filter(|r| filter.keeps(r) && r.line > 0)
+            .map(|r| r.file.clone())
+            .collect()
+    };
+    let (fa, fb) = (files(a), files(b));
+    let renamed = match (fa.len(), fb.len()) {
+        (1, 1) if fa != fb => fa.into_iter().next().zip(fb.into_iter().next()),
+        _ => None,
+    };
+    let mut places: BTreeMap<Place, (Vec<String>, Vec<String>)> = BTreeMap::new();
+    for (side, rs) in [(0, a), (1, b)] {
+        for r in rs.iter().filter(|r| filter.keeps(r)) {
+            let file = match &renamed {
+                Some((old, new)) if side == 0 && r.file == *old => new.as_str(),
+                _ => r.file.as_str(),
+            };
+            let e = places
+                .entry((file, r.line, r.column, &r.pass, &r.function))
+                .or_default();
+            let said = format!("{}: {}", r.kind.name(), r.message.trim());
+            if side == 0 { &mut e.0 } else { &mut e.1 }.push(said);
+        }
+    }
+    let mut out = RemarkComparison {
+        renamed: renamed.clone(),
+        ..RemarkComparison::default()
+    };
+    for ((file, line, column, pass, function), (mut before, mut after)) in places {
+        before.sort();
+        after.sort();
+        // Cancel what both said (a multiset difference of sorted lists).
+        let (mut i, mut j) = (0, 0);
+        let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+        while i < before.len() || j < after.len() {
+            match (before.get(i), after.get(j)) {
+                (Some(x), Some(y)) if x == y => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), Some(y)) if x < y => {
+                    only_a.push(x.clone());
+                    i += 1;
+                }
+                (Some(_), Some(y)) => {
+                    only_b.push(y.clone());
+                    j += 1;
+                }
+                (Some(x), None) => {
+                    only_a.push(x.clone());
+                    i += 1;
+                }
+                (None, Some(y)) => {
+                    only_b.push(y.clone());
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        let change = match (only_a.is_empty(), only_b.is_empty()) {
+            (true, true) => {
+                out.same += 1;
+                continue;
+            }
+            (true, false) => RemarkChange::Appeared,
+            (false, true) => RemarkChange::Disappeared,
+            (false, false) => RemarkChange::Changed,
+        };
+        out.diffs.push(RemarkDiff {
+            file: file.to_string(),
+            line,
+            column,
+            pass: pass.to_string(),
+            function: function.to_string(),
+            change,
+            before: only_a,
+            after: only_b,
+        });
+    }
+    out
+}
+
+/// Remarks kept by `filter`, counted by the pass that emitted them and by
+/// kind (in [`RemarkKind::NAMES`]' order), the most remarked pass first.
+pub fn counts_by_pass(remarks: &[Remark], filter: &RemarkFilter) -> Vec<(String, [usize; 4])> {
+    let mut by: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    for r in remarks.iter().filter(|r| filter.keeps(r)) {
+        by.entry(&r.pass).or_default()[r.kind as usize] += 1;
+    }
+    let mut rows: Vec<(String, [usize; 4])> =
+        by.into_iter().map(|(p, c)| (p.to_string(), c)).collect();
+    rows.sort_by(|a, b| {
+        let (x, y): (usize, usize) = (a.1.iter().sum(), b.1.iter().sum());
+        y.cmp(&x).then(a.0.cmp(&b.0))
+    });
+    rows
+}
+
 /// What to say of `lineless` remarks without a source line: when none of
 /// `remarks` has one, the module has no debug info; otherwise LLVM gave
 /// those none.
 pub fn lineless_note(remarks: &[Remark], lineless: usize) -> Option<String> {
-    if lineless == 0 {
-        None
-    } else if remarks.iter().all(|r| r.line == 0) {
+    let counted = match lineless {
+        0 => return None,
+        1 => "1 remark".to_string(),
+        n => format!("{n} remarks"),
+    };
+    if remarks.iter().all(|r| r.line == 0) {
         Some(format!(
-            "{lineless} remarks without a source line: the module has no debug info (load it with cflags=-g)"
+            "{counted} without a source line: the module has no debug info (load it with cflags=-g)"
         ))
     } else {
         Some(format!(
-            "{lineless} remarks without a source line (their passes gave none)"
+            "{counted} without a source line (their passes gave none)"
         ))
     }
 }
@@ -394,6 +704,11 @@ impl Instrument for Remarks {
         if pass.depth == 0 {
             // A run begins: what a failed run left behind is dropped.
             st.running.clear();
+            st.executions = 0;
+            st.runs.push(RemarkRun {
+                label: pass.name().to_string(),
+                remarks: 0,
+            });
             QUEUE.with(|q| q.borrow_mut().clear());
             // SAFETY: the module is alive for the whole outermost pass,
             // and with it its context; the handler is removed after it
@@ -448,6 +763,99 @@ mod tests {
             vec![("Callee".into(), "h".into()), ("Cost".into(), "260".into())]
         );
         assert!(parse("passed\x1fonly").is_none());
+    }
+
+    fn remark(kind: RemarkKind, pass: &str, line: u32, message: &str) -> Remark {
+        let mut r = parse(&format!(
+            "passed\x1f{pass}\x1fX\x1fg\x1fa.c\x1f{line}\x1f3\x1f{message}"
+        ))
+        .unwrap();
+        r.kind = kind;
+        r
+    }
+
+    #[test]
+    fn comparing_runs_cancels_what_both_said() {
+        use RemarkKind::*;
+        let a = [
+            remark(
+                Missed,
+                "inline",
+                4,
+                "'h' not inlined into 'g' because too costly to inline (cost=260, threshold=225)",
+            ),
+            remark(
+                Passed,
+                "loop-vectorize",
+                9,
+                "vectorized loop (vectorization width: 4, interleaved count: 2)",
+            ),
+            remark(
+                Missed,
+                "licm",
+                12,
+                "failed to move load with loop-invariant address",
+            ),
+            remark(Passed, "gvn", 20, "load eliminated"),
+        ];
+        let b = [
+            remark(
+                Passed,
+                "inline",
+                4,
+                "'h' inlined into 'g' with (cost=260, threshold=375)",
+            ),
+            remark(
+                Passed,
+                "loop-vectorize",
+                9,
+                "vectorized loop (vectorization width: 16, interleaved count: 2)",
+            ),
+            remark(Passed, "gvn", 20, "load eliminated"),
+            remark(Analysis, "slp-vectorizer", 30, "cannot SLP vectorize list"),
+        ];
+        let c = compare(&a, &b, &RemarkFilter::default());
+        assert_eq!(c.same, 1);
+        let changes: Vec<_> = c.diffs.iter().map(|d| (d.line, d.change)).collect();
+        assert_eq!(
+            changes,
+            vec![
+                (4, RemarkChange::Changed),
+                (9, RemarkChange::Changed),
+                (12, RemarkChange::Disappeared),
+                (30, RemarkChange::Appeared)
+            ]
+        );
+        assert!(
+            c.diffs[1].after[0].contains("width: 16"),
+            "{:?}",
+            c.diffs[1]
+        );
+        let t = c.table("run 1", "run 2", 2).to_text();
+        assert!(
+            t.contains("1 appeared, 1 disappeared, 2 changed, 1 places the same"),
+            "{t}"
+        );
+        assert!(t.contains("2 more differences"), "{t}");
+        // A filter narrows both sides.
+        let only_inline = RemarkFilter {
+            passes: vec!["inline".into()],
+            ..Default::default()
+        };
+        assert_eq!(compare(&a, &b, &only_inline).diffs.len(), 1);
+        let counts = counts_by_pass(&a, &RemarkFilter::default());
+        assert_eq!(counts.len(), 4);
+        assert_eq!(
+            counts.iter().find(|c| c.0 == "inline").unwrap().1,
+            [0, 1, 0, 0]
+        );
+    }
+
+    #[test]
+    fn paths_lose_their_dots() {
+        assert_eq!(clean_path("/a/nb/../zlib/./x.c"), "/a/zlib/x.c");
+        assert_eq!(clean_path("../x.c"), "../x.c");
+        assert_eq!(clean_path(""), "");
     }
 
     #[test]

@@ -61,10 +61,16 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         (Some(f), Some(n)) => {
             let (title, diff) =
                 crate::explore::pass_diff(rec, f, n).map_err(|e| err("explore", e.to_string()))?;
-            if diff.is_empty() {
-                title
+            let remarks = crate::explore::pass_remarks(rec, f, n);
+            let remarks = if remarks.is_empty() {
+                remarks
             } else {
-                format!("{title}\n{diff}")
+                format!("\nremarks:\n{}", remarks.trim_end())
+            };
+            if diff.is_empty() {
+                format!("{title}{remarks}")
+            } else {
+                format!("{title}\n{diff}{remarks}")
             }
         }
     };

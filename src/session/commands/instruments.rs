@@ -233,25 +233,39 @@ fn remark_kinds(command: &str, list: &str) -> Result<Vec<crate::instrument::Rema
         .collect()
 }
 
-/// `:report remarks [source] [passes=…] [kinds=…] [functions=…]`.
+/// `:report remarks [source [--out FILE.html] | runs | compare [A B]]
+/// [run=N] [top=N] [passes=…] [kinds=…] [functions=…]`.
 fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
+    let usage = "expects remarks [source [--out FILE.html] | runs | compare [RUN RUN]] [run=N] [top=N] [passes=P,...] [kinds=K,...] [functions=F,...]";
+    let mut words = a.words.clone();
+    let out = super::take_out(&mut words, "report", ", such as remarks.html")?;
     let mut filter = crate::instrument::RemarkFilter::default();
-    let mut top = super::remarks::TOP_LINES;
+    let mut top = None;
+    let mut run = None;
+    let positive = |k: &str, v: &str| {
+        v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+            err(
+                "report",
+                format!("{k} expects a positive number, got '{v}'"),
+            )
+        })
+    };
     for (k, v) in &a.settings {
         match k.as_str() {
-            "top" => {
-                top = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-                    err("report", format!("top expects a positive number, got '{v}'"))
-                })?
-            }
+            "top" => top = Some(positive(k, v)?),
+            "run" => run = Some(positive(k, v)?),
             "passes" => filter.passes.extend(comma_list(v)),
             "kinds" => filter.kinds.extend(remark_kinds("report", v)?),
             "functions" => filter.functions.extend(comma_list(v)),
             other => {
-                return Err(err(
-                    "report",
-                    format!("unknown setting '{other}' for remarks (passes=, kinds=, functions=, top= with source)"),
-                ))
+                return Err(Error::Command {
+                    command: "report".into(),
+                    message: format!("unknown setting '{other}' for remarks ({usage})"),
+                    suggestions: crate::nearest_names(
+                        other,
+                        ["top", "run", "passes", "kinds", "functions"],
+                    ),
+                })
             }
         }
     }
@@ -261,38 +275,162 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
             "the remarks instrument has no remarks report",
         ));
     };
-    let all = r.remarks();
+    let runs = r.runs();
+    if runs.is_empty() {
+        return text("no remarks recorded yet: the remarks instrument records them during :run");
+    }
+    let run_number = |w: &str| -> Result<usize> {
+        w.parse::<usize>()
+            .ok()
+            .filter(|n| (1..=runs.len()).contains(n))
+            .ok_or_else(|| {
+                err(
+                    "report",
+                    format!(
+                        "'{w}' is not a run: {} recorded, numbered 1 to {} (:report remarks runs lists them)",
+                        runs.len(),
+                        runs.len()
+                    ),
+                )
+            })
+    };
+    let run = match run {
+        Some(n) => run_number(&n.to_string())?,
+        None => runs.len(),
+    };
+    let sub = words.get(1).map(String::as_str);
+    if out.is_some() && sub != Some("source") {
+        return Err(err(
+            "report",
+            "--out writes the annotated source: :report remarks source --out FILE.html",
+        ));
+    }
+    match (sub, words.len()) {
+        (Some("runs"), 2) => {
+            let mut t = Table::new(
+                &format!("runs the remarks instrument recorded: {}", runs.len()),
+                &["run>", "what ran", "remarks>"],
+            );
+            for (i, x) in runs.iter().enumerate() {
+                t.push([(i + 1).to_string(), x.label.clone(), x.remarks.to_string()]);
+            }
+            return table(&t);
+        }
+        (Some("compare"), 2 | 4) => {
+            let (x, y) = if words.len() == 4 {
+                (run_number(&words[2])?, run_number(&words[3])?)
+            } else if runs.len() >= 2 {
+                (runs.len() - 1, runs.len())
+            } else {
+                return Err(err(
+                    "report",
+                    "compare needs two runs and one is recorded: :undo, then :run another pipeline (or the same under :with cpu=...)",
+                ));
+            };
+            let mut c = crate::instrument::compare_remarks(&r.of_run(x), &r.of_run(y), &filter);
+            for d in &mut c.diffs {
+                d.file = super::shown_path(s, &d.file);
+            }
+            if let Some((a, b)) = &mut c.renamed {
+                (*a, *b) = (super::shown_path(s, a), super::shown_path(s, b));
+            }
+            let label = |n: usize| format!("run {n} ({})", runs[n - 1].label);
+            let t = c.table(&label(x), &label(y), top.unwrap_or(40));
+            if c.diffs.is_empty() {
+                // No rows: the title says it all.
+                return text(format!(
+                    "{}\nno remark appeared, disappeared or changed",
+                    t.title
+                ));
+            }
+            return table(&t);
+        }
+        _ => {}
+    }
+    let all = r.of_run(run);
+    let described = filter.describe();
     if !all.iter().any(|x| filter.keeps(x)) {
         return text(if all.is_empty() {
-            "no remarks recorded yet: the remarks instrument records them during :run".to_string()
+            format!("run {run} ({}) made no remarks", runs[run - 1].label)
         } else {
-            format!(
-                "none of the {} remarks recorded is kept by {}",
-                all.len(),
-                filter.describe()
-            )
+            match all.len() {
+                1 => format!("the one remark of run {run} is not kept by {described}"),
+                n => format!("none of the {n} remarks of run {run} is kept by {described}"),
+            }
         });
     }
-    match a.words.as_slice() {
-        [_] => table(&r.table(&filter)),
-        [_, source] if source == "source" => text(super::remarks::annotated_source(
-            s,
-            &r.remarks(),
-            &filter,
-            top,
-        )),
-        _ => Err(err(
-            "report",
-            format!(
-                "expects remarks [source] [passes=P,...] [kinds=K,...] [functions=F,...], got '{}'",
-                a.rest
-            ),
-        )),
+    match (sub, words.len()) {
+        (None, 1) => {
+            let mut t = crate::instrument::remark_table(&all, &filter);
+            t.title = format!("{} — run {run}: {}", t.title, runs[run - 1].label);
+            table(&t)
+        }
+        (Some("source"), 2) => {
+            let kept: Vec<_> = all.iter().filter(|x| filter.keeps(x)).cloned().collect();
+            let title = format!(
+                "{}{}",
+                runs[run - 1].label,
+                if described.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({described})")
+                }
+            );
+            let page = |standalone| {
+                crate::explore::remarks_html(
+                    &title,
+                    &kept,
+                    &|f| super::source_text(s, f),
+                    &|f| super::shown_path(s, f),
+                    standalone,
+                )
+            };
+            if let Some(path) = out {
+                let (html, stats) = page(true);
+                std::fs::write(&path, &html).map_err(|e| Error::io(&path, e))?;
+                return text(format!(
+                    "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
+                    stats.bytes as f64 / 1e6,
+                    stats.remarks,
+                    stats.lines,
+                    stats.files,
+                    if stats.with_text < stats.files {
+                        format!(
+                            " ({} of them not found: their lines without text)",
+                            stats.files - stats.with_text
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            let plain = super::remarks::annotated_source(
+                s,
+                &all,
+                &filter,
+                top.unwrap_or(super::remarks::TOP_LINES),
+            );
+            let mut bundle = super::super::Bundle::text(plain);
+            if s.html {
+                bundle.data.push(("text/html".into(), page(false).0));
+            }
+            let mut o = Output::default();
+            o.items.push(Item::Display(bundle));
+            Ok(o)
+        }
+        _ => Err(err("report", format!("{usage}, got '{}'", a.rest))),
     }
 }
 
 /// What `:plot` draws.
-pub(super) const CHARTS: &[&str] = &["timing", "ir-size", "bench", "compile-vs-runtime", "tune"];
+pub(super) const CHARTS: &[&str] = &[
+    "timing",
+    "ir-size",
+    "bench",
+    "compile-vs-runtime",
+    "tune",
+    "remarks",
+];
 
 pub(super) fn describe(s: &Session) -> String {
     if s.instruments.is_empty() {
@@ -384,20 +522,24 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     use crate::chart::Chart;
 
     let usage =
-        "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune [--out FILE.svg|FILE.png]";
+        "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
     let (what, out) = match a.words.as_slice() {
         [what] => (what.as_str(), None),
         [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
         _ => return Err(err("plot", format!("{usage}, got '{}'", a.rest))),
     };
     let mut top = 15;
+    let mut run = None;
     for (k, v) in &a.settings {
+        let positive = || {
+            v.parse()
+                .ok()
+                .filter(|&n: &usize| n > 0)
+                .ok_or_else(|| err("plot", format!("{k} expects a positive number, got '{v}'")))
+        };
         match (k.as_str(), what) {
-            ("top", "timing") => {
-                top = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-                    err("plot", format!("top expects a positive number, got '{v}'"))
-                })?
-            }
+            ("top", "timing" | "remarks") => top = positive()?,
+            ("run", "remarks") => run = Some(positive()?),
             _ => {
                 return Err(err(
                     "plot",
@@ -427,6 +569,37 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             .as_ref()
             .ok_or_else(|| err("plot", "no :tune has run yet"))?
             .chart(),
+        "remarks" => match active(s, "plot", "remarks")? {
+            Handle::Remarks(r) => {
+                let runs = r.runs();
+                let n = run.unwrap_or(runs.len());
+                let Some(label) = n.checked_sub(1).and_then(|i| runs.get(i)) else {
+                    return Err(err(
+                        "plot",
+                        if runs.is_empty() {
+                            "no remarks recorded yet: the remarks instrument records them during :run".to_string()
+                        } else {
+                            format!(
+                                "run={n}: {} runs recorded, numbered 1 to {}",
+                                runs.len(),
+                                runs.len()
+                            )
+                        },
+                    ));
+                };
+                let counts = crate::instrument::remark_counts(
+                    &r.of_run(n),
+                    &crate::instrument::RemarkFilter::default(),
+                );
+                let total: usize = counts.iter().map(|c| c.1.iter().sum::<usize>()).sum();
+                Chart::remarks(
+                    &format!("remarks by pass, run {n} ({}): {total}", label.label),
+                    &counts,
+                    top,
+                )
+            }
+            _ => return Err(err("plot", "the remarks instrument has no remark counts")),
+        },
         other => {
             return Err(Error::Command {
                 command: "plot".into(),

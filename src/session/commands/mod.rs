@@ -133,8 +133,8 @@ pub static COMMANDS: &[Command] = &[
     cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill] [trials=N|seconds=S] [seed=N] [pool=P,...] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
-    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N]] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (remarks source: the source lines with remarks, the most remarked first)", report),
-    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or the last :tune measured (shown inline, or written to FILE)", plot),
+    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N] [--out FILE.html] | runs | compare [RUN RUN] [top=N]] [run=N] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report),
+    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or :tune, or remarks (by pass and kind) measured (shown inline, or written to FILE)", plot),
     cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
@@ -230,6 +230,21 @@ fn source_text(s: &Session, path: &str) -> Option<String> {
         .or_else(|| s.sources.get(path))
         .cloned()
         .or_else(|| std::fs::read_to_string(p).ok())
+}
+
+/// A source file's path as the session shows it: relative to the folder
+/// the session runs in, or to the `:path` folder it was found in (as
+/// `:load` was given it, `zlib/deflate.c`), else as it is.
+fn shown_path(s: &Session, path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    std::iter::once(cwd)
+        .chain(s.input_path())
+        .find_map(|folder| {
+            let rel = p.strip_prefix(&folder).ok()?;
+            Some(rel.to_str()?.to_string())
+        })
+        .unwrap_or_else(|| path.to_string())
 }
 
 /// The current module's name, or an error for `command` saying how to get one.

@@ -102,12 +102,30 @@ pub(super) fn run_recording(
     let before = module.instruction_count();
     let snapshot = module.snapshot();
     s.printed.take(); // what a failed run printed
+                      // The remarks recorders, and what they held before this run: a failed
+                      // run leaves none of its remarks behind.
+    let remarks: Vec<_> = s
+        .instruments
+        .iter()
+        .filter_map(|i| match &i.handle {
+            Handle::Remarks(r) => Some((r.clone(), r.mark())),
+            _ => None,
+        })
+        .collect();
     let start = std::time::Instant::now();
     let scope = ctx.enter()?;
     let result = pass.apply(module);
     let exited = scope.exit();
-    result?;
-    exited?;
+    if let Err(e) = result.and(exited) {
+        for (r, mark) in &remarks {
+            r.rollback(*mark);
+        }
+        return Err(e);
+    }
+    let label = run_label(&name);
+    for (r, _) in &remarks {
+        r.label_last_run(&label);
+    }
     let after = module.instruction_count();
     let end = module.fingerprint();
     let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -118,6 +136,9 @@ pub(super) fn run_recording(
         rec.end = Some(end);
         if pipeline_text.is_empty() {
             rec.pipeline = pass.info().name.clone();
+        }
+        if let Some((r, _)) = remarks.first() {
+            rec.remarks = r.of_run(r.runs().len());
         }
         s.recording = Some(Rc::new(rec));
     }
@@ -134,6 +155,22 @@ pub(super) fn run_recording(
         pass.info().name
     ));
     Ok(o)
+}
+
+/// What a remarks run is called after its pipeline: the module, and the
+/// settings of the context it ran in (`on loop (target.cpu=znver4)`).
+fn run_label(module: &str) -> String {
+    let ctx = PassContext::current();
+    let settings: Vec<String> = ctx
+        .config_set()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if settings.is_empty() {
+        format!("on {module}")
+    } else {
+        format!("on {module} ({})", settings.join(" "))
+    }
 }
 
 pub(super) fn define_pass(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

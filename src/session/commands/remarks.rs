@@ -63,13 +63,31 @@ pub(super) fn annotated_source(
             .and_then(|l| l.get(*line as usize - 1))
             .map(|l| l.trim_end().to_string())
             .unwrap_or_default();
-        let _ = writeln!(out, "\n{file}:{line}: {text}");
+        let _ = writeln!(out, "\n{}:{line}: {text}", shown_path(s, file));
+        // The same remark made again (a pass that ran several times, a
+        // macro's many loads) is one line with its count.
+        let mut said: Vec<(&Remark, usize)> = Vec::new();
         let mut rs = rs.clone();
         rs.sort_by_key(|r| (r.column, r.execution));
         for r in rs {
+            let same = |x: &&Remark| {
+                (x.kind, &x.pass, &x.function, x.column, x.message.trim())
+                    == (r.kind, &r.pass, &r.function, r.column, r.message.trim())
+            };
+            match said.iter_mut().find(|(x, _)| same(x)) {
+                Some((_, n)) => *n += 1,
+                None => said.push((r, 1)),
+            }
+        }
+        for (r, n) in said {
+            let times = if n > 1 {
+                format!(" (×{n})")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {:<8} {} in {} (col {}): {}",
+                "  {:<8} {} in {} (col {}): {}{times}",
                 r.kind.name(),
                 r.pass,
                 r.function,

@@ -1,0 +1,156 @@
+"""Optimization remarks (issue 21) over all of sqlite3, as same-run ratios.
+
+    bash scripts/passlab.sh bench remarks      # PASSLAB_BENCH_ROUNDS rounds (default 3)
+    python benches/remarks.py                  # the same, once target/release/passlab is built
+
+Absolute times do not hold on the machine the project is developed on (2
+shared cores); ratios of times measured in the same round do. Each round
+runs every process below once, one after the other; the table gives the
+medians of the rounds. Every passlab process is the release binary running
+a script (`target/release/passlab run SCRIPT.plab`, its output to a file
+under target/bench), timed from its start to its end (wall clock).
+
+The input: sqlite3's amalgamation as `clang-19 -g -O0 -Xclang
+-disable-O0-optnone` bitcode (target/bench/sqlite3-g.bc; with -g every
+remark has its source line, as the annotated source needs).
+
+1. Recording remarks: `:load sqlite3-g.bc`, `:instrument remarks`, `:run
+   default<O2>` against the same script without `:instrument remarks`,
+   both less the load-only script (`:load` alone). Goal: ratio <= 1.15.
+   Reference, same round: `opt-19 -passes='default<O2>'` with and without
+   `-pass-remarks-output=r.yaml` (LLVM's own cost of writing them).
+2. `:report remarks` after that run: the script with `:report remarks`
+   added 10 times, less the script without it, over 10 (one run of the
+   pipeline varies by a second or more here; ten reports spread that
+   over ten). Goal: <= 1 s.
+3. The annotated source of all of sqlite3: `:report remarks source --out
+   remarks.html` (the time it adds, as 2.), the page's size, and the time
+   headless Chromium (Debian's, driven by Playwright) takes from opening the
+   file to the page saying it is ready (its script has decompressed the
+   remarks and the source and shown the hottest lines and the first
+   screen of source). Goal: <= 25 MB, opens in <= 3 s. The reference is
+   LLVM's opt-viewer on the same remarks: 35 s and 108 MB of HTML on this
+   machine (../shared/notes/wave3.md; not run here).
+
+The per-round figures go to standard error, the table to standard output.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine_code import BENCH, PASSLAB, ROOT, timed  # noqa: E402
+
+ROUNDS = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
+REPORTS = 10
+PAGE = os.path.join(BENCH, "remarks-sqlite3.html")
+
+
+def bitcode():
+    """sqlite3 with debug info, as -O0 bitcode passes may still change."""
+    bc = os.path.join(BENCH, "sqlite3-g.bc")
+    if not os.path.exists(bc):
+        src = os.path.join(ROOT, "target", "inputs", "sqlite3", "sqlite3.c")
+        subprocess.run(["clang-19", "-g", "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
+                        "-c", src, "-o", bc], check=True)
+    return bc
+
+
+def passlab(name, lines):
+    script = os.path.join(BENCH, f"remarks-{name}.plab")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return timed([PASSLAB, "run", script], os.path.join(BENCH, f"remarks-{name}.out"))[0]
+
+
+def open_page(path):
+    """Seconds from opening `path` in headless Chromium to its data-ready."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        start = time.perf_counter()
+        page.goto("file://" + path)
+        page.wait_for_selector(".plab-remarks[data-ready='1']", timeout=120_000)
+        took = time.perf_counter() - start
+        lines = page.locator(".plab-r-item").count()
+        browser.close()
+    if not lines:
+        sys.exit(f"{path}: the page shows no line with remarks")
+    return took
+
+
+def one_round(bc):
+    load = f":load {bc}"
+    run = [load, ":instrument remarks", ":run default<O2>"]
+    yaml = os.path.join(BENCH, "remarks-opt.yaml")
+    t = {
+        "opt": timed(["opt-19", "-passes=default<O2>", bc, "-o", "/dev/null"],
+                     os.path.join(BENCH, "remarks-opt.out"))[0],
+        "opt-remarks": timed(["opt-19", "-passes=default<O2>", f"-pass-remarks-output={yaml}",
+                              bc, "-o", "/dev/null"], os.path.join(BENCH, "remarks-opt.out"))[0],
+        "load": passlab("load", [load]),
+        "plain": passlab("plain", [load, ":run default<O2>"]),
+        "recorded": passlab("recorded", run),
+        "report": passlab("report", run + [":report remarks"] * REPORTS),
+        "page": passlab("page", run + [f":report remarks source --out {PAGE}"]),
+    }
+    t["open"] = open_page(PAGE)
+    t["bytes"] = os.path.getsize(PAGE)
+    return t
+
+
+def main():
+    if not os.path.exists(PASSLAB):
+        sys.exit(f"{PASSLAB} is missing: cargo build --release --locked -p passlab-repl")
+    os.makedirs(BENCH, exist_ok=True)
+    bc = bitcode()
+    rounds = []
+    for r in range(ROUNDS):
+        t = one_round(bc)
+        f = {
+            "plain": t["plain"] - t["load"],
+            "recorded": t["recorded"] - t["load"],
+            "opt": t["opt"],
+            "opt-remarks": t["opt-remarks"],
+            "report": (t["report"] - t["recorded"]) / REPORTS,
+            "page": t["page"] - t["recorded"],
+            "open": t["open"],
+            "bytes": t["bytes"],
+        }
+        rounds.append(f)
+        print(f"  round {r + 1}: :run default<O2> {f['plain']:.2f} s, with remarks "
+              f"{f['recorded']:.2f} s ({f['recorded'] / f['plain']:.2f}x); opt-19 {f['opt']:.2f} s, "
+              f"with remarks {f['opt-remarks']:.2f} s ({f['opt-remarks'] / f['opt']:.2f}x); "
+              f":report remarks {f['report']:.2f} s; page {f['page']:.2f} s, "
+              f"{f['bytes'] / 1e6:.1f} MB, opens in {f['open']:.2f} s", file=sys.stderr)
+    out = open(os.path.join(BENCH, "remarks-report.out")).read()
+    count = next((line.split(" — ")[0] for line in out.splitlines() if line.startswith("remarks: ")), "")
+    med = lambda k: statistics.median(f[k] for f in rounds)
+    ratio = lambda a, b: statistics.median(f[a] / f[b] for f in rounds)
+    rows = [
+        ("figure", "passlab", "reference", "ratio", "goal"),
+        ("1. :run default<O2> recording remarks, vs plain", f"{med('recorded'):.2f} s",
+         f"{med('plain'):.2f} s", f"{ratio('recorded', 'plain'):.2f}x", "<= 1.15x"),
+        ("   opt-19 -pass-remarks-output, vs plain opt-19", f"{med('opt-remarks'):.2f} s",
+         f"{med('opt'):.2f} s", f"{ratio('opt-remarks', 'opt'):.2f}x", "(LLVM's own)"),
+        ("2. :report remarks after the run", f"{med('report'):.2f} s", "", "", "<= 1 s"),
+        ("3. :report remarks source --out (writing the page)", f"{med('page'):.2f} s", "", "", ""),
+        ("   the page's size", f"{med('bytes') / 1e6:.1f} MB", "108 MB (opt-viewer)", "",
+         "<= 25 MB"),
+        ("   open in headless Chromium until ready", f"{med('open'):.2f} s",
+         "35 s to generate (opt-viewer)", "", "<= 3 s"),
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print(f"sqlite3 ({count.strip()}), {ROUNDS} rounds, medians")
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+if __name__ == "__main__":
+    main()
