@@ -81,6 +81,9 @@ using namespace llvm;
 extern "C" {
 
 typedef void (*plab_sink)(void *user, const char *data, size_t len);
+// shim/remarks.cpp
+extern "C" void plab_remarks_install(LLVMContextRef ctx, plab_sink sink, void *user);
+extern "C" void plab_remarks_remove(LLVMContextRef ctx);
 void plab_init_targets();
 // shim.cpp's function printer: the numbering the instruments' texts use.
 struct Printer;
@@ -297,6 +300,15 @@ struct Recorder {
     return T;
   }
 
+  /// An optimization remark (flattened by shim/remarks.cpp), as
+  /// `R\tlength\n` and the bytes: it belongs to the execution noted next
+  /// (a probe notes a pass after it ran).
+  static void remark(void *U, const char *D, size_t N) {
+    auto *R = static_cast<Recorder *>(U);
+    R->Events += "R\t" + std::to_string(N) + "\n";
+    R->Events.append(D, N);
+  }
+
   /// The text of the unit the last noted run changed, as `M\tlength\n`
   /// and the bytes.
   void text(const std::string &T) {
@@ -454,7 +466,9 @@ extern "C" {
 /// in the order added), one line per probe run (`pass\tfunction\tnanoseconds\tchanged`),
 /// with flag 1 each change followed by the unit's text (`M\tlength\n` and
 /// the bytes), and the total (`T\tnanoseconds`); with flag 2 the
-/// verifier runs after each change.
+/// verifier runs after each change; with flag 4 each optimization remark
+/// (`R\tlength\n` and the bytes, as shim/remarks.cpp flattens it) comes
+/// before the probe line of the execution that made it.
 /// Returns false with LLVM's message to `err` when the target cannot emit
 /// that kind of file.
 bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, unsigned flags,
@@ -483,8 +497,16 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
     R.Events += "P\t" + P.Name + "\t" + P.Arg + (P.Module ? "\tmodule\n" : "\tfunction\n");
   }
   R.flush(0);
+  // With flag 4 the back end's optimization remarks join the record.
+  LLVMContextRef Ctx = wrap(&M->getContext());
+  if (flags & 4) {
+    plab_remarks_remove(Ctx);
+    plab_remarks_install(Ctx, Recorder::remark, &R);
+  }
   R.Start = std::chrono::steady_clock::now();
   PM.Inner.run(*M);
+  if (flags & 4)
+    plab_remarks_remove(Ctx);
   auto Total = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now() - R.Start)
                    .count();

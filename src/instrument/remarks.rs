@@ -101,6 +101,14 @@ pub struct Remark {
     pub unit: String,
 }
 
+impl Remark {
+    /// A remark as shim/remarks.cpp flattens it (the back end's come so
+    /// from the code-generation child), not yet attached to an execution.
+    pub fn from_flat(text: &str) -> Option<Remark> {
+        parse(text)
+    }
+}
+
 /// A remark as a user's pass emits it ([`emit`]).
 #[derive(Clone, Debug, Default)]
 pub struct UserRemark {
@@ -170,7 +178,9 @@ fn parse(text: &str) -> Option<Remark> {
     let file = clean_path(f.next()?);
     let line = f.next()?.parse().unwrap_or(0);
     let column = f.next()?.parse().unwrap_or(0);
-    let message = f.next()?.to_string();
+    // On one line: a few remarks (stack-frame-layout's) are tables of
+    // lines, which tables and listings show as one.
+    let message = f.next()?.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut args = Vec::new();
     while let (Some(k), Some(v)) = (f.next(), f.next()) {
         args.push((k.to_string(), v.to_string()));
@@ -327,6 +337,26 @@ impl Remarks {
                 r.label.push_str(more);
             }
         }
+    }
+
+    /// Records a run made elsewhere — code generation's, whose remarks the
+    /// child sent — as the next run, labelled `label`; the filter applies.
+    pub fn add_run(&self, label: &str, remarks: Vec<Remark>) {
+        let mut st = self.state.borrow_mut();
+        let run = st.runs.len() + 1;
+        let kept: Vec<Remark> = remarks
+            .into_iter()
+            .filter(|r| self.filter.keeps(r))
+            .map(|mut r| {
+                r.run = run;
+                r
+            })
+            .collect();
+        st.runs.push(RemarkRun {
+            label: label.to_string(),
+            remarks: kept.len(),
+        });
+        st.remarks.extend(kept);
     }
 
     /// What is recorded now, to go back to with [`Remarks::rollback`].

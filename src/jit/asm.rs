@@ -804,6 +804,7 @@ mod tests {
         let probe = Probe {
             texts: true,
             verify: true,
+            remarks: true,
         };
         let cg = Codegen::default();
         let (_, b) = assembly_probed(&m, &cg, Syntax::Att, probe).unwrap();
@@ -821,6 +822,15 @@ mod tests {
         let mir = isel.text.as_deref().unwrap();
         assert!(mir.starts_with("# Machine code for function f"), "{mir}");
         assert!(b.decisions.is_empty());
+        // The back end's remarks, each with the execution that made it:
+        // the printer counts f's instructions while it prints f.
+        let (k, count) = b
+            .remarks
+            .iter()
+            .find(|(_, r)| r.contains("instructions in function"))
+            .unwrap();
+        assert!(count.starts_with("analysis\x1fasm-printer"), "{count:?}");
+        assert_eq!(b.passes[b.runs[*k].pass].0, "X86 Assembly Printer");
         // The gate: every optional pass asked, none run at limit 0.
         let all = Codegen {
             bisect_limit: Some(u64::MAX),

@@ -24,6 +24,10 @@ pub struct Backend {
     pub total: Duration,
     /// The opt-bisect gate's decisions (with `Codegen::bisect_limit`).
     pub decisions: Vec<GateDecision>,
+    /// The optimization remarks (with `Probe::remarks`), flattened as
+    /// shim/remarks.cpp writes them, each with the execution (an index
+    /// into `runs`) that made it.
+    pub remarks: Vec<(usize, String)>,
 }
 
 /// Reads the probes' record as it arrives, in pieces cut anywhere (the
@@ -45,7 +49,11 @@ impl Reader {
         let mut at = 0;
         while let Some(end) = self.pending[at..].iter().position(|&c| c == b'\n') {
             let line = &self.pending[at..at + end];
-            if let Some(len) = line.strip_prefix(b"M\t") {
+            let remark = line.starts_with(b"R\t");
+            if let Some(len) = line
+                .strip_prefix(b"M\t")
+                .or_else(|| line.strip_prefix(b"R\t"))
+            {
                 // A text: its length, then its bytes, all there or wait.
                 let len = std::str::from_utf8(len)
                     .ok()
@@ -61,7 +69,10 @@ impl Reader {
                     break;
                 };
                 let text = String::from_utf8_lossy(&self.pending[start..stop]).into_owned();
-                if let Some(run) = self.backend.runs.last_mut() {
+                if remark {
+                    // Made by the execution noted next.
+                    self.backend.remarks.push((self.backend.runs.len(), text));
+                } else if let Some(run) = self.backend.runs.last_mut() {
                     run.text = Some(text);
                 }
                 at = stop;
@@ -220,7 +231,7 @@ mod tests {
     fn the_record_is_read_with_texts_and_decisions() {
         let mut r = b"P\tX86 DAG->DAG Instruction Selection\tx86-isel\tfunction\nT\t900\n".to_vec();
         r.extend_from_slice(b"0\tf\t500\t1\nM\t13\n# Machine\ncod");
-        r.extend_from_slice(b"0\tg\t700\t0\n");
+        r.extend_from_slice(b"R\t10\nspilled\x1f\nx\n0\tg\t700\t0\n");
         r.extend_from_slice(
             b"B\t1\tMachine CSE\tfunction (f)\t1\nB\t2\tMachine CSE\tfunction (g)\t0\n",
         );
@@ -234,6 +245,8 @@ mod tests {
         assert_eq!(b.total, Duration::from_nanos(900));
         assert_eq!(b.decisions.len(), 2);
         assert_eq!(b.decisions[1].function, "g");
+        // A remark belongs to the execution noted after it.
+        assert_eq!(b.remarks, vec![(1, "spilled\x1f\nx".to_string())]);
         assert!(!b.decisions[1].ran);
         // Read in pieces cut anywhere (as the child streams it), the same.
         for size in 1..r.len() {

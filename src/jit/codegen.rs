@@ -369,12 +369,13 @@ pub(super) fn emit_file(
 }
 
 /// What the probes keep besides time and change: each changed unit's text
-/// (for print-changed and the explorer), and the verifier after each
-/// change.
+/// (for print-changed and the explorer), the verifier after each change,
+/// and the optimization remarks the back end's passes make.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Probe {
     pub texts: bool,
     pub verify: bool,
+    pub remarks: bool,
 }
 
 /// As [`emit_file`], every pass of the back end observed (the shim's
@@ -390,7 +391,7 @@ pub(super) fn emit_probed(
     mut record: &mut dyn FnMut(&[u8]),
 ) -> std::result::Result<Vec<u8>, String> {
     install_gate(m, cg);
-    let flags = probe.texts as u32 | (probe.verify as u32) << 1;
+    let flags = probe.texts as u32 | (probe.verify as u32) << 1 | (probe.remarks as u32) << 2;
     let mut out = crate::ffi::Sinks::default();
     // SAFETY: the module is alive and this child's own; the target machine
     // is created here and disposed of once; the sinks write into `out`, or

@@ -47,9 +47,7 @@ pub fn complete_with(names: &[String], line: &str, pos: usize) -> (usize, Vec<St
             .filter(|c| c.starts_with(word))
             .collect()
     } else {
-        let keywords = first_argument_of(before)
-            .map(commands::keywords)
-            .unwrap_or(&[]);
+        let keywords = argument_keywords(before);
         let from_keywords: Vec<String> = keywords
             .iter()
             .filter(|k| k.starts_with(word))
@@ -70,14 +68,22 @@ pub fn complete_with(names: &[String], line: &str, pos: usize) -> (usize, Vec<St
     (start, out)
 }
 
-/// The command whose first argument starts where `before` ends.
-fn first_argument_of(before: &str) -> Option<&str> {
-    let mut words = before.split_whitespace();
-    let command = words.next()?.strip_prefix(':')?;
-    if words.next().is_some() || !before.ends_with(char::is_whitespace) {
-        return None;
+/// The keywords of the argument that starts where `before` ends: a
+/// command's first argument (`:plot t` → `timing`), or the word after one
+/// that takes more (`:report remarks c` → `compare`).
+fn argument_keywords(before: &str) -> &'static [&'static str] {
+    if !before.ends_with(char::is_whitespace) {
+        return &[];
     }
-    Some(command)
+    let mut words = before.split_whitespace();
+    let Some(command) = words.next().and_then(|w| w.strip_prefix(':')) else {
+        return &[];
+    };
+    match (words.next(), words.next()) {
+        (None, _) => commands::keywords(command),
+        (Some(first), None) => commands::second_keywords(command, first),
+        _ => &[],
+    }
 }
 
 impl Session {
@@ -241,6 +247,11 @@ mod tests {
             vec!["timing", "tune"]
         );
         assert_eq!(complete_with(&names(), ":plot ti", 8).1, vec!["timing"]);
+        // The word after one that takes more.
+        assert_eq!(
+            complete_with(&names(), ":report remarks co", 18).1,
+            vec!["compare"]
+        );
         // The second line of a cell.
         assert_eq!(
             complete_with(&names(), ":stats\n:expla", 13),

@@ -116,6 +116,21 @@ class RemarksTests(KernelCase):
                   and r["s"][r["p"][i]] == "loop-vectorize"]
         self.assertTrue(missed, r)
         self.assertEqual(passes[r["x"][missed[0]]], "loop-vectorize")
+        # :asm adds the back end's remarks as a run of their own, and the
+        # explorer shows them on its machine passes.
+        self.ok(":asm f")
+        runs = self.bundles(self.ok(":report remarks runs"))[-1]["text/plain"]
+        self.assertIn("codegen (codegen O2) on loops2", runs)
+        table = self.bundles(self.ok(":report remarks passes=asm-printer,prologepilog"))[-1]["text/plain"]
+        self.assertIn("instructions in function", table)
+        self.assertIn("stack bytes in function", table)
+        page = [b["text/html"] for b in self.bundles(self.ok(":explore f")) if "plab-x" in b.get("text/html", "")][0]
+        data = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+        meta2 = json.loads(gzip.decompress(base64.b64decode(json.loads(data.group(1))["meta"])))
+        names2 = [meta2["names"][i] for i in meta2["pn"]]
+        printed = [meta2["remarks"]["x"][i] for i in range(len(meta2["remarks"]["x"]))
+                   if "instructions in function" in meta2["remarks"]["s"][meta2["remarks"]["m"][i]]]
+        self.assertTrue(printed and all("Assembly Printer" in names2[x] for x in printed), printed)
         # The text form marks the passes with remarks.
         self.assertRegex(self.text_of(outputs) + str(self.bundles(outputs)[-1]["text/plain"]),
                          r"loop-vectorize .*\(\d+ remarks?\)")

@@ -418,6 +418,11 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
             o.items.push(Item::Display(bundle));
             Ok(o)
         }
+        (Some(word), _) if !matches!(word, "source" | "runs" | "compare") => Err(Error::Command {
+            command: "report".into(),
+            message: format!("no remarks report called '{word}' (source, runs, compare)"),
+            suggestions: crate::nearest_names(word, ["source", "runs", "compare"]),
+        }),
         _ => Err(err("report", format!("{usage}, got '{}'", a.rest))),
     }
 }

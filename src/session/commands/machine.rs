@@ -445,7 +445,11 @@ fn record_backend(
                 watching = true;
                 cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
             }
-            Handle::IrSize(_) | Handle::Trace(_) | Handle::Remarks(_) => {}
+            Handle::Remarks(_) => {
+                watching = true;
+                probe.remarks = true;
+            }
+            Handle::IrSize(_) | Handle::Trace(_) => {}
         }
     }
     if !watching {
@@ -495,6 +499,22 @@ fn record_backend(
         })
         .collect();
     let passes = backend.per_pass();
+    // The back end's remarks, each with the execution (an index into
+    // backend.runs) that made it; one made after the last belongs to it.
+    let remarks: Vec<crate::instrument::Remark> = backend
+        .remarks
+        .iter()
+        .filter_map(|(k, text)| {
+            let mut r = crate::instrument::Remark::from_flat(text)?;
+            let k = (*k).min(backend.runs.len().saturating_sub(1));
+            if let Some(run) = backend.runs.get(k) {
+                r.execution = k;
+                r.execution_pass = backend.label(run.pass).to_string();
+                r.unit = run.function.clone();
+            }
+            Some(r)
+        })
+        .collect();
     let mut recorded = Vec::new();
     for a in &s.instruments {
         match &a.handle {
@@ -547,7 +567,14 @@ fn record_backend(
                 recorded.push("bisect");
             }
             Handle::Explore(_) => recorded.push("explore"),
-            Handle::IrSize(_) | Handle::Trace(_) | Handle::Remarks(_) => {}
+            Handle::Remarks(r) => {
+                r.add_run(
+                    &format!("codegen ({}) on {name}", cg.label()),
+                    remarks.clone(),
+                );
+                recorded.push("remarks");
+            }
+            Handle::IrSize(_) | Handle::Trace(_) => {}
         }
     }
     if probe.texts
@@ -568,6 +595,19 @@ fn record_backend(
         rec.append_back_end(&format!("codegen ({})", cg.label()), &steps, &|f| {
             m.print_function(f).ok()
         });
+        // The back end's remarks beside its passes' diffs: step k is the
+        // node after the code generation's own.
+        if let Some(root) = rec
+            .passes
+            .iter()
+            .rposition(|p| p.depth == 0 && p.name.starts_with("codegen ("))
+        {
+            rec.remarks.retain(|r| r.execution < root);
+            rec.remarks.extend(remarks.iter().cloned().map(|mut r| {
+                r.execution += root + 1;
+                r
+            }));
+        }
         s.recording = Some(Rc::new(rec));
     }
     // Print-changed's diffs go to the shared buffer as they are ready: all

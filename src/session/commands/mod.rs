@@ -157,6 +157,15 @@ pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
     }
 }
 
+/// The words the second argument of `command` can be after `first`, for
+/// completion.
+pub(crate) fn second_keywords(command: &str, first: &str) -> &'static [&'static str] {
+    match (command, first) {
+        ("report", "remarks") => &["source", "runs", "compare"],
+        _ => &[],
+    }
+}
+
 /// The command named `name`; an unknown one suggests the nearest.
 pub(crate) fn find(name: &str) -> Result<&'static Command> {
     COMMANDS
