@@ -295,6 +295,20 @@ def run_notebook(page, lab, path):
     return problems, what, shots
 
 
+def ready_view(page, within, cls, k, what, problems):
+    """The k-th view of class `cls` on the page, scrolled into view, once
+    its script says it is ready (`data-ready`); None (and a problem) if it
+    never does."""
+    root = page.locator(f"{within} {cls}").nth(k)
+    root.scroll_into_view_if_needed()
+    try:
+        page.wait_for_selector(f":nth-match({within} {cls}, {k + 1})[data-ready='1']", timeout=30_000)
+    except Exception:
+        problems.append(f"{what}: did not start (no data-ready): {root.inner_text()[:200]!r}")
+        return None
+    return root
+
+
 def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag=""):
     """Each pipeline explorer on the page (`:explore`) is used as a reader
     would: it must have started (its script ran), then a pass that changed
@@ -303,14 +317,8 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
     out = []
     roots = page.locator(f"{within} .plab-explore")
     for k in range(roots.count()):
-        root = roots.nth(k)
-        root.scroll_into_view_if_needed()
-        try:
-            page.wait_for_selector(f":nth-match({within} .plab-explore, {k + 1})[data-ready='1']",
-                                   timeout=30_000)
-        except Exception:
-            problems.append(f"explorer {k + 1}: did not start (no data-ready): "
-                            f"{root.inner_text()[:200]!r}")
+        root = ready_view(page, within, ".plab-explore", k, f"explorer {k + 1}", problems)
+        if root is None:
             continue
         # A pass marked with a size change (it changed the function).
         marked = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)")
@@ -385,13 +393,8 @@ def remark_views(page, stem, problems, within=".jp-OutputArea-output"):
     out = []
     roots = page.locator(f"{within} .plab-remarks")
     for k in range(roots.count()):
-        root = roots.nth(k)
-        root.scroll_into_view_if_needed()
-        try:
-            page.wait_for_selector(f":nth-match({within} .plab-remarks, {k + 1})[data-ready='1']",
-                                   timeout=30_000)
-        except Exception:
-            problems.append(f"annotated source {k + 1}: did not start: {root.inner_text()[:200]!r}")
+        root = ready_view(page, within, ".plab-remarks", k, f"annotated source {k + 1}", problems)
+        if root is None:
             continue
         items = root.locator(".plab-r-item[data-line]")
         if not items.count():

@@ -8,18 +8,8 @@ function plabExplore(root, data, hljs) {
   const UNITS = ["module", "cgscc", "function", "loop", "other"];
   const CONTEXT = 3;
 
-  async function gunzip(b64) {
-    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return await new Response(stream).text();
-  }
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const gunzip = plabGunzip;
+  const el = plabEl;
 
   const lineCache = new Map();
   function highlightLine(line) {

@@ -15,11 +15,12 @@
 //!
 //! The page is the passes column by column and the functions as gzip'd
 //! JSON, each function's history its own gzip'd blob (embedded most-changed
-//! first up to [`DEFAULT_BUDGET`]), with three files beside this one:
+//! first up to [`DEFAULT_BUDGET`]), with four files beside this one:
 //! `explorer.js` (plain DOM; decompresses a history when its function is
 //! selected), `explorer.css` (scoped to `.plab-explore`, stating every
-//! table property a host's stylesheet may set) and `hljs.js` (highlight.js
-//! and its LLVM grammar, vendored by `scripts/vendor-hljs.sh`). Nothing
+//! table property a host's stylesheet may set), `hljs.js` (highlight.js
+//! and its LLVM grammar, vendored by `scripts/vendor-hljs.sh`) and
+//! `page.js` (what it shares with the annotated source, `source.rs`). Nothing
 //! here knows Jupyter: the session puts the page in a `text/html` bundle.
 
 mod source;
@@ -36,6 +37,8 @@ use std::io::Write as _;
 
 const HLJS: &str = include_str!("hljs.js");
 const SCRIPT: &str = include_str!("explorer.js");
+/// What the explorer and the annotated source share (in both pages).
+const COMMON: &str = include_str!("page.js");
 const STYLE: &str = include_str!("explorer.css");
 
 /// Compressed histories embedded in one page, at most (the rest are listed
@@ -418,7 +421,7 @@ pub fn html(
          page written by <code>:explore --out FILE.html</code>.</div></div>\
          <style>{STYLE}</style>\
          <script type=\"application/json\" id=\"{id}-data\">{{\"meta\":\"{meta}\",\"blobs\":{}}}</script>\
-         <script>(function(){{\"use strict\";\n{HLJS}\n{SCRIPT}\nplabExplore(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), hljs);\n}})();</script>",
+         <script>(function(){{\"use strict\";\n{HLJS}\n{COMMON}\n{SCRIPT}\nplabExplore(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), hljs);\n}})();</script>",
         serde_json::Value::Array(blobs_js)
     );
     let page = if standalone {

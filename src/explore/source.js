@@ -12,18 +12,8 @@ function plabRemarks(root, input, page) {
   const CHUNK = 300;
   const HOT = 100;
 
-  async function gunzip(b64) {
-    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return await new Response(stream).text();
-  }
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const gunzip = plabGunzip;
+  const el = plabEl;
 
   function plural(n, word) {
     return `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;

@@ -13,7 +13,7 @@
 //! the network; the session puts the page in a `text/html` bundle or
 //! writes it to a file.
 
-use super::{gzip_base64, intern};
+use super::{gzip_base64, intern, COMMON};
 use crate::instrument::Remark;
 use std::collections::HashMap;
 
@@ -102,7 +102,7 @@ pub fn remarks_html(
          page written by <code>:report remarks source --out FILE.html</code>.</div></div>\
          <style>{STYLE}</style>\
          <script type=\"application/json\" id=\"{id}-data\">{{\"data\":\"{data}\",\"texts\":{}}}</script>\
-         <script>(function(){{\"use strict\";\n{SCRIPT}\nplabRemarks(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), {standalone});\n}})();</script>",
+         <script>(function(){{\"use strict\";\n{COMMON}\n{SCRIPT}\nplabRemarks(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), {standalone});\n}})();</script>",
         serde_json::Value::Array(texts)
     );
     let page = if standalone {
