@@ -127,14 +127,20 @@ fn end_to_end(dir: &Path) {
         let bytes: Vec<u8> = (0..N).map(|i| (i * 7) as u8).collect();
         buf.load(&bytes).unwrap();
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        // Where passlab's time goes: [front end, default<O2>, check,
+        // code generation's child, link, call's child], per round.
+        let mut phases: Vec<[Duration; 6]> = Vec::new();
         for _ in 0..rounds() {
             let t = Instant::now();
             let mut m = Module::load(&[inputs::zlib_source(file)]).unwrap();
+            let loaded = t.elapsed();
             pipeline::parse("default<O2>")
                 .unwrap()
                 .apply(&mut m)
                 .unwrap();
+            let optimized = t.elapsed();
             let jit = Jit::new(&m, 2).unwrap();
+            let compiled = t.elapsed();
             let r = jit
                 .call(
                     function,
@@ -146,6 +152,15 @@ fn end_to_end(dir: &Path) {
                 )
                 .unwrap();
             let o = t.elapsed();
+            let ct = jit.compile_times();
+            phases.push([
+                loaded,
+                optimized - loaded,
+                ct.check,
+                ct.codegen,
+                ct.link,
+                o - compiled,
+            ]);
             let t = Instant::now();
             let s = Command::new(Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang"))
                 .arg("-O2")
@@ -178,6 +193,26 @@ fn end_to_end(dir: &Path) {
             t.as_secs_f64() * 1e3,
             rounds(),
             o.as_secs_f64() / t.as_secs_f64(),
+        );
+        let names = [
+            "clang front end",
+            "default<O2>",
+            "check",
+            "codegen child",
+            "link",
+            "call child",
+        ];
+        let parts: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let d = median(phases.iter().map(|p| p[i]).collect());
+                format!("{n} {:.1}", d.as_secs_f64() * 1e3)
+            })
+            .collect();
+        println!(
+            "    where passlab's time goes (ms, medians): {}",
+            parts.join(", ")
         );
     }
     println!(

@@ -2,10 +2,12 @@
 # Fuzzing passlab with cargo-fuzz (libFuzzer); the targets are in fuzz/.
 #
 #   bash scripts/fuzz.sh replay               every target over its seed corpus
-#                                             (each input once, then 3,000
-#                                             random inputs), built with the
-#                                             stable toolchain beside the
-#                                             tests; the test command runs this
+#                                             (each input once, then
+#                                             mutations of them up to 3,000
+#                                             inputs), as the tests'
+#                                             tests/fuzz_replay.rs and
+#                                             kernel/tests/fuzz_replay.rs,
+#                                             which the test command runs
 #   bash scripts/fuzz.sh smoke [SECONDS]      every target SECONDS (default 20),
 #                                             coverage-guided, from its seed
 #                                             corpus
@@ -66,23 +68,12 @@ run_one() {
 
 case "${1:-smoke}" in
     replay)
-        # No cargo-fuzz, nightly or sanitizer: libFuzzer's driver over the
-        # seeds (every input that once crashed a target is among them), in
-        # the main target folder so that the tests' debug build of passlab
-        # is shared. Coverage-guided fuzzing is `smoke` and `campaign`.
-        CARGO_TARGET_DIR="$root/target" cargo build --manifest-path fuzz/Cargo.toml --bins >&2
-        for t in "${TARGETS[@]}"; do
-            log=$(mktemp)
-            mkdir -p "$root/fuzz/artifacts/$t"
-            if ! "$root/target/debug/$t" -runs=3000 -seed=1 -max_len=4096 -timeout=60 \
-                -artifact_prefix="$root/fuzz/artifacts/$t/" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
-                tail -n 60 "$log" >&2
-                echo "fuzz: $t failed on its corpus (see fuzz/artifacts/$t/)" >&2
-                exit 1
-            fi
-            printf '%-15s %4s seeds and 3000 random inputs: ok\n' "$t" "$(ls "$root/fuzz/corpus/$t" | wc -l)"
-            rm -f "$log"
-        done
+        # No cargo-fuzz, nightly or sanitizer: every target's seeds (every
+        # input that once crashed a target is among them) and mutations of
+        # them, as tests in the main workspace (fuzz/replay.rs), so that the
+        # tests' build of passlab is shared; the test command runs them with
+        # the other tests. Coverage-guided fuzzing is `smoke` and `campaign`.
+        cargo test --locked --workspace --features passlab-evcxr/host --test fuzz_replay -- --nocapture
         ;;
     smoke)
         seconds=${2:-20}

@@ -161,43 +161,44 @@ test)
     total=$SECONDS
     phase "set-up: packages" setup
     phase "set-up: slurm" setup_slurm
+    phase "set-up: browser" setup_browser
     phase "set-up: python" setup_python
     link_inputs
     mkdir -p target/logs
-    # The test profile builds the REPL and the Rust-cell worker together:
-    # the worker shares passlab, LLVM's bindings and the rest with the tests
-    # (a release worker built them all again: 11 minutes on a fresh
-    # machine); Cargo.toml optimizes the rust-analyzer crates it runs.
-    phase "build: passlab and the rust-cell worker (test profile)" \
-        cargo build --locked -p passlab-repl -p passlab-evcxr --features passlab-evcxr/host
-    # Warming the worker's build folder (it compiles passlab there once)
-    # runs in the background beside the tests that do not use it; its log
-    # is shown when it is waited for.
+    # One build of everything the tests run: the REPL, the kernel, the
+    # Rust-cell worker and every test, in the test profile. Every cargo
+    # command below names the same packages and features: Cargo unifies
+    # features over the packages of a command, and a command with fewer
+    # packages or without the worker's feature builds passlab and a
+    # hundred crates again (it did, three times, in one run). The worker
+    # shares passlab, LLVM's bindings and every common crate with the
+    # tests; Cargo.toml optimizes the rust-analyzer crates it runs.
+    all=(--workspace --locked --features passlab-evcxr/host)
+    # (--bins: the binaries themselves, which `cargo test` builds only for
+    # a package's own integration tests; the worker has none.)
+    phase "build: everything the tests run (test profile)" cargo build "${all[@]}" --bins --tests --examples
+    export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
+    # Rust workers take turns in the build folder the set-up warmed (a
+    # test that starts one before the warm-up is over waits for it)
+    # rather than building passlab again in another.
+    export PASSLAB_EVCXR_WAIT=300
+    install_kernel debug
+    # In the background, beside the Rust tests: the worker's build folder
+    # is warmed (it compiles passlab there once), then Jupyter's kernel
+    # test suite and our protocol tests run (they mostly wait on the
+    # kernels they drive). Logs are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
-    (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr) \
-        >target/logs/worker.log 2>&1 &
-    worker=$!
+    (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr &&
+        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py') \
+        >target/logs/background.log 2>&1 &
+    background=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
-    phase "build: tests" cargo test --workspace --locked --no-run
-    phase "cargo test: core" cargo test --locked -p passlab -p passlab-kernel -p passlab-evcxr
-    # Every fuzz target over its seed corpus (the coverage-guided smoke and
-    # campaign are `bash scripts/fuzz.sh smoke|campaign`).
-    phase "fuzz replay" bash scripts/fuzz.sh replay
-    phase "set-up: browser" setup_browser
-    install_kernel debug
-    phase "waiting for the rust-cell worker" wait_for "$worker" target/logs/worker.log
-    export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
-    # Rust workers of the two take turns in the build folder the set-up
-    # warmed, rather than one building passlab again in another.
-    export PASSLAB_EVCXR_WAIT=300
-    # The REPL's tests beside Jupyter's kernel test suite, our protocol
-    # tests and the soak (both mostly wait on the processes they drive).
-    (phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py') \
-        >target/logs/kernel-tests.log 2>&1 &
-    kernel=$!
-    phase "cargo test: repl" cargo test --locked -p passlab-repl
-    phase "waiting for the kernel tests" wait_for "$kernel" target/logs/kernel-tests.log
+    # Every Rust test: the core's, the fuzz targets over their seed corpora
+    # (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
+    # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
+    phase "cargo test" cargo test "${all[@]}"
+    phase "waiting for the worker and the kernel tests" wait_for "$background" target/logs/background.log
     # Each lesson opened in JupyterLab, in a real browser, from its own
     # folder, run, and its outputs compared with the stored ones.
     phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb

@@ -1,39 +1,13 @@
-//! `passlab::pipeline::split` and `parse` on arbitrary text: no panic, every
-//! error has a message, and what `split` returns is consistent with what
-//! `parse` accepts.
+//! libFuzzer's entry to the `pipeline` target (fuzz/targets/pipeline.rs, which the
+//! replay test of the seed corpus runs too).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../targets/pipeline.rs"]
+mod target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let split = passlab::pipeline::split(text);
-    match &split {
-        Ok(parts) => {
-            for p in parts {
-                assert!(!p.is_empty(), "split gave an empty element for {text:?}");
-                assert_eq!(*p, p.trim(), "split gave an untrimmed element for {text:?}");
-            }
-        }
-        Err(e) => assert!(
-            !e.to_string().trim().is_empty(),
-            "split: empty error message"
-        ),
-    }
-    match passlab::pipeline::parse(text) {
-        Ok(pass) => {
-            let parts = split.expect("parse accepted text that split refuses");
-            // One element is that pass; several a sequential of them.
-            if parts.len() > 1 {
-                assert_eq!(pass.children().len(), parts.len(), "{text:?}");
-            }
-            let _ = pass.info();
-        }
-        Err(e) => assert!(
-            !e.to_string().trim().is_empty(),
-            "parse: empty error message for {text:?}"
-        ),
-    }
-});
+libfuzzer_sys::fuzz_target!(
+    init: {
+        target::init();
+    },
+    |data: &[u8]| target::run(data)
+);

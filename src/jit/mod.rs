@@ -221,6 +221,21 @@ pub struct CallResult {
     pub elapsed: Duration,
 }
 
+/// Where a JIT compilation's time went (Cranelift's timing tokens, for
+/// `bench jit` and anyone asking why a compile was slow).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompileTimes {
+    /// Verifying the module and reading its functions' signatures and
+    /// unresolved symbols, in the session.
+    pub check: Duration,
+    /// The code-generating child: from before the fork until its object
+    /// was read whole.
+    pub codegen: Duration,
+    /// Reading the object's symbol sizes, linking it with ORC and finding
+    /// the entry point, in the session.
+    pub link: Duration,
+}
+
 /// The packed entry point: function index, argument slots → result bits.
 pub(crate) type Packed = unsafe extern "C" fn(u32, *const u64) -> u64;
 
@@ -242,6 +257,7 @@ pub struct Jit {
     code_bytes: BTreeMap<String, u64>,
     timeout: Option<Duration>,
     output: Option<isolate::OutputSpec>,
+    times: CompileTimes,
 }
 
 impl Drop for Jit {
@@ -508,6 +524,7 @@ impl Jit {
     /// search's evaluating process).
     pub(crate) fn compile(module: &Module, codegen: &Codegen, here: bool) -> Result<Jit> {
         init();
+        let start = std::time::Instant::now();
         module.verify().map_err(|m| {
             Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
         })?;
@@ -533,7 +550,9 @@ impl Jit {
             }
         }
         let unresolved = codegen::unresolved(module);
+        let checked = std::time::Instant::now();
         let (object, decisions) = codegen::compile_object(module, &sigs, codegen, here)?;
+        let compiled = std::time::Instant::now();
         // Each function's bytes in the object the JIT runs (its symbols'
         // sizes; reading an object is not risky work).
         let code_bytes = asm::symbol_sizes(&object)
@@ -554,6 +573,7 @@ impl Jit {
             code_bytes,
             timeout: None,
             output: None,
+            times: CompileTimes::default(),
         };
         match jit.address(PACKED_ENTRY) {
             Ok(addr) => {
@@ -575,7 +595,17 @@ impl Jit {
                 })
             }
         }
+        jit.times = CompileTimes {
+            check: checked - start,
+            codegen: compiled - checked,
+            link: compiled.elapsed(),
+        };
         Ok(jit)
+    }
+
+    /// Where compiling it took its time.
+    pub fn compile_times(&self) -> CompileTimes {
+        self.times
     }
 
     /// The code generation settings it was compiled with.

@@ -1,0 +1,37 @@
+//! Every fuzz target of passlab's core over its seed corpus and mutations
+//! of it (`fuzz/replay.rs`); the kernel's message target is replayed in
+//! `kernel/tests/fuzz_replay.rs`. One test, one target after another: the
+//! command target works in a folder of its own (it changes this process's
+//! working directory).
+
+#[path = "../fuzz/replay.rs"]
+mod replay;
+
+#[path = "../fuzz/targets/command.rs"]
+mod command;
+#[path = "../fuzz/targets/config.rs"]
+mod config;
+#[path = "../fuzz/targets/ir_text.rs"]
+mod ir_text;
+#[path = "../fuzz/targets/pipeline.rs"]
+mod pipeline;
+#[path = "../fuzz/targets/sweep_spec.rs"]
+mod sweep_spec;
+
+#[test]
+fn every_target_over_its_seeds_and_their_mutations() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = root.join("target/fuzz-replay");
+    let targets: [(&str, fn(), fn(&[u8])); 5] = [
+        ("pipeline", pipeline::init, pipeline::run),
+        ("ir_text", ir_text::init, ir_text::run),
+        ("config", config::init, config::run),
+        ("sweep_spec", sweep_spec::init, sweep_spec::run),
+        // Last: it moves into a folder of its own.
+        ("command", command::init, command::run),
+    ];
+    for (name, init, run) in targets {
+        let r = replay::replay(name, &root.join("fuzz/corpus").join(name), &out, init, run);
+        println!("{name}: {} seeds and {} inputs in all: ok", r.seeds, r.runs);
+    }
+}
