@@ -85,8 +85,9 @@ def expected(path):
                 html = "".join(html)
             tables += html.count("<table")
             code += html.startswith("<pre")
+        source = c["source"] if isinstance(c["source"], str) else "".join(c["source"])
         cells.append({"tags": c.get("metadata", {}).get("tags", []), "charts": charts, "tables": tables,
-                      "code": code, "stderr": " ".join(stderr)})
+                      "code": code, "stderr": " ".join(stderr), "source": source})
     return cells
 
 
@@ -260,7 +261,9 @@ def run_notebook(page, lab, path):
     explorers = explore(page, cells, stem, problems)
     views = asm_views(page, stem, problems)
     remarks = remark_views(page, stem, problems)
-    shots_extra = [s for s, _ in explorers] + [s for s, _ in views] + [s for s, _ in remarks]
+    compared = remark_comparisons(cells, want, stem, problems)
+    shots_extra = ([s for s, _ in explorers] + [s for s, _ in views] + [s for s, _ in remarks]
+                   + [s for s, _ in compared])
     kernels = lab.api("kernels")
     if not kernels or any(k["execution_state"] == "dead" for k in kernels):
         problems.append(f"the kernel is not alive: {kernels}")
@@ -292,6 +295,8 @@ def run_notebook(page, lab, path):
         what += "; assembly views: " + "; ".join(w for _, w in views)
     if remarks:
         what += "; annotated sources: " + "; ".join(w for _, w in remarks)
+    if compared:
+        what += "; remark comparisons: " + "; ".join(w for _, w in compared)
     return problems, what, shots
 
 
@@ -381,6 +386,51 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
                 root.screenshot(path=shot)
                 seen += f"; {shown} remarks beside a pass's diff, {len(kinds)} missed"
         out.append((shot, seen))
+    return out
+
+
+def remark_comparisons(cells, want, stem, problems):
+    """Each `:report remarks compare` is read as a table: its columns name
+    the place, the pass, the change and the remark before and after, and
+    every row says what changed (appeared, disappeared, changed, same) with
+    the remark on the side it exists on. Returns (screenshot, what was
+    seen) per comparison."""
+    out = []
+    for i, w in enumerate(want):
+        if ":report remarks compare" not in w["source"] or "raises-exception" in w["tags"]:
+            continue
+        cell = cells.nth(i)
+        table = cell.locator(".jp-OutputArea-output table").first
+        if not table.count():
+            problems.append(f"cell {i + 1}: the remark comparison shows no table")
+            continue
+        heads = [" ".join(t.split()) for t in table.locator("th").all_inner_texts()]
+        for col in ["where", "pass", "change", "before", "after"]:
+            if col not in heads:
+                problems.append(f"cell {i + 1}: the remark comparison has no column '{col}' ({heads})")
+        if any(col not in heads for col in ["change", "before", "after"]):
+            continue
+        rows = table.locator("tbody tr")
+        seen = {}
+        for r in range(rows.count()):
+            cols = [" ".join(t.split()) for t in rows.nth(r).locator("td").all_inner_texts()]
+            row = dict(zip(heads, cols))
+            change = row.get("change", "")
+            if change not in ("appeared", "disappeared", "changed", "same"):
+                problems.append(f"cell {i + 1}: comparison row {r + 1} says '{change}'")
+                continue
+            seen[change] = seen.get(change, 0) + 1
+            before, after = row.get("before", ""), row.get("after", "")
+            if (change != "appeared") != bool(before) or (change != "disappeared") != bool(after):
+                problems.append(f"cell {i + 1}: comparison row {r + 1} ({change}): before '{before}', after '{after}'")
+            if change == "changed" and before == after:
+                problems.append(f"cell {i + 1}: comparison row {r + 1} is 'changed' but says the same on both sides")
+        if not seen:
+            problems.append(f"cell {i + 1}: the remark comparison has no rows")
+        cell.scroll_into_view_if_needed()
+        shot = os.path.join(OUT, f"{stem}-compare{len(out) + 1}.png")
+        cell.locator(".jp-OutputArea").screenshot(path=shot)
+        out.append((shot, f"cell {i + 1}: " + ", ".join(f"{n} {c}" for c, n in sorted(seen.items()))))
     return out
 
 
