@@ -88,12 +88,19 @@ setup_python() {
     export PATH="$PWD/$venv/bin:$PATH"
 }
 
+# The REPL and the kernel for release, always together: Cargo unifies
+# features over the packages of one command, so building one of them alone
+# would compile passlab again with another set (a minute, for nothing).
+build_release() {
+    cargo build --release --locked -p passlab-repl -p passlab-kernel
+}
+
 # Installs the kernelspec of target/PROFILE/passlab-kernel, building it for
 # release (the tests' debug build is the one `cargo test` made).
 install_kernel() {
     local profile=$1
     if [ "$profile" = release ]; then
-        cargo build --locked --release -p passlab-kernel
+        build_release
     fi
     "target/$profile/passlab-kernel" install --user >/dev/null
 }
@@ -138,7 +145,7 @@ case "${1:-}" in
 setup)
     # What the REPL, the kernel and Rust cells need, built for release.
     setup
-    cargo build --release --locked -p passlab-repl -p passlab-kernel
+    build_release
     setup_rust target/release/passlab
     link_inputs
     echo "passlab: ready. The REPL: target/release/passlab; the Jupyter kernel: target/release/passlab-kernel install --user" >&2
@@ -210,10 +217,10 @@ bench)
     case "${1:-all}" in
     all)
         cargo bench --locked --bench pipeline
-        cargo build --release --locked -p passlab-repl
+        build_release
         cargo bench --locked --bench instruments
         cargo bench --locked --bench jit
-        cargo build --release --locked -p passlab-repl
+        build_release
         setup_rust target/release/passlab
         cargo bench --locked --bench rust_passes
         setup_slurm
@@ -229,13 +236,13 @@ bench)
         ;;
     instruments)
         shift
-        cargo build --release --locked -p passlab-repl
+        build_release
         cargo bench --locked --bench instruments -- "$@"
         ;;
     jit) shift; cargo bench --locked --bench jit -- "$@" ;;
     rust)
         shift
-        cargo build --release --locked -p passlab-repl
+        build_release
         setup_rust target/release/passlab
         cargo bench --locked --bench rust_passes -- "$@"
         ;;
@@ -243,7 +250,7 @@ bench)
         shift
         setup_slurm
         link_inputs
-        cargo build --release --locked -p passlab-repl
+        build_release
         cargo bench --locked --bench tune -- "$@"
         ;;
     kernel)
@@ -255,14 +262,14 @@ bench)
         setup_python
         setup_browser
         link_inputs
-        cargo build --release --locked -p passlab-repl
+        build_release
         python benches/explore_page.py
         ;;
     machine)
         # :asm of sqlite3 vs llc-19, under instruments, and on one small
         # function (benches/machine_code.py says what it measures).
         link_inputs
-        cargo build --release --locked -p passlab-repl
+        build_release
         python3 benches/machine_code.py
         ;;
     remarks)
@@ -272,7 +279,7 @@ bench)
         setup_python
         setup_browser
         link_inputs
-        cargo build --release --locked -p passlab-repl
+        build_release
         python benches/remarks.py
         ;;
     *) cargo bench --locked --bench pipeline -- "$@" ;;
