@@ -145,13 +145,16 @@ fn build_dir() -> Result<(PathBuf, File)> {
     };
     // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for the first folder (the
     // one the set-up warmed) before taking another, which would compile
-    // passlab and LLVM's bindings again. The test command sets it, so that
-    // its REPL and kernel tests, which run side by side, take turns.
+    // passlab and LLVM's bindings again (minutes). The test command sets
+    // it, so that its REPL and kernel tests, which run side by side, take
+    // turns. By default 10 s: the worker of a session that just ended
+    // holds the folder for a second or two while it stops, and a session
+    // started right after it should not build everything again.
     let wait = std::env::var("PASSLAB_EVCXR_WAIT")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .map(std::time::Duration::from_secs)
-        .unwrap_or_default();
+        .unwrap_or(std::time::Duration::from_secs(10));
     let start = std::time::Instant::now();
     let mut n = 0;
     while n < 64 {
