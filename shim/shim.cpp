@@ -24,6 +24,7 @@
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalAlias.h"
@@ -633,7 +634,12 @@ bool unresolved(const GlobalValue &G) {
   if (const auto *F = dyn_cast<Function>(&G))
     if (F->isIntrinsic())
       return false;
-  return dlsym(RTLD_DEFAULT, linkName(G).c_str()) == nullptr;
+  std::string Name = linkName(G);
+  // The JIT defines a program's `exit` and `atexit` itself (src/jit/mod.rs,
+  // `link`); glibc does not even export `atexit` (libc_nonshared.a has it).
+  if (Name == "exit" || Name == "atexit")
+    return false;
+  return dlsym(RTLD_DEFAULT, Name.c_str()) == nullptr;
 }
 
 // The global values `V` refers to, through constant expressions too.
@@ -744,6 +750,20 @@ void plab_stub_unresolved(LLVMModuleRef MR) {
       G.setInitializer(Constant::getNullValue(G.getValueType()));
       G.setLinkage(GlobalValue::InternalLinkage);
     }
+}
+
+/// An ORC LLJIT (as `LLVMOrcCreateLLJIT` makes one, for the C API's other
+/// functions) with no platform: no static initializers run by the JIT (the
+/// JIT never ran them) and no `atexit` of its own, which would clash with
+/// the one the JIT gives programs (src/jit/mod.rs, `link`). On failure:
+/// null, and the message to `sink`.
+void *plab_create_lljit(plab_sink sink, void *user) {
+  auto J = orc::LLJITBuilder().setPlatformSetUp(orc::setUpInactivePlatform).create();
+  if (!J) {
+    send(sink, user, toString(J.takeError()));
+    return nullptr;
+  }
+  return J->release();
 }
 
 /// Sets the target CPU and features of every defined function (as clang's

@@ -106,6 +106,7 @@ extern "C" {
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;
     pub fn plab_unresolved(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
     pub fn plab_stub_unresolved(m: LLVMModuleRef);
+    pub fn plab_create_lljit(sink: Sink, user: *mut c_void) -> *mut c_void;
     pub fn plab_set_target(m: LLVMModuleRef, cpu: *const c_char, features: *const c_char);
     pub fn plab_cpu_known(triple: *const c_char, cpu: *const c_char) -> bool;
     pub fn plab_cpu_names(triple: *const c_char, sink: Sink, user: *mut c_void);

@@ -18,6 +18,7 @@
 //! `crate::interrupt`. Pipe, fork and wait code comes from `crate::child`.
 
 use crate::child;
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A finished call.
@@ -40,6 +41,11 @@ pub(crate) const MAX_REPEAT: usize = 1024;
 pub(crate) enum Plan {
     /// One call.
     Call,
+    /// A program's `main`, as `lli` runs it: standard input from `stdin`
+    /// (a descriptor of the parent's, or -1 for none); `exit()` ends it
+    /// with its code as `main` returning would, after the handlers the
+    /// program gave `atexit()`.
+    Exec { stdin: i32 },
     /// TVM's time evaluator: one warm-up call; `number` calls per repeat,
     /// grown until a repeat lasts at least `min_repeat_ms`; `repeat` repeats.
     Time {
@@ -57,9 +63,92 @@ fn now_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+// What a program's `exit()` needs to end the child as the end of `main`
+// would. Set in the child only, before `main` runs (the session's copies
+// stay as they are: JIT-compiled code never runs in the session).
+
+/// The result pipe of an `Exec` child (-1: not a program's child).
+static EXIT_FD: AtomicI32 = AtomicI32::new(-1);
+/// When the program's `main` was called.
+static EXIT_T0: AtomicU64 = AtomicU64::new(0);
+/// The program's `atexit` handlers, in the order given.
+static AT_EXIT: [AtomicUsize; MAX_AT_EXIT] = [const { AtomicUsize::new(0) }; MAX_AT_EXIT];
+static AT_EXIT_LEN: AtomicUsize = AtomicUsize::new(0);
+/// As many handlers as C guarantees `atexit` accepts.
+const MAX_AT_EXIT: usize = 32;
+
+/// The program's `atexit` (the JIT links programs to it, not to libc's,
+/// whose list holds the session's own handlers, copied into the child).
+pub(crate) extern "C" fn program_atexit(handler: Option<extern "C" fn()>) -> i32 {
+    let Some(h) = handler else { return -1 };
+    let n = AT_EXIT_LEN.load(Ordering::Relaxed);
+    if n >= MAX_AT_EXIT {
+        return -1;
+    }
+    AT_EXIT[n].store(h as usize, Ordering::Relaxed);
+    AT_EXIT_LEN.store(n + 1, Ordering::Relaxed);
+    0
+}
+
+/// The program's `exit` (see [`program_atexit`]): its handlers, last given
+/// first, C's streams flushed, then the child ends. In a program's child
+/// the code is sent as `main`'s result; in a call's, the child exits with
+/// it, as before.
+pub(crate) extern "C" fn program_exit(code: i32) -> ! {
+    let fd = EXIT_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let ns = now_ns().saturating_sub(EXIT_T0.load(Ordering::Relaxed));
+        finish_program(fd, code as i64 as u64, ns);
+    }
+    // SAFETY: flushing C's streams and ending the child; nothing after.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(code)
+    }
+}
+
+/// The end of a program: its `atexit` handlers, C's streams flushed, the
+/// result written, `_exit`.
+fn finish_program(fd: i32, ret: u64, ns: u64) -> ! {
+    // Handlers may register more or call exit again: take them one by one.
+    loop {
+        let n = AT_EXIT_LEN.load(Ordering::Relaxed);
+        if n == 0 {
+            break;
+        }
+        AT_EXIT_LEN.store(n - 1, Ordering::Relaxed);
+        let h = AT_EXIT[n - 1].load(Ordering::Relaxed);
+        // SAFETY: `h` is a handler the program passed to `atexit`, a
+        // function of the program taking nothing and returning nothing.
+        let h: extern "C" fn() = unsafe { std::mem::transmute::<usize, extern "C" fn()>(h) };
+        h();
+    }
+    EXIT_FD.store(-1, Ordering::Relaxed);
+    let msg = [ret, ns, 0u64];
+    // SAFETY: flushing C's streams, writing a local array of 24 bytes to
+    // the result pipe, and ending the child; all async-signal-safe.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::write(fd, msg.as_ptr() as *const libc::c_void, 24);
+        libc::_exit(0)
+    }
+}
+
 /// Runs the plan in the child; fills `msg` with [ret, ns of the first
 /// call or number, repeat count, repeat times…] and returns its length.
-fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut [u64]) -> usize {
+fn child_work(
+    f: super::Packed,
+    index: u32,
+    slots: &[u64],
+    plan: Plan,
+    msg: &mut [u64],
+    result_fd: i32,
+) -> usize {
+    if let Plan::Exec { .. } = plan {
+        EXIT_FD.store(result_fd, Ordering::Relaxed);
+        AT_EXIT_LEN.store(0, Ordering::Relaxed);
+        EXIT_T0.store(now_ns(), Ordering::Relaxed);
+    }
     let t0 = now_ns();
     // SAFETY: `f` is the packed entry of the JIT this call belongs to, and
     // `slots` holds the arguments of function `index`'s signature (checked by
@@ -68,6 +157,7 @@ fn child_work(f: super::Packed, index: u32, slots: &[u64], plan: Plan, msg: &mut
     let first = now_ns() - t0;
     msg[0] = ret;
     match plan {
+        Plan::Exec { .. } => finish_program(result_fd, ret, first),
         Plan::Call => {
             msg[1] = first;
             msg[2] = 0;
@@ -266,9 +356,19 @@ pub(crate) fn run(
             libc::dup2(err.write, 2);
             libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IONBF, 0);
             libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
+            // Standard input: the program's, or nothing (not the
+            // terminal or the kernel's input the session reads).
+            let input = match plan {
+                Plan::Exec { stdin } if stdin >= 0 => stdin,
+                _ => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
+            };
+            if input >= 0 && input != 0 {
+                libc::dup2(input, 0);
+                libc::close(input);
+            }
             child::default_signals();
             let mut msg = [0u64; MAX_REPEAT + 3];
-            let n = child_work(f, index, slots, plan, &mut msg);
+            let n = child_work(f, index, slots, plan, &mut msg, res.write);
             libc::write(res.write, msg.as_ptr() as *const libc::c_void, n * 8);
             libc::_exit(0);
         }
@@ -397,7 +497,7 @@ pub(crate) fn run(
         .map(|&ns| Duration::from_nanos(ns))
         .collect::<Vec<_>>();
     let (elapsed, number) = match plan {
-        Plan::Call => (Duration::from_nanos(words[1]), 1),
+        Plan::Call | Plan::Exec { .. } => (Duration::from_nanos(words[1]), 1),
         Plan::Time { .. } => (Duration::ZERO, words[1]),
     };
     Ok(Run {

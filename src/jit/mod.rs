@@ -149,6 +149,17 @@ pub struct Signature {
     pub ret: Option<Scalar>,
 }
 
+impl std::fmt::Display for Signature {
+    /// As LLVM spells it: `i32 (i32, ptr)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let params: Vec<String> = self.params.iter().map(|p| p.to_string()).collect();
+        match &self.ret {
+            Some(r) => write!(f, "{r} ({})", params.join(", ")),
+            None => write!(f, "void ({})", params.join(", ")),
+        }
+    }
+}
+
 /// An argument of a call.
 pub enum Arg<'a> {
     Int(i64),
@@ -221,6 +232,97 @@ pub struct CallResult {
     pub elapsed: Duration,
 }
 
+/// A program's standard input (see [`Jit::exec`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Stdin {
+    /// None: reading gives end of file at once.
+    #[default]
+    Null,
+    Bytes(Vec<u8>),
+    File(std::path::PathBuf),
+}
+
+/// A module's `main` run as a program, as `lli` runs it: its arguments
+/// (after the program's name, which is the module's) and its input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Program {
+    pub args: Vec<String>,
+    pub stdin: Stdin,
+}
+
+/// What a program did: its exit status (0-255, as the shell sees it:
+/// `main`'s value or `exit`'s argument), what it printed, and how long
+/// `main` ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecResult {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl ExecResult {
+    /// What the result is compared by: the exit status and both streams.
+    pub fn outcome(&self) -> String {
+        format!(
+            "exit {}, stdout {:016x}, stderr {:016x}",
+            self.status,
+            fnv1a(self.stdout.bytes()),
+            fnv1a(self.stderr.bytes())
+        )
+    }
+}
+
+/// A program's standard input as a descriptor the child reads: /dev/null's
+/// place is taken by the child itself (-1); bytes go through an anonymous
+/// memory file, so that no pipe can fill up while the program does not
+/// read; a file is opened here. Closed when dropped.
+struct StdinFd {
+    fd: i32,
+}
+
+impl StdinFd {
+    fn open(stdin: &Stdin) -> Result<StdinFd> {
+        let fd = match stdin {
+            Stdin::Null => -1,
+            Stdin::File(path) => {
+                let f = std::fs::File::open(path).map_err(|e| {
+                    Error::Invalid(format!("cannot read {} for standard input: {e}", path.display()))
+                })?;
+                std::os::fd::IntoRawFd::into_raw_fd(f)
+            }
+            Stdin::Bytes(bytes) => {
+                // SAFETY: memfd_create takes a NUL-terminated name and flags.
+                let fd = unsafe { libc::memfd_create(c"passlab-stdin".as_ptr(), 0) };
+                if fd < 0 {
+                    return Err(Error::Invalid(format!(
+                        "cannot hold the standard input: {}",
+                        std::io::Error::last_os_error()
+                    )));
+                }
+                let ok = crate::child::write_all(fd, bytes)
+                    // SAFETY: rewinding our own descriptor.
+                    && unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } == 0;
+                if !ok {
+                    crate::child::close(&[fd]);
+                    return Err(Error::Invalid("cannot hold the standard input".into()));
+                }
+                fd
+            }
+        };
+        Ok(StdinFd { fd })
+    }
+}
+
+impl Drop for StdinFd {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            crate::child::close(&[self.fd]);
+        }
+    }
+}
+
+
 /// Where a JIT compilation's time went (Cranelift's timing tokens, for
 /// `bench jit` and anyone asking why a compile was slow).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -258,6 +360,8 @@ pub struct Jit {
     timeout: Option<Duration>,
     output: Option<isolate::OutputSpec>,
     times: CompileTimes,
+    /// The module's name (a program's `argv[0]`).
+    name: String,
 }
 
 impl Drop for Jit {
@@ -386,10 +490,13 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
     // was created is disposed once, and the memory buffer (a copy of `object`)
     // is handed to the JIT, which owns it from then on.
     unsafe {
-        let mut jit = std::ptr::null_mut();
-        let e = LLVMOrcCreateLLJIT(&mut jit, LLVMOrcCreateLLJITBuilder());
-        if !e.is_null() {
-            return Err(failed("cannot create the JIT", e));
+        let mut sinks = crate::ffi::Sinks::default();
+        let jit = crate::ffi::plab_create_lljit(crate::ffi::SINK_FIRST, sinks.user()) as LLVMOrcLLJITRef;
+        if jit.is_null() {
+            return Err(Error::Codegen {
+                module: module.to_string(),
+                message: format!("cannot create the JIT: {}", sinks.first_text()),
+            });
         }
         // Errors while linking come back from the lookup; without this,
         // ORC would also print them.
@@ -412,6 +519,35 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
             return Err(err);
         }
         LLVMOrcJITDylibAddGenerator(jd, generator);
+        // A program's `exit` and `atexit` are passlab's (isolate.rs): libc's
+        // would run the session's own exit handlers, copied into the child.
+        let mut pairs = [
+            ("exit", isolate::program_exit as *const () as usize),
+            ("atexit", isolate::program_atexit as *const () as usize),
+        ]
+        .map(|(symbol, address)| {
+            let c = CString::new(symbol).unwrap_or_default();
+            LLVMOrcCSymbolMapPair {
+                Name: LLVMOrcLLJITMangleAndIntern(jit, c.as_ptr()),
+                Sym: LLVMJITEvaluatedSymbol {
+                    Address: address as u64,
+                    Flags: LLVMJITSymbolFlags {
+                        GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported
+                            as u8
+                            | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8,
+                        TargetFlags: 0,
+                    },
+                },
+            }
+        });
+        let mu = LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len());
+        let e = LLVMOrcJITDylibDefine(jd, mu);
+        if !e.is_null() {
+            LLVMOrcDisposeMaterializationUnit(mu);
+            let err = failed("cannot define exit and atexit for programs", e);
+            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+            return Err(err);
+        }
         let name = CString::new(module).unwrap_or_default();
         let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
             object.as_ptr() as *const std::os::raw::c_char,
@@ -574,6 +710,7 @@ impl Jit {
             timeout: None,
             output: None,
             times: CompileTimes::default(),
+            name: module.name(),
         };
         match jit.address(PACKED_ENTRY) {
             Ok(addr) => {
@@ -601,6 +738,11 @@ impl Jit {
             link: compiled.elapsed(),
         };
         Ok(jit)
+    }
+
+    /// The compiled module's name (a program's `argv[0]`).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Where compiling it took its time.
@@ -748,6 +890,83 @@ impl Jit {
             };
         }
         Ok(slots)
+    }
+
+    /// Runs the module's `main` as a program (in an isolated child, as
+    /// [`call`](Jit::call)): `argv` is the module's name and
+    /// `program.args`, the environment is the session's, standard input is
+    /// `program.stdin`. `exit(n)` ends it as returning `n` from `main` does,
+    /// after its `atexit` handlers.
+    pub fn exec(&self, program: &Program) -> Result<ExecResult> {
+        self.exec_saving(program, None)
+    }
+
+    /// [`exec`](Jit::exec), writing all of the output to `file` (standard
+    /// output) and `file.err` (standard error).
+    pub fn exec_saving(
+        &self,
+        program: &Program,
+        file: Option<&std::path::Path>,
+    ) -> Result<ExecResult> {
+        let (sig, index) = self.lookup("main").map_err(|e| match e {
+            Error::NotFound { .. } => Error::Invalid(
+                "the module has no main function to run as a program (:call runs any function)"
+                    .into(),
+            ),
+            other => other,
+        })?;
+        let params = sig.params.as_slice();
+        let int_main = matches!(sig.ret, Some(Scalar::Int(32)) | None);
+        let shape_ok = matches!(
+            params,
+            [] | [Scalar::Int(32), Scalar::Ptr] | [Scalar::Int(32), Scalar::Ptr, Scalar::Ptr]
+        );
+        if !int_main || !shape_ok {
+            return Err(Error::Invalid(format!(
+                "main is {sig}: a program's main is int main(void), int main(int, char **) or int main(int, char **, char **)"
+            )));
+        }
+        let nul = |w: &str| {
+            CString::new(w).map_err(|_| {
+                Error::Invalid(format!("a program argument cannot hold a NUL byte: {w:?}"))
+            })
+        };
+        let mut strings = vec![nul(&self.name)?];
+        for a in &program.args {
+            strings.push(nul(a)?);
+        }
+        let mut argv: Vec<*const std::os::raw::c_char> =
+            strings.iter().map(|c| c.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        extern "C" {
+            static environ: *const *const std::os::raw::c_char;
+        }
+        // SAFETY: reading libc's `environ` pointer (not what it points to).
+        let envp = unsafe { environ } as u64;
+        let slots: Vec<u64> = [strings.len() as u64, argv.as_ptr() as u64, envp]
+            .into_iter()
+            .take(params.len())
+            .collect();
+        let input = StdinFd::open(&program.stdin)?;
+        let mut spec = self.output_spec();
+        spec.file = file.map(std::path::Path::to_path_buf);
+        let run = isolate::run(
+            self.packed,
+            *index,
+            &slots,
+            self.timeout(),
+            isolate::Plan::Exec { stdin: input.fd },
+            &spec,
+        )
+        .map_err(|failure| Error::Invalid(format!("the program {failure}")))?;
+        // `argv` and its strings were read by the child; they live to here.
+        drop((argv, strings, input));
+        Ok(ExecResult {
+            status: if sig.ret.is_some() { (run.ret as i32) & 0xff } else { 0 },
+            stdout: run.stdout,
+            stderr: run.stderr,
+            elapsed: run.elapsed,
+        })
     }
 
     /// Calls `function` in an isolated child process (see the module

@@ -504,3 +504,123 @@ fn machine_pass_diff(
         3,
     ))
 }
+
+/// `text` split as a shell splits it (quotes group words).
+pub(super) fn shell_words(command: &str, text: &str) -> Result<Vec<String>> {
+    shlex::split(text).ok_or_else(|| {
+        err(
+            command,
+            format!("unbalanced quotes in '{text}' (arguments are split as a shell splits them)"),
+        )
+    })
+}
+
+/// `ARG... [stdin=TEXT|stdin=@FILE] [-- ARG...]` (shell words, after those
+/// a command took for itself): a program's arguments and its input.
+/// `stdin=` text knows `\n`, `\t` and `\\`; `@FILE` reads a file. After
+/// `--` every word is an argument, `stdin=…` too.
+pub(super) fn program(command: &str, words: Vec<String>) -> Result<crate::jit::Program> {
+    use crate::jit::{Program, Stdin};
+    let mut p = Program::default();
+    let mut words = words.into_iter();
+    let mut seen_stdin = false;
+    while let Some(w) = words.next() {
+        if w == "--" {
+            p.args.extend(words.by_ref());
+            break;
+        }
+        match w.strip_prefix("stdin=") {
+            Some(_) if seen_stdin => {
+                return Err(err(command, "stdin= is given twice (put '--' before an argument that starts with stdin=)"))
+            }
+            Some(v) => {
+                seen_stdin = true;
+                p.stdin = match v.strip_prefix('@') {
+                    Some("") => {
+                        return Err(err(command, "stdin=@ expects a file name, e.g. stdin=@input.txt"))
+                    }
+                    Some(file) => Stdin::File(file.into()),
+                    None => Stdin::Bytes(unescape(v).into_bytes()),
+                };
+            }
+            None => p.args.push(w),
+        }
+    }
+    Ok(p)
+}
+
+/// `\n`, `\t`, `\\` in `stdin=` text; any other backslash stays.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// How a program is named in output, as a shell would run it:
+/// `prog.c 10 'a b' < input.txt`.
+pub(super) fn program_label(argv0: &str, p: &crate::jit::Program) -> String {
+    let mut words = vec![argv0.to_string()];
+    words.extend(
+        p.args
+            .iter()
+            .map(|a| shlex::try_quote(a).map_or_else(|_| format!("{a:?}"), |q| q.into_owned())),
+    );
+    match &p.stdin {
+        crate::jit::Stdin::Null => {}
+        crate::jit::Stdin::Bytes(b) => words.push(format!("< ({} bytes)", b.len())),
+        crate::jit::Stdin::File(f) => words.push(format!("< {}", f.display())),
+    }
+    words.join(" ")
+}
+
+/// `:exec [ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]`: the
+/// current module's `main` run as a program.
+pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let mut words = shell_words("exec", &a.rest)?;
+    // `--out FILE` before `--` is :exec's; after it, the program's.
+    let end = words.iter().position(|w| w == "--").unwrap_or(words.len());
+    let mut own: Vec<String> = words.drain(..end).collect();
+    let save = take_out(&mut own, "exec", ", e.g. :exec 10 --out run.txt")?
+        .map(std::path::PathBuf::from);
+    own.extend(words);
+    let prog = program("exec", own)?;
+    let name = jit_for(s, "exec")?;
+    let label = program_label(s.jits[&name].1.name(), &prog);
+    let r = s.jits[&name].1.exec_saving(&prog, save.as_deref())?;
+    let mut o = Output::default();
+    if !r.stdout.is_empty() {
+        o.items.push(Item::Stream(r.stdout));
+    }
+    if !r.stderr.is_empty() {
+        o.items.push(Item::Stderr(r.stderr));
+    }
+    o.push_text(format!(
+        "{label}: exit status {} [main ran {:.1} ms]",
+        r.status,
+        r.elapsed.as_secs_f64() * 1e3
+    ));
+    if let Some(file) = save {
+        o.push_text(format!(
+            "all of its output: {} (standard output), {}.err (standard error)",
+            file.display(),
+            file.display()
+        ));
+    }
+    Ok(o)
+}

@@ -26,7 +26,7 @@ pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
 use explore::explore;
 use instruments::{instrument, instruments, plot, report};
-use jit::{bench, bisect, buffer, buffers, call, time};
+use jit::{bench, bisect, buffer, buffers, call, exec, time};
 use machine::{asm, mca};
 use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
@@ -125,6 +125,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer),
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
     cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
+    cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's name and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes", exec),
     cmd("asm", "[FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them)", asm),
     cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
