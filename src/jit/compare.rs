@@ -1,8 +1,9 @@
-//! Comparing pipelines on one function: for each pipeline, copy the module,
-//! run the pipeline under the current context, JIT-compile, check the result
-//! against the first pipeline's, and time it.
+//! Comparing pipelines on one function or program ([`Subject`]): for each
+//! pipeline, copy the module, run the pipeline under the current context,
+//! JIT-compile, check the outcome against the first pipeline's, and time
+//! it.
 
-use super::{Arg, Codegen, Jit, SavedBuffers, TimeResult, TimeSpec, Value};
+use super::{Arg, Codegen, Jit, Subject, TimeResult, TimeSpec, Value};
 use crate::instrument::Counts;
 use crate::module::Module;
 use crate::table::Table;
@@ -26,6 +27,9 @@ pub struct Entry {
     pub value: Option<Value>,
     /// Checksums of the buffer arguments after one call.
     pub buffers: Vec<u64>,
+    /// What is compared, in words: the value and buffers, or a program's
+    /// exit status and output.
+    pub outcome: String,
     /// Whether value and buffers equal the first pipeline's (bit for bit,
     /// or within the comparison's relative tolerance for floats).
     pub same_result: bool,
@@ -38,7 +42,10 @@ pub struct Entry {
 /// The result of [`compare`].
 #[derive(Clone, Debug)]
 pub struct Comparison {
+    /// What was compared: `f(1, data)` or `program: prog.c 10`.
     pub function: String,
+    /// Whether it was a program (timed per run, not per call).
+    pub program: bool,
     pub entries: Vec<Entry>,
     /// Floating-point operations per call, if known: adds a GFLOP/s column.
     pub flops: Option<f64>,
@@ -107,7 +114,26 @@ pub fn compare_within(
     rtol: Option<f64>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Comparison> {
-    let saved = SavedBuffers::save(args);
+    let subject = Subject::Call {
+        function: function.to_string(),
+        args: args.to_vec(),
+    };
+    compare_subject(module, &subject, candidates, spec, rtol, progress)
+}
+
+/// [`compare_within`] for any [`Subject`]: a program is held to the first
+/// pipeline's exit status and output, exactly (`rtol` is for floats a
+/// function returns or writes).
+pub fn compare_subject(
+    module: &Module,
+    subject: &Subject,
+    candidates: &[Candidate],
+    spec: TimeSpec,
+    rtol: Option<f64>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Comparison> {
+    let args = subject.args();
+    let saved = subject.save();
     let restore = || saved.restore();
     let mut entries: Vec<Entry> = Vec::new();
     // The first pipeline's value and buffers after its call, to compare
@@ -136,7 +162,19 @@ pub fn compare_within(
             let jit = Jit::with_codegen(&copy, &codegen)?;
             let compile = start.elapsed();
             restore()?;
-            let once = jit.call(function, args)?;
+            let (value, outcome) = match subject {
+                Subject::Call { function, args } => {
+                    let once = jit.call(function, args)?;
+                    let mut text = once.value.map_or("void".into(), |v| v.to_string());
+                    for a in args.iter() {
+                        if let Arg::Buffer(b) = a {
+                            text.push_str(&format!(", buffer {:016x}", b.checksum()));
+                        }
+                    }
+                    (once.value, text)
+                }
+                Subject::Exec(_) => (None, subject.outcome(&jit)?),
+            };
             let buffers: Vec<u64> = args
                 .iter()
                 .filter_map(|a| match a {
@@ -152,10 +190,10 @@ pub fn compare_within(
                 })
                 .collect();
             let (same_result, within) = match (&reference, entries.first()) {
-                (Some((value, bufs)), Some(first)) => {
-                    if first.value == once.value && first.buffers == buffers {
+                (Some((first_value, bufs)), Some(first)) => {
+                    if first.outcome == outcome {
                         (true, None)
-                    } else if let Some(rtol) = rtol {
+                    } else if let (Some(rtol), false) = (rtol, subject.is_program()) {
                         let float_args: Vec<_> = args
                             .iter()
                             .filter_map(|a| match a {
@@ -164,8 +202,8 @@ pub fn compare_within(
                             })
                             .collect();
                         match max_relative_difference(
-                            value,
-                            &once.value,
+                            first_value,
+                            &value,
                             bufs,
                             &outputs,
                             &float_args,
@@ -178,7 +216,7 @@ pub fn compare_within(
                     }
                 }
                 _ => {
-                    reference = Some((once.value, outputs));
+                    reference = Some((value, outputs));
                     (true, None)
                 }
             };
@@ -188,16 +226,17 @@ pub fn compare_within(
                 total,
                 stage: format!("timing {}", c.label),
             });
-            let time = jit.time(function, args, spec)?;
+            let time = subject.time(&jit, spec)?;
             entries.push(Entry {
                 pipeline: c.label.clone(),
                 passes_run: counts.totals().ran,
                 compile,
                 instructions: copy.instruction_count(),
-                code_bytes: jit.code_bytes(function),
+                code_bytes: subject.code_bytes(&jit),
                 codegen: codegen.label(),
-                value: once.value,
+                value,
                 buffers,
+                outcome,
                 same_result,
                 within,
                 time,
@@ -213,7 +252,11 @@ pub fn compare_within(
     restore()?;
     result?;
     Ok(Comparison {
-        function: function.to_string(),
+        function: match subject {
+            Subject::Call { function, .. } => function.clone(),
+            Subject::Exec(_) => subject.label(module.name().as_str()),
+        },
+        program: subject.is_program(),
         entries,
         flops: None,
         rtol,
@@ -275,7 +318,11 @@ impl Comparison {
     /// stdev, speedup vs the first, and whether the result matched.
     pub fn table(&self) -> Table {
         let mut t = Table::new(
-            &format!("{}: pipelines compared (runtime per call)", self.function),
+            &format!(
+                "{}: pipelines compared (runtime per {})",
+                self.function,
+                if self.program { "run of main" } else { "call" }
+            ),
             &[
                 "pipeline",
                 "code generation",

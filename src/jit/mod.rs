@@ -53,6 +53,7 @@ mod codegen;
 mod compare;
 pub(crate) mod isolate;
 pub mod mca;
+mod subject;
 
 pub use codegen::{
     text_size, Codegen, GateDecision, Probe, OPT_LEVEL_KEY as CODEGEN_OPT_LEVEL_KEY,
@@ -62,7 +63,10 @@ pub use crate::interrupt::interrupt_child as interrupt;
 
 pub(crate) use buffer::fnv1a;
 pub use buffer::{Buffer, ElemType, Fill};
-pub use compare::{compare, compare_within, Candidate, Comparison, Entry, Progress};
+pub use compare::{
+    compare, compare_subject, compare_within, Candidate, Comparison, Entry, Progress,
+};
+pub use subject::{program_outcome, Subject};
 
 use crate::module::Module;
 use crate::{Error, Result};
@@ -161,6 +165,7 @@ impl std::fmt::Display for Signature {
 }
 
 /// An argument of a call.
+#[derive(Clone, Copy)]
 pub enum Arg<'a> {
     Int(i64),
     Float(f64),
@@ -250,6 +255,24 @@ pub struct Program {
     pub stdin: Stdin,
 }
 
+impl Program {
+    /// As a shell would run it: `prog.c 10 'a b' < input.txt`.
+    pub fn shell_line(&self, argv0: &str) -> String {
+        let mut words = vec![argv0.to_string()];
+        words.extend(
+            self.args
+                .iter()
+                .map(|a| shlex::try_quote(a).map_or_else(|_| format!("{a:?}"), |q| q.into_owned())),
+        );
+        match &self.stdin {
+            Stdin::Null => {}
+            Stdin::Bytes(b) => words.push(format!("< ({} bytes)", b.len())),
+            Stdin::File(f) => words.push(format!("< {}", f.display())),
+        }
+        words.join(" ")
+    }
+}
+
 /// What a program did: its exit status (0-255, as the shell sees it:
 /// `main`'s value or `exit`'s argument), what it printed, and how long
 /// `main` ran.
@@ -287,7 +310,10 @@ impl StdinFd {
             Stdin::Null => -1,
             Stdin::File(path) => {
                 let f = std::fs::File::open(path).map_err(|e| {
-                    Error::Invalid(format!("cannot read {} for standard input: {e}", path.display()))
+                    Error::Invalid(format!(
+                        "cannot read {} for standard input: {e}",
+                        path.display()
+                    ))
                 })?;
                 std::os::fd::IntoRawFd::into_raw_fd(f)
             }
@@ -321,7 +347,6 @@ impl Drop for StdinFd {
         }
     }
 }
-
 
 /// Where a JIT compilation's time went (Cranelift's timing tokens, for
 /// `bench jit` and anyone asking why a compile was slow).
@@ -491,7 +516,8 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
     // is handed to the JIT, which owns it from then on.
     unsafe {
         let mut sinks = crate::ffi::Sinks::default();
-        let jit = crate::ffi::plab_create_lljit(crate::ffi::SINK_FIRST, sinks.user()) as LLVMOrcLLJITRef;
+        let jit =
+            crate::ffi::plab_create_lljit(crate::ffi::SINK_FIRST, sinks.user()) as LLVMOrcLLJITRef;
         if jit.is_null() {
             return Err(Error::Codegen {
                 module: module.to_string(),
@@ -740,6 +766,11 @@ impl Jit {
         Ok(jit)
     }
 
+    /// The bytes of every function's machine code in the object.
+    pub fn total_code_bytes(&self) -> Option<u64> {
+        (!self.code_bytes.is_empty()).then(|| self.code_bytes.values().sum())
+    }
+
     /// The compiled module's name (a program's `argv[0]`).
     pub fn name(&self) -> &str {
         &self.name
@@ -962,7 +993,11 @@ impl Jit {
         // `argv` and its strings were read by the child; they live to here.
         drop((argv, strings, input));
         Ok(ExecResult {
-            status: if sig.ret.is_some() { (run.ret as i32) & 0xff } else { 0 },
+            status: if sig.ret.is_some() {
+                (run.ret as i32) & 0xff
+            } else {
+                0
+            },
             stdout: run.stdout,
             stderr: run.stderr,
             elapsed: run.elapsed,

@@ -70,7 +70,7 @@ impl Args {
 
 /// `key=value` when the `=` is outside brackets (so `loop-unroll<O3>` and
 /// `function(licm)` stay words).
-fn setting(word: &str) -> Option<(&str, &str)> {
+pub(crate) fn setting(word: &str) -> Option<(&str, &str)> {
     let eq = word.find('=')?;
     let key = &word[..eq];
     if key.is_empty() || key.contains(['<', '(', ',']) {

@@ -37,12 +37,12 @@ fn line(fd: i32, v: &Json) {
 fn serve(
     d: &mut Driver,
     module: &Module,
-    check: Option<(&str, &[Arg])>,
+    check: Option<&Subject>,
     spec: &TuneSpec,
     context: &PassContext,
     out: i32,
 ) -> ! {
-    let check = check.map(|(function, args)| Check { function, args });
+    let check = check.map(|subject| Check { subject });
     let mut ev = match Evaluator::new(
         module,
         check,
@@ -83,7 +83,7 @@ fn serve(
 pub(super) fn run(
     d: &mut Driver,
     module: &Module,
-    check: Option<(&str, &[Arg])>,
+    check: Option<&Subject>,
     spec: &TuneSpec,
     context: &PassContext,
     on_trial: &mut dyn FnMut(&Trial, &Status),

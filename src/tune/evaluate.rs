@@ -9,7 +9,7 @@
 //! result is checked through the JIT; what was measured is kept per module
 //! fingerprint.
 
-use crate::jit::{text_size, Arg, Codegen, Jit, SavedBuffers, TimeSpec};
+use crate::jit::{text_size, Codegen, Jit, SavedBuffers, Subject, TimeSpec};
 use crate::module::Module;
 use crate::pass::PassRef;
 use crate::{registry, Error, PassContext, Result};
@@ -333,10 +333,10 @@ fn text_hash(text: &str) -> String {
 /// What checking a function gives: its result, median time, code bytes.
 type Checked = (Option<String>, Option<u64>, Option<u64>);
 
-/// The function a search checks (and times, for a runtime goal).
+/// The function or program a search checks (and times, for a runtime
+/// goal).
 pub(crate) struct Check<'a, 'b> {
-    pub function: &'a str,
-    pub args: &'b [Arg<'a>],
+    pub subject: &'b Subject<'a>,
 }
 
 /// What an evaluated module measured, kept by fingerprint: orderings that
@@ -380,7 +380,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         let codegen = Codegen::from_context(&context)?;
         let mut e = Evaluator {
             input,
-            saved: check.as_ref().map(|c| SavedBuffers::save(c.args)),
+            saved: check.as_ref().map(|c| c.subject.save()),
             check,
             reference: None,
             goal,
@@ -407,24 +407,18 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             return Ok((None, None, None));
         };
         let jit = Jit::compile(m, &self.codegen, self.here)?;
-        let bytes = jit.code_bytes(c.function);
+        let bytes = c.subject.code_bytes(&jit);
         saved.restore()?;
-        let r = jit.call(c.function, c.args);
-        let mut text = match r {
-            Ok(r) => r.value.map_or("void".into(), |v| v.to_string()),
+        let text = match c.subject.outcome(&jit) {
+            Ok(text) => text,
             Err(e) => {
                 saved.restore()?;
                 return Err(e);
             }
         };
-        for a in c.args {
-            if let Arg::Buffer(b) = a {
-                text.push_str(&format!(", buffer {:016x}", b.checksum()));
-            }
-        }
         let runtime = if timed {
             saved.restore()?;
-            let t = jit.time(c.function, c.args, self.time)?;
+            let t = c.subject.time(&jit, self.time)?;
             Some(t.median().as_nanos() as u64)
         } else {
             None

@@ -36,7 +36,7 @@ pub use evaluate::{Goal, Metric, Trial, Verdict};
 pub use search::{Budget, Search, Strategy};
 
 use crate::chart::Chart;
-use crate::jit::{Arg, TimeSpec};
+use crate::jit::{Subject, TimeSpec};
 use crate::module::Module;
 use crate::table::Table;
 use crate::{Error, PassContext, Result};
@@ -559,7 +559,7 @@ pub struct Status<'a> {
 /// made, in order (a sweep resuming); `on_trial` hears of each new one.
 pub fn tune(
     module: &Module,
-    check: Option<(&str, &[Arg])>,
+    check: Option<&Subject>,
     spec: &TuneSpec,
     known: &[Trial],
     on_trial: &mut dyn FnMut(&Trial, &Status),
@@ -574,7 +574,10 @@ pub fn tune(
     let phases = spec.phases();
     let mut d = Driver {
         tuning: Tuning {
-            function: check.map(|(f, _)| f.to_string()),
+            function: check.map(|c| match c {
+                Subject::Call { function, .. } => function.clone(),
+                Subject::Exec(_) => c.label(&module.name()),
+            }),
             program: None,
             goal: spec.goal.clone(),
             seed: spec.seed,

@@ -200,14 +200,23 @@ samples (us per call): {}",
 }
 
 pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let usage = "expects FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N] | PIPELINE [KEY=VALUE...] | ...";
+    let usage = "expects FN ARGS... | exec ARG... [stdin=TEXT|@FILE], then [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...";
     let mut segments = a.rest.split('|').map(str::trim);
     let head = segments.next().unwrap_or("");
     let segments: Vec<&str> = segments.collect();
     if segments.is_empty() || segments.iter().any(|p| p.is_empty()) {
         return Err(err("bench", usage));
     }
-    let mut head = Args::parse(&format!(":bench {head}"))?;
+    let (what, settings) = subject_spec("bench", head)?;
+    if matches!(what, SubjectSpec::None) {
+        return Err(err("bench", usage));
+    }
+    let mut head = Args {
+        command: "bench".into(),
+        words: Vec::new(),
+        settings,
+        rest: head.to_string(),
+    };
     let flops = match head.settings.iter().position(|(k, _)| k == "flops") {
         Some(i) => Some(flops(&head.settings.remove(i).1)?),
         None => None,
@@ -224,10 +233,6 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
         }
         None => None,
     };
-    let (f, rest) = head
-        .words
-        .split_first()
-        .ok_or_else(|| err("bench", usage))?;
     let spec = time_spec("bench", &head)?;
     let candidates = segments
         .iter()
@@ -237,14 +242,16 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
     // Out of the session while the arguments borrow it; put back below.
     let mut sink = s.progress.take();
     let result = (|| {
-        let args = call_args(s, "bench", rest)?;
+        let subject = what
+            .resolve(s, "bench")?
+            .ok_or_else(|| err("bench", usage))?;
         let m = s.module_named("bench", &name)?;
         let mut quiet = |_: &crate::jit::Progress| {};
         let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
             Some(p) => p.as_mut(),
             None => &mut quiet,
         };
-        crate::jit::compare_within(m, f, &args, &candidates, spec, rtol, progress)
+        crate::jit::compare_subject(m, &subject, &candidates, spec, rtol, progress)
     })();
     s.progress = sink;
     let mut c = result?;
@@ -298,22 +305,34 @@ fn flops(text: &str) -> Result<f64> {
 /// with that pass's change to the code.
 pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     use crate::instrument::Bisect;
-    use crate::jit::{Arg, Codegen, Jit, SavedBuffers};
-    let usage = "expects FN ARGS... | PIPELINE";
+    use crate::jit::{Codegen, Jit};
+    let usage = "expects FN ARGS... | PIPELINE, or exec ARG... [stdin=TEXT|@FILE] | PIPELINE";
     let (head, pipeline_text) = a.rest.split_once('|').ok_or_else(|| err("bisect", usage))?;
     let pipeline_text = pipeline_text.trim();
     if pipeline_text.is_empty() || pipeline_text.contains('|') {
         return Err(err("bisect", format!("{usage}: one pipeline")));
     }
-    let head = Args::parse(&format!(":bisect {head}"))?;
-    let (f, rest) = head
-        .words
-        .split_first()
-        .ok_or_else(|| err("bisect", usage))?;
+    let (what, settings) = subject_spec("bisect", head)?;
+    if let Some((k, _)) = settings.first() {
+        return Err(err(
+            "bisect",
+            format!(
+                "takes no settings, got '{k}=' (put '--' before a program's argument with '=')"
+            ),
+        ));
+    }
     let pass = pipeline::parse(pipeline_text)?;
     let name = current(s, "bisect")?;
-    let args = call_args(s, "bisect", rest)?;
+    let subject = what
+        .resolve(s, "bisect")?
+        .ok_or_else(|| err("bisect", usage))?;
     let m = s.module_named("bisect", &name)?;
+    let f = what.label(&m.name());
+    // Errors name a function alone, a program with its arguments.
+    let who = match &what {
+        SubjectSpec::Call(function, _) => function.clone(),
+        _ => f.clone(),
+    };
     let codegen = Codegen::from_context(&PassContext::current())?;
     // The back end's optional passes are numbered after the pipeline's, as
     // LLVM numbers opt's and llc's together: `machine` is how many of them
@@ -322,19 +341,13 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         bisect_limit: Some(machine.map_or(u64::MAX, |l| l as u64)),
         ..codegen.clone()
     };
-    let saved = SavedBuffers::save(&args);
+    let saved = subject.save();
     let restore = || saved.restore();
-    // The result of `f` in a module: its value and its buffers' checksums.
+    // The outcome in a module: the function's value and its buffers'
+    // checksums, or the program's exit status and output.
     let result_of = |module: &crate::Module, machine: Option<usize>| -> Result<String> {
         restore()?;
-        let r = Jit::with_codegen(module, &gated(machine))?.call(f, &args)?;
-        let mut text = r.value.map_or("void".into(), |v| v.to_string());
-        for a in &args {
-            if let Arg::Buffer(b) = a {
-                text.push_str(&format!(", buffer {:016x}", b.checksum()));
-            }
-        }
-        Ok(text)
+        subject.outcome(&Jit::with_codegen(module, &gated(machine))?)
     };
     // With no optional pass run: the result the optimized one is held to.
     let with_limit = |limit: usize| -> Result<crate::Module> {
@@ -353,7 +366,7 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             restore()?;
             return Err(err(
                 "bisect",
-                format!("{f} does not run with no optional pass of {pipeline_text} and its code generation: {e}"),
+                format!("{who} does not run with no optional pass of {pipeline_text} and its code generation: {e}"),
             ));
         }
     };
@@ -376,7 +389,7 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     let found = found.map_err(|e| match e {
         Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => err(
             "bisect",
-            format!("{f} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
+            format!("{who} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
         ),
         other => other,
     })?;
@@ -409,8 +422,7 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     let mut o = Output::default();
     let mut t = Table::new(
         &format!(
-            "{f}({}): the first pass of {pipeline_text} or its code generation that changes the result",
-            rest.join(", ")
+            "{f}: the first pass of {pipeline_text} or its code generation that changes the result"
         ),
         &[
             "optional pass",
@@ -531,13 +543,19 @@ pub(super) fn program(command: &str, words: Vec<String>) -> Result<crate::jit::P
         }
         match w.strip_prefix("stdin=") {
             Some(_) if seen_stdin => {
-                return Err(err(command, "stdin= is given twice (put '--' before an argument that starts with stdin=)"))
+                return Err(err(
+                    command,
+                    "stdin= is given twice (put '--' before an argument that starts with stdin=)",
+                ))
             }
             Some(v) => {
                 seen_stdin = true;
                 p.stdin = match v.strip_prefix('@') {
                     Some("") => {
-                        return Err(err(command, "stdin=@ expects a file name, e.g. stdin=@input.txt"))
+                        return Err(err(
+                            command,
+                            "stdin=@ expects a file name, e.g. stdin=@input.txt",
+                        ))
                     }
                     Some(file) => Stdin::File(file.into()),
                     None => Stdin::Bytes(unescape(v).into_bytes()),
@@ -572,23 +590,6 @@ fn unescape(text: &str) -> String {
     out
 }
 
-/// How a program is named in output, as a shell would run it:
-/// `prog.c 10 'a b' < input.txt`.
-pub(super) fn program_label(argv0: &str, p: &crate::jit::Program) -> String {
-    let mut words = vec![argv0.to_string()];
-    words.extend(
-        p.args
-            .iter()
-            .map(|a| shlex::try_quote(a).map_or_else(|_| format!("{a:?}"), |q| q.into_owned())),
-    );
-    match &p.stdin {
-        crate::jit::Stdin::Null => {}
-        crate::jit::Stdin::Bytes(b) => words.push(format!("< ({} bytes)", b.len())),
-        crate::jit::Stdin::File(f) => words.push(format!("< {}", f.display())),
-    }
-    words.join(" ")
-}
-
 /// `:exec [ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]`: the
 /// current module's `main` run as a program.
 pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
@@ -596,12 +597,12 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     // `--out FILE` before `--` is :exec's; after it, the program's.
     let end = words.iter().position(|w| w == "--").unwrap_or(words.len());
     let mut own: Vec<String> = words.drain(..end).collect();
-    let save = take_out(&mut own, "exec", ", e.g. :exec 10 --out run.txt")?
-        .map(std::path::PathBuf::from);
+    let save =
+        take_out(&mut own, "exec", ", e.g. :exec 10 --out run.txt")?.map(std::path::PathBuf::from);
     own.extend(words);
     let prog = program("exec", own)?;
     let name = jit_for(s, "exec")?;
-    let label = program_label(s.jits[&name].1.name(), &prog);
+    let label = prog.shell_line(s.jits[&name].1.name());
     let r = s.jits[&name].1.exec_saving(&prog, save.as_deref())?;
     let mut o = Output::default();
     if !r.stdout.is_empty() {
@@ -623,4 +624,75 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
     }
     Ok(o)
+}
+
+/// What a check runs, as typed at the head of `:bench`, `:bisect` or
+/// `:tune`: nothing, a function and its argument words, or a program.
+pub(super) enum SubjectSpec {
+    None,
+    Call(String, Vec<String>),
+    Exec(crate::jit::Program),
+}
+
+impl SubjectSpec {
+    /// As titles name it: `f(1, data)` as typed, or `program: prog.c 10`.
+    pub(super) fn label(&self, argv0: &str) -> String {
+        match self {
+            SubjectSpec::None => String::new(),
+            SubjectSpec::Call(f, words) => format!("{f}({})", words.join(", ")),
+            SubjectSpec::Exec(p) => format!("program: {}", p.shell_line(argv0)),
+        }
+    }
+
+    /// The subject, its argument words resolved in the session (numbers
+    /// and buffers); `None` for nothing.
+    pub(super) fn resolve<'b>(
+        &self,
+        s: &'b Session,
+        command: &str,
+    ) -> Result<Option<crate::jit::Subject<'b>>> {
+        use crate::jit::Subject;
+        Ok(match self {
+            SubjectSpec::None => None,
+            SubjectSpec::Call(f, words) => Some(Subject::Call {
+                function: f.clone(),
+                args: call_args(s, command, words)?,
+            }),
+            SubjectSpec::Exec(p) => Some(Subject::Exec(p.clone())),
+        })
+    }
+}
+
+/// The subject at the head of `head` and the command's own `key=value`
+/// settings among its words: `exec ARG... [stdin=…] [-- ARG...]` is the
+/// current module's `main` run as a program (its words split as a shell
+/// splits them; `key=value` words before `--` are the command's, but
+/// `stdin=`), anything else `FN ARGS...`.
+pub(super) fn subject_spec(
+    command: &str,
+    head: &str,
+) -> Result<(SubjectSpec, Vec<(String, String)>)> {
+    if head.split_whitespace().next() == Some("exec") {
+        let words = shell_words(command, head)?;
+        let mut settings = Vec::new();
+        let mut theirs = Vec::new();
+        let mut rest = words.into_iter().skip(1);
+        while let Some(w) = rest.next() {
+            if w == "--" {
+                theirs.push(w);
+                theirs.extend(rest.by_ref());
+                break;
+            }
+            match crate::session::args::setting(&w) {
+                Some((k, v)) if k != "stdin" => settings.push((k.to_string(), v.to_string())),
+                _ => theirs.push(w),
+            }
+        }
+        return Ok((SubjectSpec::Exec(program(command, theirs)?), settings));
+    }
+    let a = Args::parse(&format!(":{command} {head}"))?;
+    Ok(match a.words.split_first() {
+        None => (SubjectSpec::None, a.settings),
+        Some((f, rest)) => (SubjectSpec::Call(f.clone(), rest.to_vec()), a.settings),
+    })
 }

@@ -1,7 +1,7 @@
 //! :tune — searching pass orderings for the current module (see
 //! `crate::tune`), applying the best and saving it as a pass.
 
-use super::jit::{call_args, time_spec};
+use super::jit::{subject_spec, time_spec, SubjectSpec};
 use super::passes::{define_pass, run_recording};
 use super::*;
 use crate::tune::{Budget, Goal, Strategy, TuneSpec};
@@ -25,6 +25,7 @@ const SETTINGS: &[&str] = &[
 pub(super) fn details() -> String {
     format!(
         "  FN ARGS: the function checked against the input module (and timed for a runtime goal); \
+         exec ARG... [stdin=…]: the module's main run as a program, its exit status and output checked; \
          without them, nothing is checked\n  \
          goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
          strategy=random,greedy,hill   (default random; several run one after another, each with the whole budget)\n  \
@@ -145,17 +146,17 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         Some("save") => return save(s, a),
         _ => {}
     }
-    let (spec, top) = spec_from(a)?;
+    let (what, settings) = subject_spec("tune", &a.rest)?;
+    let (spec, top) = spec_from(&Args {
+        settings,
+        ..a.clone()
+    })?;
     let name = current(s, "tune")?;
-    let (function, rest) = match a.words.split_first() {
-        Some((f, rest)) => (Some(f.clone()), rest.to_vec()),
-        None => (None, Vec::new()),
-    };
     let mut sink = s.progress.take();
     let result = (|| {
-        let args = call_args(s, "tune", &rest)?;
+        let subject = what.resolve(s, "tune")?;
         let m = s.module_named("tune", &name)?;
-        if let Some(f) = &function {
+        if let SubjectSpec::Call(f, _) = &what {
             if !m.defined_functions().contains(f) {
                 return Err(Error::Command {
                     command: "tune".into(),
@@ -209,8 +210,7 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 stage: format!("{} #{}: {best}", t.phase, t.index),
             });
         };
-        let check = function.as_deref().map(|f| (f, args.as_slice()));
-        crate::tune::tune(m, check, &spec, &[], &mut on_trial)
+        crate::tune::tune(m, subject.as_ref(), &spec, &[], &mut on_trial)
     })();
     if let Some(p) = sink.as_mut() {
         let n = result.as_ref().map_or(0, |t| t.searched().count());

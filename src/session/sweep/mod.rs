@@ -230,7 +230,14 @@ pub fn run_shard(
         let mut made = 0;
         let tuning = {
             let (module, args) = session.program_parts(p)?;
-            let check = p.function.as_deref().map(|f| (f, args.as_slice()));
+            let check = match (&p.function, &p.exec) {
+                (Some(f), _) => Some(crate::jit::Subject::Call {
+                    function: f.to_string(),
+                    args: args.clone(),
+                }),
+                (None, Some(program)) => Some(crate::jit::Subject::Exec(program.clone())),
+                (None, None) => None,
+            };
             let mut on_trial = |t: &Trial, st: &crate::tune::Status| {
                 if t.phase != phase {
                     return;
@@ -258,7 +265,7 @@ pub fn run_shard(
             // again resumes from them.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 crate::error::panic_point("sweep::unit");
-                crate::tune::tune(module, check, &tune, &known, &mut on_trial)
+                crate::tune::tune(module, check.as_ref(), &tune, &known, &mut on_trial)
             }))
             .unwrap_or_else(|panic| {
                 Err(Error::Internal {

@@ -30,6 +30,10 @@ pub struct Program {
     pub args: Vec<String>,
     /// `:buffer` lines (without `:buffer`) that make the arguments.
     pub buffers: Vec<String>,
+    /// Instead of a function: the module's `main` run as a program
+    /// (`exec = "ARG ..."`, `stdin = "TEXT"`), its exit status and output
+    /// checked.
+    pub exec: Option<crate::jit::Program>,
     /// For balancing shards, about how much IR the program makes: its
     /// statements (`;`) for C and C++, lines for IR text, bytes / 20 for
     /// bitcode, instructions for a script's module; plus a fixed cost.
@@ -90,17 +94,55 @@ fn strings(path: &Path, t: &toml::Table, key: &str) -> Result<Vec<String>> {
 
 /// What a table says of the function to check: its name, its arguments
 /// (`args = "1 data 4096"`, as `:call` takes them) and the `:buffer`s that
-/// make them.
-type CheckOf = (Option<String>, Vec<String>, Vec<String>);
+/// make them; or the program to run (`exec = "10 'a b'"`, split as a shell
+/// splits it, and `stdin = "TEXT"`).
+type CheckOf = (
+    Option<String>,
+    Vec<String>,
+    Vec<String>,
+    Option<crate::jit::Program>,
+);
 
 fn check_of(path: &Path, t: &toml::Table) -> Result<CheckOf> {
     let text = |key: &str| t.get(key).and_then(toml::Value::as_str);
+    let exec = match (text("exec"), t.get("exec")) {
+        (Some(words), _) => Some(crate::jit::Program {
+            args: shlex::split(words)
+                .ok_or_else(|| bad(path, format!("exec = \"{words}\" has unbalanced quotes")))?,
+            stdin: text("stdin").map_or(crate::jit::Stdin::Null, |s| {
+                crate::jit::Stdin::Bytes(s.as_bytes().to_vec())
+            }),
+        }),
+        (None, Some(v)) => {
+            return Err(bad(
+                path,
+                format!(
+                    "'exec' must be a string of the program's arguments, found a {}",
+                    v.type_str()
+                ),
+            ))
+        }
+        (None, None) => None,
+    };
+    if exec.is_some() && text("function").is_some() {
+        return Err(bad(
+            path,
+            "give 'function' (a function to call) or 'exec' (main run as a program), not both",
+        ));
+    }
+    if exec.is_none() && t.contains_key("stdin") {
+        return Err(bad(
+            path,
+            "'stdin' is a program's input: it needs exec = \"ARG ...\"",
+        ));
+    }
     Ok((
         text("function").map(str::to_string),
         text("args").map_or(Vec::new(), |a| {
             a.split_whitespace().map(str::to_string).collect()
         }),
         strings(path, t, "buffers")?,
+        exec,
     ))
 }
 
@@ -113,6 +155,8 @@ const KEYS: &[&str] = &[
     "function",
     "args",
     "buffers",
+    "exec",
+    "stdin",
     "goal",
     "strategy",
     "trials",
@@ -144,6 +188,11 @@ impl SweepSpec {
     /// function = "adler32"
     /// args = "1 data 4096"
     /// buffers = ["data i8[4096] = random(1)"]
+    ///
+    /// [[program]]                    # or main run as a program, its output checked
+    /// path = "bench/sort.c"
+    /// exec = "1000 --quiet"          # its arguments, as a shell splits them
+    /// stdin = "3 1 2"                # optional
     /// ```
     pub fn load(path: &Path) -> Result<SweepSpec> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
@@ -265,7 +314,7 @@ impl SweepSpec {
         tune.validate()?;
         let cflags = strings(path, &t, "cflags")?;
         // Programs: the corpus's files, the scripts' modules, and [[program]]s.
-        let (function, args, buffers) = check_of(path, &t)?;
+        let (function, args, buffers, exec) = check_of(path, &t)?;
         let mut programs = Vec::new();
         for pattern in strings(path, &t, "corpus")? {
             let files = expand(&dir, &pattern)?;
@@ -279,9 +328,12 @@ impl SweepSpec {
                 programs.push(file_program(
                     &dir,
                     f,
-                    function.clone(),
-                    args.clone(),
-                    buffers.clone(),
+                    (
+                        function.clone(),
+                        args.clone(),
+                        buffers.clone(),
+                        exec.clone(),
+                    ),
                 )?);
             }
         }
@@ -297,9 +349,8 @@ impl SweepSpec {
                     .get("path")
                     .and_then(toml::Value::as_str)
                     .ok_or_else(|| bad(path, "a [[program]] needs path = \"FILE\""))?;
-                let (function, args, buffers) = check_of(path, p)?;
                 // A [[program]] gives a corpus file its function, or adds one.
-                let p = file_program(&dir, dir.join(file), function, args, buffers)?;
+                let p = file_program(&dir, dir.join(file), check_of(path, p)?)?;
                 programs.retain(|q: &Program| q.name != p.name);
                 programs.push(p);
             }
@@ -317,6 +368,7 @@ impl SweepSpec {
                     function: function.clone(),
                     args: args.clone(),
                     buffers: buffers.clone(),
+                    exec: exec.clone(),
                     weight: m.instruction_count(),
                 });
             }
@@ -436,6 +488,7 @@ impl SweepSpec {
             "programs": self.programs.iter().map(|p| json!({
                 "name": p.name,
                 "function": p.function,
+                "exec": p.exec.as_ref().map(|e| e.shell_line(&p.name)),
             })).collect::<Vec<_>>(),
         })
     }
@@ -454,13 +507,8 @@ fn expand(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn file_program(
-    dir: &Path,
-    file: PathBuf,
-    function: Option<String>,
-    args: Vec<String>,
-    buffers: Vec<String>,
-) -> Result<Program> {
+fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
+    let (function, args, buffers, exec) = check;
     let bytes = std::fs::read(&file).map_err(|e| Error::io(file.display(), e))?;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
     let size = match ext {
@@ -475,6 +523,7 @@ fn file_program(
         function,
         args,
         buffers,
+        exec,
         weight: size + 20,
     })
 }
@@ -518,6 +567,7 @@ mod tests {
             function: None,
             args: vec![],
             buffers: vec![],
+            exec: None,
             weight,
         }
     }
@@ -572,6 +622,42 @@ mod tests {
             program_name(&dir.join("zlib"), &std::env::temp_dir()),
             std::env::temp_dir().file_name().unwrap().to_string_lossy()
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_program_is_checked_by_running_its_main() {
+        let dir = std::env::temp_dir().join(format!("passlab-spec-exec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("p.c"), "int main(void) { return 0; }").unwrap();
+        let load = |text: &str| {
+            std::fs::write(dir.join("s.toml"), text).unwrap();
+            SweepSpec::load(&dir.join("s.toml"))
+        };
+        let s =
+            load("corpus = [\"p.c\"]\nexec = \"10 'a b'\"\nstdin = \"x\"\ntrials = 1\n").unwrap();
+        let exec = s.programs[0].exec.clone().unwrap();
+        assert_eq!(exec.args, ["10", "a b"]);
+        assert_eq!(exec.stdin, crate::jit::Stdin::Bytes(b"x".to_vec()));
+        assert!(s.manifest()["programs"][0]["exec"]
+            .as_str()
+            .unwrap()
+            .ends_with("10 'a b' < (1 bytes)"));
+        for (text, says) in [
+            (
+                "corpus = [\"p.c\"]\nexec = \"1\"\nfunction = \"main\"\n",
+                "not both",
+            ),
+            ("corpus = [\"p.c\"]\nstdin = \"x\"\n", "it needs exec"),
+            ("corpus = [\"p.c\"]\nexec = 3\n", "must be a string"),
+            (
+                "corpus = [\"p.c\"]\nexec = \"'open\"\n",
+                "unbalanced quotes",
+            ),
+        ] {
+            let e = load(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
