@@ -480,6 +480,29 @@ bool plab_runner_check(Runner *R, const char *pipeline, plab_sink sink, void *us
   return Parsed;
 }
 
+/// The pipeline as LLVM prints it once parsed (what `opt
+/// -print-pipeline-passes` prints): a spelling `opt -passes=` accepts as it
+/// is, with the nesting LLVM inferred written out (`licm` becomes
+/// `function(loop-mssa(licm))`).
+bool plab_runner_spell(Runner *R, const char *pipeline, plab_sink sink, void *user) {
+  std::unique_ptr<ModulePassManager> MPM;
+  if (!guarded([&] { MPM = R->parse(pipeline, sink, user); })) {
+    sendFatal(sink, user);
+    return false;
+  }
+  if (!MPM)
+    return false;
+  std::string Text;
+  raw_string_ostream OS(Text);
+  MPM->printPipeline(OS, [&](StringRef ClassName) {
+    StringRef Name = R->PIC.getPassNameForClassName(ClassName);
+    return Name.empty() ? ClassName : Name;
+  });
+  OS.flush();
+  send(sink, user, Text);
+  return true;
+}
+
 /// Runs a pipeline over a module. Analyses are cleared afterwards, since the
 /// module may be changed or replaced before the next run. Returns 1 when it
 /// ran, 0 when the pipeline does not parse (LLVM's message sent), and 2

@@ -91,6 +91,12 @@ extern "C" {
         sink: Sink,
         user: *mut c_void,
     ) -> bool;
+    pub fn plab_runner_spell(
+        r: *mut Runner,
+        pipeline: *const c_char,
+        sink: Sink,
+        user: *mut c_void,
+    ) -> bool;
     /// 1: ran; 0: the pipeline does not parse; 2: a fatal error abandoned
     /// the run (the runner and the module must not be used or freed).
     pub fn plab_runner_run(

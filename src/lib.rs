@@ -44,6 +44,7 @@ pub mod pass;
 pub mod passes;
 pub mod pipeline;
 pub mod prelude;
+pub mod reduce;
 pub mod rng;
 pub mod session;
 pub mod table;

@@ -368,6 +368,29 @@ pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
     }
 }
 
+/// The linked LLVM's version: `19.1.7`.
+pub fn version() -> String {
+    let (mut a, mut b, mut c) = (0, 0, 0);
+    // SAFETY: the three pointers are to live local `c_uint`s that
+    // `LLVMGetVersion` only writes.
+    unsafe { llvm_sys::core::LLVMGetVersion(&mut a, &mut b, &mut c) };
+    format!("{a}.{b}.{c}")
+}
+
+/// `text` as LLVM spells it once parsed (`opt -print-pipeline-passes`): a
+/// pipeline `opt-19 -passes=` runs as passlab does.
+pub(crate) fn spell_pipeline(text: &str) -> Result<String, String> {
+    let r = runner("", &Tuning::default(), &Target::default()).map_err(|e| e.to_string())?;
+    let c = c_pipeline(text).map_err(|e| e.to_string())?;
+    let mut sinks = ffi::Sinks::default();
+    // SAFETY: as in `check_pipeline`.
+    if unsafe { ffi::plab_runner_spell(r.raw, c.as_ptr(), ffi::SINK_FIRST, sinks.user()) } {
+        Ok(sinks.first_text())
+    } else {
+        Err(sinks.first_text())
+    }
+}
+
 /// Loads an LLVM pass plugin into the process (`opt -load-pass-plugin`);
 /// pipelines parsed afterwards know its passes.
 pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {

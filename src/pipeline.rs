@@ -82,6 +82,57 @@ pub fn parse(text: &str) -> Result<PassRef> {
     Ok(Arc::new(Sequential::new(text.trim(), passes)))
 }
 
+/// A pipeline as `opt-19 -passes=` runs it (see [`llvm_spelling`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlvmSpelling {
+    /// The text for `-passes=`, as LLVM prints it once parsed.
+    pub passes: String,
+    /// The plugins it needs (`-load-pass-plugin=`).
+    pub plugins: Vec<String>,
+    /// False when it is not exactly what passlab runs: `O1`–`O3` are
+    /// passlab's `strip-dead-internals` then LLVM's `default<On>`, and opt
+    /// runs only the latter.
+    pub exact: bool,
+}
+
+/// How `opt-19` would run `text`, when LLVM (and the plugins loaded) can
+/// run all of it; `None` when a pass of it is passlab's or a user's.
+pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
+    let mut parts = Vec::new();
+    let mut plugins = Vec::new();
+    let mut exact = true;
+    for part in split(text).ok()? {
+        let level = match part {
+            "O0" => Some(0),
+            "O1" => Some(1),
+            "O2" => Some(2),
+            "O3" => Some(3),
+            _ => None,
+        };
+        if let Some(level) = level {
+            exact &= level == 0;
+            parts.push(format!("default<O{level}>"));
+            continue;
+        }
+        match registry::llvm_origin(part)? {
+            crate::registry::Origin::Plugin(path) => {
+                if !plugins.contains(&path) {
+                    plugins.push(path);
+                }
+            }
+            crate::registry::Origin::BuiltIn => {}
+            _ => return None,
+        }
+        parts.push(part.to_string());
+    }
+    let passes = crate::llvm::spell_pipeline(&parts.join(",")).ok()?;
+    Some(LlvmSpelling {
+        passes,
+        plugins,
+        exact,
+    })
+}
+
 /// The pipeline run when none is given, for an opt level: at 0, LLVM's
 /// `default<O0>`; above, `strip-dead-internals` (opt level 1) then LLVM's
 /// `default<On>` (opt level n, capped at 3). It is a sequential, so the

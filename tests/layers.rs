@@ -42,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("chart", &["chart"]),
     ("explore", &["explore"]),
     ("tune", &["tune"]),
+    ("reduce", &["reduce"]),
     ("session", &["session"]),
 ];
 

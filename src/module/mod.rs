@@ -527,6 +527,26 @@ impl Module {
         Ok(())
     }
 
+    /// The source file name recorded in the module (`source_filename`).
+    pub fn source_file_name(&self) -> String {
+        let mut len = 0;
+        // SAFETY: the module is alive; LLVM returns a pointer to its own
+        // copy of the name and its length, copied here at once.
+        unsafe {
+            let p = llvm_sys::core::LLVMGetSourceFileName(self.raw, &mut len);
+            ffi::str_from(p, len).into_owned()
+        }
+    }
+
+    /// Sets the source file name recorded in the module (`source_filename`).
+    pub fn set_source_file_name(&mut self, name: &str) {
+        // SAFETY: the module is alive; `name` is valid for `name.len()`
+        // bytes, which LLVM copies.
+        unsafe {
+            llvm_sys::core::LLVMSetSourceFileName(self.raw, name.as_ptr().cast(), name.len())
+        };
+    }
+
     pub(crate) fn raw(&self) -> LLVMModuleRef {
         self.raw
     }

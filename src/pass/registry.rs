@@ -353,6 +353,25 @@ pub fn passes() -> Vec<PassEntry> {
     rust.chain(r.llvm.values().cloned()).collect()
 }
 
+/// Where an LLVM pass comes from (LLVM itself, or the plugin that
+/// registered it), by its pipeline name; `None` for a pass of passlab's or a
+/// user's (Rust, or defined with `:pass`).
+pub fn llvm_origin(name: &str) -> Option<Origin> {
+    let name = name.trim();
+    let r = read();
+    if r.rust.contains_key(name) {
+        return None;
+    }
+    let base = base_name(name);
+    if SPECIAL_PIPELINES.contains(&base) {
+        return Some(Origin::BuiltIn);
+    }
+    r.llvm
+        .get(name)
+        .or_else(|| r.llvm.get(base))
+        .map(|e| e.origin.clone())
+}
+
 /// The registered names nearest to `name`.
 pub fn suggest(name: &str) -> Vec<String> {
     let r = read();

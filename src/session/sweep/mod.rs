@@ -102,14 +102,6 @@ fn host() -> String {
     }
 }
 
-fn llvm_version() -> String {
-    let (mut a, mut b, mut c) = (0, 0, 0);
-    // SAFETY: the three pointers are to live local `c_uint`s that
-    // `LLVMGetVersion` only writes.
-    unsafe { llvm_sys::core::LLVMGetVersion(&mut a, &mut b, &mut c) };
-    format!("{a}.{b}.{c}")
-}
-
 /// Reads a shard file's records, dropping a torn last line (a killed
 /// shard's) from the file.
 fn read_records(file: &Path) -> Result<Vec<Json>> {
@@ -178,7 +170,7 @@ pub fn run_shard(
         .open(&file)
         .map_err(|e| Error::io(file.display(), e))?;
     let mine = spec.assign(index, count);
-    let (host, llvm) = (host(), llvm_version());
+    let (host, llvm) = (host(), crate::llvm::version());
     let mut summary = ShardSummary {
         file: file.clone(),
         units: mine.len(),

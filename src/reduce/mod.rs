@@ -1,0 +1,542 @@
+//! Reduction: the smallest module (or C source) that still has a property
+//! — a miscompile, a crash, an LLVM fatal error, a verifier failure, or a
+//! user's Rust predicate ([`Property`]) — found by the field's own
+//! reducers: `llvm-reduce-19` over IR (its delta passes: functions,
+//! blocks, instructions, operands, attributes, metadata …) and Debian's
+//! `cvise` over C.
+//!
+//! The interestingness test is passlab itself. The reducer runs a small
+//! shell script for each candidate; the script writes the candidate's path
+//! into a FIFO and waits for the answer on another, and this process,
+//! which holds the session (its buffers, its Rust worker, its passes),
+//! decides with [`Property::holds`] and answers. One candidate at a time
+//! (`-j 1`, `--n 1`): the session answers in order. The smallest
+//! interesting candidate is kept as the reduction goes, so an interrupt
+//! (or a time budget) ends it with the smallest found so far.
+//!
+//! [`reproducer`] writes a finding as a folder others can run without
+//! passlab: the reduced IR, the pipeline, the property, and `repro.sh`,
+//! which shows the bug with `opt-19` and `lli-19`.
+
+mod property;
+mod repro;
+
+pub use property::{mask_values, run_isolated, Ending, Outcome, Property, Symptom};
+pub use repro::{reproducer, Reproducer};
+
+use crate::module::Module;
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Which reducer ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// `llvm-reduce-19`, over IR.
+    LlvmReduce,
+    /// Debian's `cvise`, over a C source.
+    Cvise,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::LlvmReduce => "llvm-reduce-19",
+            Tool::Cvise => "cvise",
+        }
+    }
+}
+
+/// One step of a reduction: a smaller interesting candidate, found at
+/// `at` after the start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    pub at: Duration,
+    pub instructions: u64,
+    /// The C source's bytes, for cvise.
+    pub bytes: Option<u64>,
+    /// Candidates tested so far.
+    pub tests: usize,
+}
+
+/// What a reduction found.
+pub struct Reduction {
+    /// The smallest interesting module.
+    pub module: Module,
+    /// For cvise: the reduced C source.
+    pub source: Option<String>,
+    pub tool: Tool,
+    pub instructions_before: u64,
+    /// Every new smallest candidate, in order (the first is the input).
+    pub steps: Vec<Step>,
+    pub tests: usize,
+    pub interesting: usize,
+    pub elapsed: Duration,
+    /// Stopped by an interrupt or the time budget before the reducer was
+    /// done: the module is the smallest found until then.
+    pub stopped: Option<String>,
+}
+
+impl Reduction {
+    pub fn instructions_after(&self) -> u64 {
+        self.module.instruction_count()
+    }
+
+    /// One line: `1,912 → 31 instructions (1.6%) in 41.2 s, 612 candidates
+    /// tested by llvm-reduce-19`.
+    pub fn summary(&self) -> String {
+        let before = self.instructions_before;
+        let after = self.instructions_after();
+        let mut s = format!(
+            "{before} → {after} instructions ({:.1}%) in {:.1} s: {} candidates tested by {}, {} interesting",
+            100.0 * after as f64 / before.max(1) as f64,
+            self.elapsed.as_secs_f64(),
+            self.tests,
+            self.tool.name(),
+            self.interesting
+        );
+        if let (Some(src), Some(first)) = (&self.source, self.steps.first().and_then(|s| s.bytes)) {
+            s.push_str(&format!("; source {first} → {} bytes", src.len()));
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!(" (stopped: {why}; the smallest so far is kept)"));
+        }
+        s
+    }
+
+    /// Size over time, as a chart (instructions against seconds).
+    pub fn chart(&self, title: &str) -> crate::chart::Chart {
+        let points: Vec<(f64, f64)> = self
+            .steps
+            .iter()
+            .map(|s| (s.at.as_secs_f64(), s.instructions as f64))
+            .collect();
+        crate::chart::Chart::lines(
+            title,
+            "seconds",
+            "instructions",
+            vec![("smallest interesting candidate".into(), points)],
+            Vec::new(),
+        )
+    }
+}
+
+/// How long a reduction may run, at most (`None`: until the reducer is
+/// done).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub budget: Option<Duration>,
+    /// Extra flags for compiling C candidates (cvise).
+    pub cflags: Vec<String>,
+}
+
+/// Flags every C candidate is compiled with: a candidate that reads an
+/// uninitialized variable, falls off a function's end or calls an
+/// undeclared function is refused, so that cvise cannot turn a bug into
+/// undefined behaviour that only looks like it (C-Reduce's advice).
+pub const CANDIDATE_CFLAGS: &[&str] = &[
+    "-Werror=uninitialized",
+    "-Werror=sometimes-uninitialized",
+    "-Werror=return-type",
+    "-Werror=implicit-function-declaration",
+    "-Werror=implicit-int",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+];
+
+/// The reducer's side of the conversation: a folder with a request FIFO,
+/// an answer FIFO and the script the reducer runs.
+struct Oracle {
+    dir: PathBuf,
+    requests: std::fs::File,
+    answers: PathBuf,
+    script: PathBuf,
+}
+
+impl Oracle {
+    /// `cvise`: the script sends the file it is run beside (its working
+    /// folder holds the candidate as `name`); llvm-reduce gives the path.
+    fn new(dir: &Path, candidate: Option<&str>) -> Result<Oracle> {
+        let requests = dir.join("requests");
+        let answers = dir.join("answers");
+        for fifo in [&requests, &answers] {
+            let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
+                .map_err(|_| Error::Invalid("a temporary path holds a NUL byte".into()))?;
+            // SAFETY: mkfifo reads a NUL-terminated path.
+            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+                return Err(Error::io(fifo.display(), std::io::Error::last_os_error()));
+            }
+        }
+        let script = dir.join("interesting.sh");
+        let which = match candidate {
+            Some(name) => format!("\"$PWD/{name}\""),
+            None => "\"$(realpath \"$1\")\"".into(),
+        };
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\n# Asks passlab whether the candidate is interesting (exit 0: yes).\nprintf '%s\\n' {which} > '{}'\nread answer < '{}'\nexit \"$answer\"\n",
+                requests.display(),
+                answers.display()
+            ),
+        )
+        .map_err(|e| Error::io(script.display(), e))?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::io(script.display(), e))?;
+        // Read and write: the FIFO then always has a writer (this one), so
+        // that a script's closing it never reads as the end of the file.
+        let requests = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&requests)
+            .map_err(|e| Error::io(requests.display(), e))?;
+        // SAFETY: making our own descriptor non-blocking.
+        unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&requests),
+                libc::F_SETFL,
+                libc::O_NONBLOCK,
+            )
+        };
+        Ok(Oracle {
+            dir: dir.to_path_buf(),
+            requests,
+            answers,
+            script,
+        })
+    }
+
+    /// Answers the script that asked: it is waiting to read the FIFO.
+    fn answer(&self, yes: bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // A reader is there once the script opens it; until then the
+            // open fails (ENXIO), and it is tried again.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags_nonblock()
+                .open(&self.answers);
+            match f {
+                Ok(mut f) => {
+                    let _ = f.write_all(if yes { b"0\n" } else { b"1\n" });
+                    return;
+                }
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_micros(200))
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+trait NonBlock {
+    fn custom_flags_nonblock(&mut self) -> &mut Self;
+}
+
+impl NonBlock for std::fs::OpenOptions {
+    fn custom_flags_nonblock(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NONBLOCK)
+    }
+}
+
+/// A new private folder for one reduction.
+fn work_dir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000u32 {
+        let dir = base.join(format!(
+            "passlab-reduce-{}-{}",
+            std::process::id(),
+            crate::rng::Rng::new(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64)
+                    ^ u64::from(i)
+            )
+            .next_u64()
+                % 1_000_000_000
+        ));
+        if std::fs::create_dir(&dir).is_ok() {
+            return Ok(dir);
+        }
+    }
+    Err(Error::Invalid(
+        "cannot make a folder for the reduction".into(),
+    ))
+}
+
+/// Runs `command` (a reducer) and answers its candidates with `test`
+/// until it ends, an interrupt comes or `budget` runs out. `test` gets the
+/// candidate's path and says whether it is interesting; `smaller` is told
+/// of each interesting one. Returns why it stopped early, if it did.
+fn converse(
+    mut command: std::process::Command,
+    oracle: &Oracle,
+    budget: Option<Duration>,
+    test: &mut dyn FnMut(&Path) -> Result<bool>,
+) -> Result<Option<String>> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let log = std::fs::File::create(oracle.dir.join("reducer.log"))
+        .map_err(|e| Error::io(oracle.dir.display(), e))?;
+    command
+        .current_dir(&oracle.dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(
+            log.try_clone()
+                .map_err(|e| Error::io("the reducer's log", e))?,
+        )
+        .stderr(log)
+        .process_group(0);
+    let tool = command.get_program().to_string_lossy().into_owned();
+    let mut child = command.spawn().map_err(|e| Error::Tool {
+        tool: tool.clone(),
+        message: format!("cannot start it: {e}"),
+    })?;
+    let start = Instant::now();
+    let stop = |child: &mut std::process::Child| {
+        // SAFETY: signalling the reducer's process group (made above), so
+        // its test scripts go too.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _ = child.wait();
+    };
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut requests = &oracle.requests;
+    loop {
+        let mut fd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&oracle.requests),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut fd, 1, 50) };
+        if let Ok(n) = requests.read(&mut buf) {
+            pending.extend_from_slice(&buf[..n]);
+        }
+        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=nl).collect();
+            let path = PathBuf::from(String::from_utf8_lossy(&line[..nl]).into_owned());
+            match test(&path) {
+                Ok(yes) => oracle.answer(yes),
+                Err(e) => {
+                    stop(&mut child);
+                    return Err(e);
+                }
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            if !status.success() {
+                let said =
+                    std::fs::read_to_string(oracle.dir.join("reducer.log")).unwrap_or_default();
+                let tail: Vec<&str> = said.lines().rev().take(12).collect();
+                return Err(Error::Tool {
+                    tool,
+                    message: format!(
+                        "it {}: {}",
+                        status,
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    ),
+                });
+            }
+            return Ok(None);
+        }
+        if crate::interrupt::requested() {
+            stop(&mut child);
+            crate::interrupt::clear();
+            return Ok(Some("interrupted".into()));
+        }
+        if budget.is_some_and(|b| start.elapsed() > b) {
+            stop(&mut child);
+            return Ok(Some(format!(
+                "{:.0} s budget used",
+                budget.unwrap_or_default().as_secs_f64()
+            )));
+        }
+    }
+}
+
+/// Reduces `module` with `llvm-reduce-19` while `property` holds (checked
+/// on the module first: reducing what does not have the property is an
+/// error). `progress` hears of each smaller interesting candidate.
+pub fn reduce_ir(
+    module: &Module,
+    property: &Property,
+    options: &Options,
+    progress: &mut dyn FnMut(&Step),
+) -> Result<Reduction> {
+    if !property.holds(module)? {
+        return Err(Error::Invalid(format!(
+            "the module does not have the property to keep ({}): nothing to reduce",
+            property.describe(&module.name())
+        )));
+    }
+    let dir = work_dir()?;
+    let (name, source_name) = (module.name(), module.source_file_name());
+    let result = (|| {
+        let oracle = Oracle::new(&dir, None)?;
+        let input = dir.join("input.ll");
+        std::fs::write(&input, module.print()).map_err(|e| Error::io(input.display(), e))?;
+        let start = Instant::now();
+        let first = Step {
+            at: Duration::ZERO,
+            instructions: module.instruction_count(),
+            bytes: None,
+            tests: 0,
+        };
+        let mut steps = vec![first];
+        progress(&first);
+        let mut best = module.print();
+        let (mut tests, mut interesting) = (0, 0);
+        let mut command = std::process::Command::new("llvm-reduce-19");
+        command
+            .arg(format!("--test={}", oracle.script.display()))
+            .arg("-j")
+            .arg("1")
+            .arg("-o")
+            .arg(dir.join("reduced.ll"))
+            .arg(&input);
+        let stopped = converse(command, &oracle, options.budget, &mut |path| {
+            tests += 1;
+            // Named as the input (a program's argv[0] is its name).
+            let named = crate::module::Source::file(path).map(|src| src.named(&name));
+            let Ok(candidate) = named.and_then(|src| Module::load(&[src])) else {
+                return Ok(false);
+            };
+            let yes = property.holds(&candidate)?;
+            if yes {
+                interesting += 1;
+                let (n, text) = (candidate.instruction_count(), candidate.print());
+                let last = steps.last().map_or(u64::MAX, |s| s.instructions);
+                // Smaller, or as small with less of the rest (globals,
+                // attributes, metadata).
+                if n < last || (n == last && text.len() < best.len()) {
+                    best = text;
+                }
+                if n < last {
+                    let step = Step {
+                        at: start.elapsed(),
+                        instructions: n,
+                        bytes: None,
+                        tests,
+                    };
+                    steps.push(step);
+                    progress(&step);
+                }
+            }
+            Ok(yes)
+        })?;
+        let mut reduced = Module::from_ir(&best, &name)?;
+        reduced.set_source_file_name(&source_name);
+        Ok(Reduction {
+            module: reduced,
+            source: None,
+            tool: Tool::LlvmReduce,
+            instructions_before: first.instructions,
+            steps,
+            tests,
+            interesting,
+            elapsed: start.elapsed(),
+            stopped,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Reduces the C source `text` (named `name`, compiled as `:load` compiles
+/// C, plus `options.cflags` and [`CANDIDATE_CFLAGS`]) with `cvise` while
+/// the module it compiles to has `property`.
+pub fn reduce_c(
+    text: &str,
+    name: &str,
+    property: &Property,
+    options: &Options,
+    progress: &mut dyn FnMut(&Step),
+) -> Result<Reduction> {
+    let compile = |source: &str| -> Result<Module> {
+        let mut flags: Vec<String> = options.cflags.clone();
+        flags.extend(CANDIDATE_CFLAGS.iter().map(|s| s.to_string()));
+        let src =
+            crate::module::Source::text(crate::module::Lang::C, source, name).clang_args(flags);
+        Module::load(&[src])
+    };
+    let module = compile(text).map_err(|e| {
+        Error::Invalid(format!(
+            "{name} does not compile with the flags reduction keeps it to ({}): {e}",
+            CANDIDATE_CFLAGS.join(" ")
+        ))
+    })?;
+    if !property.holds(&module)? {
+        return Err(Error::Invalid(format!(
+            "{name} does not have the property to keep ({}): nothing to reduce",
+            property.describe(name)
+        )));
+    }
+    let dir = work_dir()?;
+    let result = (|| {
+        let file = std::path::Path::new(name)
+            .file_name()
+            .map_or_else(|| "program.c".into(), |f| f.to_string_lossy().into_owned());
+        let oracle = Oracle::new(&dir, Some(&file))?;
+        std::fs::write(dir.join(&file), text).map_err(|e| Error::io(file.as_str(), e))?;
+        let start = Instant::now();
+        let first = Step {
+            at: Duration::ZERO,
+            instructions: module.instruction_count(),
+            bytes: Some(text.len() as u64),
+            tests: 0,
+        };
+        let mut steps = vec![first];
+        progress(&first);
+        let mut best = text.to_string();
+        let (mut tests, mut interesting) = (0, 0);
+        let mut command = std::process::Command::new("cvise");
+        command
+            .args(["--n", "1", "--timeout", "60", "--no-cache", "--tidy"])
+            .arg(&oracle.script)
+            .arg(&file);
+        let stopped = converse(command, &oracle, options.budget, &mut |path| {
+            tests += 1;
+            let Ok(source) = std::fs::read_to_string(path) else {
+                return Ok(false);
+            };
+            let Ok(candidate) = compile(&source) else {
+                return Ok(false);
+            };
+            let yes = property.holds(&candidate)?;
+            if yes {
+                interesting += 1;
+                if source.len() < best.len() {
+                    best = source.clone();
+                    let step = Step {
+                        at: start.elapsed(),
+                        instructions: candidate.instruction_count(),
+                        bytes: Some(source.len() as u64),
+                        tests,
+                    };
+                    steps.push(step);
+                    progress(&step);
+                }
+            }
+            Ok(yes)
+        })?;
+        let module = compile(&best)?;
+        Ok(Reduction {
+            module,
+            source: Some(best),
+            tool: Tool::Cvise,
+            instructions_before: first.instructions,
+            steps,
+            tests,
+            interesting,
+            elapsed: start.elapsed(),
+            stopped,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}

@@ -1,0 +1,527 @@
+//! What a bug is, as something a module has or has not: the property a
+//! reduction keeps ([`Property`]), and how one pipeline run ends when it is
+//! run where it cannot take the session ([`Ending`], [`run_isolated`]).
+
+use crate::instrument::{FnInstrument, VerifyEach};
+use crate::jit::{Codegen, ExecResult, Jit, Subject};
+use crate::module::Module;
+use crate::{pipeline, Error, PassContext, Result};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// How running a pipeline on a module ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// It ran and the IR verifies.
+    Fine,
+    /// A pass crashed: the process died of `signal` while `pass` ran.
+    Crash { pass: String, signal: String },
+    /// A pass hit an LLVM fatal error (`LLVM ERROR: …`).
+    Fatal { pass: String, message: String },
+    /// The IR did not verify after `pass`.
+    Invalid { pass: String, message: String },
+    /// It did not finish in time.
+    Timeout { pass: String },
+    /// Another error (a pass that failed as passes may fail).
+    Failed { message: String },
+}
+
+impl Ending {
+    /// `crash`, `fatal error`, `verifier failure`, `timeout`, `failed` or
+    /// `fine`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Ending::Fine => "fine",
+            Ending::Crash { .. } => "crash",
+            Ending::Fatal { .. } => "fatal error",
+            Ending::Invalid { .. } => "verifier failure",
+            Ending::Timeout { .. } => "timeout",
+            Ending::Failed { .. } => "failed",
+        }
+    }
+
+    /// The pass it ended in, if any.
+    pub fn pass(&self) -> Option<&str> {
+        match self {
+            Ending::Crash { pass, .. }
+            | Ending::Fatal { pass, .. }
+            | Ending::Invalid { pass, .. }
+            | Ending::Timeout { pass } => Some(pass),
+            Ending::Fine | Ending::Failed { .. } => None,
+        }
+    }
+
+    /// What two runs must share to be the same bug: the kind, the pass and
+    /// the first line of the message with numbers and names of values left
+    /// out (`%5`, `@f`, `i32 7`), so that a smaller module that fails the
+    /// same way matches and one that fails another way does not.
+    pub fn signature(&self) -> String {
+        let message = match self {
+            Ending::Crash { signal, .. } => signal.clone(),
+            Ending::Fatal { message, .. }
+            | Ending::Invalid { message, .. }
+            | Ending::Failed { message } => message.clone(),
+            Ending::Timeout { .. } | Ending::Fine => String::new(),
+        };
+        let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        format!(
+            "{} in {}: {}",
+            self.kind(),
+            self.pass().unwrap_or("-"),
+            mask_values(first.trim())
+        )
+    }
+
+    /// As a table cell: `crash (SIGSEGV …) in gvn`.
+    pub fn describe(&self) -> String {
+        match self {
+            Ending::Fine => "fine".into(),
+            Ending::Crash { pass, signal } => format!("crashed in {pass}: {signal}"),
+            Ending::Fatal { pass, message } => {
+                format!("fatal error in {pass}: {}", first_line(message))
+            }
+            Ending::Invalid { pass, message } => {
+                format!("IR does not verify after {pass}: {}", first_line(message))
+            }
+            Ending::Timeout { pass } => format!("timed out in {pass}"),
+            Ending::Failed { message } => format!("failed: {}", first_line(message)),
+        }
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+/// `text` with the names of values and numbers replaced by `#`: what
+/// stays the same when a module shrinks.
+pub fn mask_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if matches!(c, '%' | '@') {
+            out.push(c);
+            out.push('#');
+            while chars
+                .peek()
+                .is_some_and(|n| n.is_alphanumeric() || matches!(n, '_' | '.' | '-'))
+            {
+                chars.next();
+            }
+        } else if c.is_ascii_digit() {
+            out.push('#');
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Runs `pipeline` on a copy of `module` in a forked child under the
+/// current context, the IR verified after every pass when `verify_each`,
+/// and says how it ended. The child tells the parent each pass it starts,
+/// so that a crash names the pass it happened in.
+pub fn run_isolated(
+    module: &Module,
+    pipeline_text: &str,
+    verify_each: bool,
+    timeout: Duration,
+) -> Result<Ending> {
+    let pass = pipeline::parse(pipeline_text)?;
+    let c = crate::child::spawn(|out| {
+        let mut copy = module.copy();
+        let tell = move |name: &str| {
+            let mut line = name.replace('\n', " ");
+            line.push('\n');
+            crate::child::write_all(out, format!("P\t{line}").as_bytes());
+        };
+        let starts = FnInstrument::new("reduce:passes").on_before(move |_, run| {
+            tell(&run.info.name);
+            Ok(())
+        });
+        let mut ctx = PassContext::inherit().with_instrument(Rc::new(starts));
+        if verify_each {
+            ctx = ctx.with_instrument(Rc::new(VerifyEach::new()));
+        }
+        let result = ctx.enter().and_then(|scope| {
+            let r = pass.apply(&mut copy);
+            scope.exit()?;
+            r
+        });
+        let line = match result {
+            Ok(()) => "O\n".to_string(),
+            Err(Error::Verify { pass, message, .. }) => {
+                format!("V\t{}\t{}\n", pass, message.replace('\n', "\u{1f}"))
+            }
+            Err(e) => format!("E\t{}\n", e.to_string().replace('\n', "\u{1f}")),
+        };
+        crate::child::write_all(out, line.as_bytes());
+        0
+    })
+    .map_err(Error::Invalid)?;
+    let (mut said, mut bytes, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 1 << 16]);
+    let start = std::time::Instant::now();
+    let (status, timed_out) = loop {
+        c.poll(20);
+        crate::child::drain(c.said, &mut said, &mut buf);
+        crate::child::drain(c.result, &mut bytes, &mut buf);
+        if let Some(status) = c.try_wait() {
+            break (status, false);
+        }
+        if crate::interrupt::requested() {
+            c.kill();
+            c.close();
+            return Err(Error::Interrupted {
+                pass: format!("{pipeline_text} (in a child)"),
+            });
+        }
+        if start.elapsed() > timeout {
+            break (c.kill(), true);
+        }
+    };
+    crate::child::drain(c.said, &mut said, &mut buf);
+    crate::child::drain(c.result, &mut bytes, &mut buf);
+    c.close();
+    let text = String::from_utf8_lossy(&bytes);
+    let mut last_pass = pipeline_text.to_string();
+    let mut end = None;
+    for line in text.lines() {
+        match line.split_once('\t') {
+            Some(("P", p)) => last_pass = p.to_string(),
+            Some(("V", rest)) => {
+                let (p, m) = rest.split_once('\t').unwrap_or((rest, ""));
+                end = Some(Ending::Invalid {
+                    pass: p.to_string(),
+                    message: m.replace('\u{1f}', "\n"),
+                });
+            }
+            Some(("E", m)) => {
+                let m = m.replace('\u{1f}', "\n");
+                end = Some(match m.find("LLVM ERROR:") {
+                    Some(at) => Ending::Fatal {
+                        pass: last_pass.clone(),
+                        message: m[at..].to_string(),
+                    },
+                    None => Ending::Failed { message: m },
+                });
+            }
+            _ if line == "O" => end = Some(Ending::Fine),
+            _ => {}
+        }
+    }
+    if timed_out {
+        return Ok(Ending::Timeout { pass: last_pass });
+    }
+    if libc::WIFSIGNALED(status) {
+        let said = String::from_utf8_lossy(&said);
+        // LLVM prints a fatal error and aborts where no guard catches it.
+        return Ok(match said.find("LLVM ERROR:") {
+            Some(at) => Ending::Fatal {
+                pass: last_pass,
+                message: said[at..].trim().to_string(),
+            },
+            None => Ending::Crash {
+                pass: last_pass,
+                signal: crate::child::signal_name(libc::WTERMSIG(status)),
+            },
+        });
+    }
+    Ok(end.unwrap_or_else(|| Ending::Failed {
+        message: format!(
+            "the child {} without saying how the pipeline ended",
+            crate::child::how_it_ended(status)
+        ),
+    }))
+}
+
+/// What a reduction keeps true.
+pub enum Property<'a> {
+    /// The subject's outcome after `second` differs from its outcome after
+    /// `first` (both run and compiled without error) with the same
+    /// symptom: a miscompile. Made by [`Property::differs`].
+    Differs {
+        subject: Subject<'a>,
+        first: String,
+        second: String,
+        symptom: Symptom,
+    },
+    /// Running `pipeline` ends the same way as `ending` (its
+    /// [`Ending::signature`]): the same kind of failure, in the same pass,
+    /// with the same message.
+    Fails { pipeline: String, ending: Ending },
+    /// A registered pass (a Rust predicate wrapped by `:reduce rust`)
+    /// accepts the module: it runs without error.
+    Accepted { pass: String },
+}
+
+/// What a subject gave: a function's result in words, or what a program
+/// did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Call(String),
+    Exec(ExecResult),
+}
+
+/// The subject's outcome in a copy of `module` after `text`; `None` when
+/// the pipeline, the compilation or the run fails (an interrupt is an
+/// error).
+fn outcome(subject: &Subject, module: &Module, text: &str) -> Result<Option<Outcome>> {
+    let mut copy = module.copy();
+    let r = pipeline::parse(text)
+        .and_then(|p| p.apply(&mut copy))
+        .and_then(|()| {
+            let jit = Jit::with_codegen(&copy, &Codegen::from_context(&PassContext::current())?)?;
+            let saved = subject.save();
+            saved.restore()?;
+            let o = match subject {
+                // Compared by what it did, not how long it took.
+                Subject::Exec(p) => jit.exec(p).map(|r| {
+                    Outcome::Exec(ExecResult {
+                        elapsed: std::time::Duration::ZERO,
+                        ..r
+                    })
+                }),
+                Subject::Call { .. } => subject.outcome(&jit).map(Outcome::Call),
+            };
+            saved.restore()?;
+            o
+        });
+    match r {
+        Ok(o) => Ok(Some(o)),
+        Err(e @ Error::Interrupted { .. }) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// How a miscompile shows, kept while the module shrinks, so that a
+/// candidate that differs for another reason (undefined behaviour the
+/// reduction brought in, such as reading memory never written) is not
+/// taken for the same bug: the first line on which the program's output
+/// differs, as it reads after each pipeline; or the exit statuses; or, for
+/// a function, both results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Symptom {
+    /// The program prints `first` (a whole line) after the first pipeline
+    /// and `second` after the second, on standard output or error.
+    Lines { first: String, second: String },
+    /// The program ends with these exit statuses.
+    Status(i32, i32),
+    /// The function gives these results.
+    Results(String, String),
+}
+
+impl Symptom {
+    /// The symptom two outcomes show, if they differ.
+    pub fn between(a: &Outcome, b: &Outcome) -> Option<Symptom> {
+        match (a, b) {
+            (Outcome::Call(x), Outcome::Call(y)) => {
+                (x != y).then(|| Symptom::Results(x.clone(), y.clone()))
+            }
+            (Outcome::Exec(x), Outcome::Exec(y)) => {
+                for (p, q) in [(&x.stdout, &y.stdout), (&x.stderr, &y.stderr)] {
+                    let (pl, ql): (Vec<&str>, Vec<&str>) =
+                        (p.lines().collect(), q.lines().collect());
+                    for i in 0..pl.len().max(ql.len()) {
+                        let (l, m) = (pl.get(i).copied(), ql.get(i).copied());
+                        if l != m {
+                            return Some(Symptom::Lines {
+                                first: l.unwrap_or("").to_string(),
+                                second: m.unwrap_or("").to_string(),
+                            });
+                        }
+                    }
+                }
+                (x.status != y.status).then_some(Symptom::Status(x.status, y.status))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether outcomes `a` (after the first pipeline) and `b` show it.
+    fn shown_by(&self, a: &Outcome, b: &Outcome) -> bool {
+        let has = |o: &Outcome, line: &str| match o {
+            Outcome::Exec(r) => r.stdout.lines().chain(r.stderr.lines()).any(|l| l == line),
+            Outcome::Call(_) => false,
+        };
+        match self {
+            Symptom::Lines { first, second } if first.is_empty() => {
+                has(b, second) && !has(a, second)
+            }
+            Symptom::Lines { first, second } if second.is_empty() => {
+                has(a, first) && !has(b, first)
+            }
+            Symptom::Lines { first, second } => has(a, first) && has(b, second),
+            Symptom::Status(x, y) => {
+                matches!((a, b), (Outcome::Exec(p), Outcome::Exec(q)) if p.status == *x && q.status == *y)
+            }
+            Symptom::Results(x, y) => {
+                *a == Outcome::Call(x.clone()) && *b == Outcome::Call(y.clone())
+            }
+        }
+    }
+
+    /// In words: `prints "wraps: 1" after O0, "wraps: 0" after O2`.
+    pub fn describe(&self, first: &str, second: &str) -> String {
+        match self {
+            Symptom::Lines {
+                first: a,
+                second: b,
+            } => {
+                format!("prints {a:?} after {first}, {b:?} after {second}")
+            }
+            Symptom::Status(a, b) => format!("exits with {a} after {first}, {b} after {second}"),
+            Symptom::Results(a, b) => format!("gives {a} after {first}, {b} after {second}"),
+        }
+    }
+}
+
+impl<'a> Property<'a> {
+    /// The miscompile `module` shows: `subject`'s outcome after `second`
+    /// differs from its outcome after `first`; the symptom is taken from
+    /// `module`. An error when it does not differ there.
+    pub fn differs(
+        subject: Subject<'a>,
+        first: &str,
+        second: &str,
+        module: &Module,
+    ) -> Result<Property<'a>> {
+        let run = |p: &str| -> Result<Outcome> {
+            outcome(&subject, module, p)?.ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{} does not run after {p} (it must, for a difference to mean anything)",
+                    subject.label(&module.name())
+                ))
+            })
+        };
+        let (a, b) = (run(first)?, run(second)?);
+        let symptom = Symptom::between(&a, &b).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{} is the same after {first} and {second}: no difference to keep",
+                subject.label(&module.name())
+            ))
+        })?;
+        Ok(Property::Differs {
+            subject,
+            first: first.to_string(),
+            second: second.to_string(),
+            symptom,
+        })
+    }
+}
+
+impl Property<'_> {
+    /// In words, for titles and reproducers.
+    pub fn describe(&self, argv0: &str) -> String {
+        match self {
+            Property::Differs {
+                subject,
+                first,
+                second,
+                symptom,
+            } => format!(
+                "{} differs between {first} and {second}: {}",
+                subject.label(argv0),
+                symptom.describe(first, second)
+            ),
+            Property::Fails { pipeline, ending } => {
+                format!("{pipeline}: {}", ending.describe())
+            }
+            Property::Accepted { pass } => format!("the predicate {pass} holds"),
+        }
+    }
+
+    /// Whether `module` has the property. A module the property cannot be
+    /// decided on (it does not compile, a run fails another way) does not
+    /// have it; an interrupt is an error.
+    pub fn holds(&self, module: &Module) -> Result<bool> {
+        let interrupted = |e: &Error| matches!(e, Error::Interrupted { .. });
+        match self {
+            Property::Differs {
+                subject,
+                first,
+                second,
+                symptom,
+            } => {
+                let Some(a) = outcome(subject, module, first)? else {
+                    return Ok(false);
+                };
+                // The first pipeline compiled and run again: a program
+                // whose output depends on where the JIT put things
+                // (printing an address, reading memory it never wrote)
+                // differs from itself, and says nothing about a pass.
+                if outcome(subject, module, first)?.as_ref() != Some(&a) {
+                    return Ok(false);
+                }
+                let Some(b) = outcome(subject, module, second)? else {
+                    return Ok(false);
+                };
+                Ok(a != b && symptom.shown_by(&a, &b))
+            }
+            Property::Fails { pipeline, ending } => {
+                let verify = matches!(ending, Ending::Invalid { .. });
+                let timeout = Duration::from_secs(30);
+                Ok(run_isolated(module, pipeline, verify, timeout)?.signature()
+                    == ending.signature())
+            }
+            Property::Accepted { pass } => {
+                let p = crate::registry::get_pass(pass)?;
+                let mut copy = module.copy();
+                match p.apply(&mut copy) {
+                    Ok(()) => Ok(true),
+                    Err(e) if interrupted(&e) => Err(e),
+                    Err(_) => Ok(false),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_ignore_names_and_numbers() {
+        assert_eq!(
+            mask_values("Instruction does not dominate all uses! %12 = add i32 %x, 7 @main"),
+            "Instruction does not dominate all uses! %# = add i# %#, # @#"
+        );
+        let a = Ending::Fatal {
+            pass: "instcombine".into(),
+            message:
+                "LLVM ERROR: Instruction Combining did not reach a fixpoint after 1 iterations"
+                    .into(),
+        };
+        let b = Ending::Fatal {
+            pass: "instcombine".into(),
+            message: "LLVM ERROR: Instruction Combining did not reach a fixpoint after 2 iterations\nmore".into(),
+        };
+        assert_eq!(a.signature(), b.signature());
+        let c = Ending::Crash {
+            pass: "instcombine".into(),
+            signal: "crashed with SIGSEGV".into(),
+        };
+        assert_ne!(a.signature(), c.signature());
+    }
+
+    #[test]
+    fn a_run_that_ends_well_is_fine_and_a_broken_pipeline_is_named() {
+        let m = Module::from_ir(
+            "define i32 @f(i32 %x) {\n  %y = add i32 %x, 0\n  ret i32 %y\n}\n",
+            "f.ll",
+        )
+        .unwrap();
+        let t = Duration::from_secs(30);
+        assert_eq!(
+            run_isolated(&m, "instcombine", false, t).unwrap(),
+            Ending::Fine
+        );
+        assert!(run_isolated(&m, "no-such-pass", false, t).is_err());
+    }
+}

@@ -1,0 +1,327 @@
+//! :reduce — the smallest module (or C source) that still shows a bug
+//! (see `crate::reduce`): kept as a new module, with its size over time as
+//! a chart and, with `--out DIR`, a reproducer folder.
+
+use super::jit::{subject_spec, SubjectSpec};
+use super::*;
+use crate::reduce::{self, Ending, Property};
+
+const SETTINGS: &[&str] = &["budget", "with", "source", "cflags"];
+
+/// What `:help reduce` adds.
+pub(super) fn details() -> String {
+    "  differs FN ARGS... | FIRST | SECOND   FN's result after the two pipelines differs (a miscompile; FIRST may be no-op-module)\n  \
+     differs exec ARG... [stdin=…] | FIRST | SECOND   the program's exit status or output differs\n  \
+     fails PIPELINE   the pipeline fails as it does now: the same crash, LLVM fatal error or verifier failure, in the same pass\n  \
+     rust PREDICATE   the :rust function fn PREDICATE(m: &Module) -> bool says yes\n  \
+     budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
+     with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] (Debian's cvise over the C source the module was compiled from)\n  \
+     --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's) and repro.plab\n  \
+     The result becomes a new module NAME-reduced, the current one."
+        .to_string()
+}
+
+fn bad_setting(k: &str) -> Error {
+    Error::Command {
+        command: "reduce".into(),
+        message: format!("unknown setting '{k}'"),
+        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
+    }
+}
+
+/// `--out DIR` at the end of the line, and the line without it.
+fn take_trailing_out(rest: &str) -> Result<(String, Option<String>)> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words.iter().rposition(|w| *w == "--out") {
+        Some(i) if i + 2 == words.len() => {
+            let at = rest.rfind("--out").unwrap_or(rest.len());
+            Ok((
+                rest[..at].trim_end().to_string(),
+                Some(words[i + 1].to_string()),
+            ))
+        }
+        Some(_) => Err(err(
+            "reduce",
+            "--out expects a folder name and comes last, e.g. :reduce fails gvn --out repro",
+        )),
+        None => Ok((rest.to_string(), None)),
+    }
+}
+
+pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let usage = "expects differs FN ARGS... | FIRST | SECOND, differs exec ARG... | FIRST | SECOND, fails PIPELINE or rust PREDICATE (:help reduce)";
+    let (rest, out_dir) = take_trailing_out(&a.rest)?;
+    let (kind, rest) = rest
+        .trim()
+        .split_once(char::is_whitespace)
+        .map_or((rest.trim(), ""), |(k, r)| (k, r.trim()));
+    // The property, still as words; settings of :reduce's own.
+    enum What {
+        Differs(SubjectSpec, String, String),
+        Fails(String),
+        Rust(String),
+    }
+    let (what, settings) = match kind {
+        "differs" => {
+            let mut parts = rest.split('|').map(str::trim);
+            let head = parts.next().unwrap_or("");
+            let pipelines: Vec<&str> = parts.collect();
+            let [first, second] = pipelines.as_slice() else {
+                return Err(err(
+                    "reduce",
+                    "differs expects the subject and two pipelines: differs FN ARGS... | FIRST | SECOND (FIRST may be no-op-module)",
+                ));
+            };
+            if first.is_empty() || second.is_empty() {
+                return Err(err(
+                    "reduce",
+                    "differs: a pipeline is empty (no-op-module runs none)",
+                ));
+            }
+            for p in [first, second] {
+                pipeline::parse(p)?;
+            }
+            let (subject, settings) = subject_spec("reduce", head)?;
+            if matches!(subject, SubjectSpec::None) {
+                return Err(err(
+                    "reduce",
+                    "differs expects FN ARGS... or exec ARG... before the pipelines",
+                ));
+            }
+            (
+                What::Differs(subject, first.to_string(), second.to_string()),
+                settings,
+            )
+        }
+        "fails" | "rust" => {
+            let args = Args::parse(&format!(":reduce {rest}"))?;
+            let [word] = args.words.as_slice() else {
+                return Err(err(
+                    "reduce",
+                    if kind == "fails" {
+                        "fails expects one PIPELINE (no spaces in it), then settings"
+                    } else {
+                        "rust expects the name of a :rust function fn NAME(m: &Module) -> bool"
+                    },
+                ));
+            };
+            if kind == "fails" {
+                pipeline::parse(word)?;
+                (What::Fails(word.clone()), args.settings)
+            } else {
+                (What::Rust(word.clone()), args.settings)
+            }
+        }
+        "" => return Err(err("reduce", usage)),
+        other => {
+            return Err(Error::Command {
+                command: "reduce".into(),
+                message: format!("'{other}' is not a property: differs, fails or rust"),
+                suggestions: crate::nearest_names(other, ["differs", "fails", "rust"]),
+            })
+        }
+    };
+    let mut options = reduce::Options::default();
+    let mut cvise = false;
+    let mut source: Option<String> = None;
+    for (k, v) in &settings {
+        match k.as_str() {
+            "budget" => {
+                let secs: f64 = v.parse().ok().filter(|s: &f64| *s > 0.0 && *s <= 86_400.0).ok_or_else(|| {
+                    err("reduce", format!("budget expects seconds above 0 and at most 86400 (a day), got '{v}'"))
+                })?;
+                options.budget = Some(std::time::Duration::from_secs_f64(secs));
+            }
+            "with" => match v.as_str() {
+                "llvm-reduce" | "llvm-reduce-19" => cvise = false,
+                "cvise" => cvise = true,
+                other => {
+                    return Err(Error::Command {
+                        command: "reduce".into(),
+                        message: format!("with expects llvm-reduce or cvise, got '{other}'"),
+                        suggestions: crate::nearest_names(other, ["llvm-reduce", "cvise"]),
+                    })
+                }
+            },
+            "source" => source = Some(v.clone()),
+            "cflags" => options.cflags = comma_list(v),
+            other => return Err(bad_setting(other)),
+        }
+    }
+    if cvise != source.is_some() {
+        return Err(err(
+            "reduce",
+            if cvise {
+                "with=cvise reduces C: give the source the module was compiled from, source=FILE.c"
+            } else {
+                "source= is for with=cvise (llvm-reduce reduces the module itself)"
+            },
+        ));
+    }
+    let c_text = match &source {
+        Some(file) => Some(match source_text(s, file) {
+            Some(t) => t,
+            None => std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?,
+        }),
+        None => None,
+    };
+    let name = current(s, "reduce")?;
+    let argv0 = s.module_named("reduce", &name)?.name();
+    let mut sink = s.progress.take();
+    let result = (|| {
+        let m = s.module_named("reduce", &name)?;
+        let property = match &what {
+            What::Differs(spec, first, second) => Property::differs(
+                spec.resolve(s, "reduce")?
+                    .ok_or_else(|| err("reduce", usage))?,
+                first,
+                second,
+                m,
+            )?,
+            What::Fails(p) => {
+                let ending = reduce::run_isolated(m, p, true, std::time::Duration::from_secs(60))?;
+                if matches!(ending, Ending::Fine | Ending::Failed { .. }) {
+                    return Err(err(
+                        "reduce",
+                        format!(
+                            "{p} does not crash, hit a fatal error or break the IR on {name} ({}): nothing to keep",
+                            ending.describe()
+                        ),
+                    ));
+                }
+                Property::Fails {
+                    pipeline: p.clone(),
+                    ending,
+                }
+            }
+            What::Rust(f) => Property::Accepted {
+                pass: rust_predicate(f)?,
+            },
+        };
+        let before = m.instruction_count();
+        let mut quiet = |_: &crate::jit::Progress| {};
+        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
+            Some(p) => p.as_mut(),
+            None => &mut quiet,
+        };
+        let tool = if cvise { "cvise" } else { "llvm-reduce-19" };
+        let mut tell = |step: &reduce::Step| {
+            progress(&crate::jit::Progress {
+                done: before.saturating_sub(step.instructions) as usize,
+                total: before as usize,
+                stage: format!(
+                    "reducing with {tool}: {before} → {} instructions, {} candidates tested",
+                    step.instructions, step.tests
+                ),
+            })
+        };
+        let reduction = match &c_text {
+            Some(text) => reduce::reduce_c(
+                text,
+                source.as_deref().unwrap_or("source.c"),
+                &property,
+                &options,
+                &mut tell,
+            )?,
+            None => reduce::reduce_ir(m, &property, &options, &mut tell)?,
+        };
+        progress(&crate::jit::Progress {
+            done: before as usize,
+            total: before as usize,
+            stage: String::new(),
+        });
+        let repro = match &out_dir {
+            Some(dir) => Some(reduce::reproducer(
+                std::path::Path::new(dir),
+                &reduction.module,
+                &property,
+            )?),
+            None => None,
+        };
+        Ok((reduction, repro, property.describe(&argv0)))
+    })();
+    s.progress = sink;
+    let (reduction, repro, described) = result?;
+    let mut new_name = format!("{name}-reduced");
+    let mut n = 2;
+    while s.modules.contains_key(&new_name) {
+        new_name = format!("{name}-reduced-{n}");
+        n += 1;
+    }
+    let mut o = Output::default();
+    o.push_text(format!("kept: {described}\n{}", reduction.summary()));
+    if reduction.steps.len() > 1 {
+        let chart = reduction.chart(&format!("reducing {name}: instructions over time"));
+        o.items
+            .push(Item::Display(super::super::Bundle::chart(&chart)?));
+    }
+    if let Some(src) = &reduction.source {
+        o.push_text(format!("the reduced C source:\n{src}"));
+    }
+    let ir = reduction.module.print();
+    if ir.lines().count() <= 80 {
+        o.extend(code(s, ir, Code::Ir)?);
+    }
+    if let Some(r) = &repro {
+        o.push_text(format!(
+            "reproducer in {}: {}{}",
+            r.dir.display(),
+            r.files.join(", "),
+            match (r.with_llvm_tools, r.shows_bug) {
+                (true, true) => "; sh repro.sh shows the bug with opt-19 and lli-19, without passlab".to_string(),
+                (true, false) => "; sh repro.sh did not show it (the bug needs passlab's passes): passlab run repro.plab does".to_string(),
+                (false, _) => "; passlab run repro.plab shows it (a pass in it is passlab's or a user's)".to_string(),
+            }
+        ));
+    }
+    o.push_text(format!(
+        "{new_name}: the reduced module, now the current one (:use {name} to go back)"
+    ));
+    s.put_module(new_name.clone(), reduction.module);
+    s.current = Some(new_name);
+    Ok(o)
+}
+
+/// Registers a module pass that runs the `:rust` function `f` (`fn f(m:
+/// &Module) -> bool`) and fails when it says no: the predicate as a pass
+/// the property can run in the Rust worker.
+fn rust_predicate(f: &str) -> Result<String> {
+    use crate::user::{Registration, UserKind};
+    if !f.chars().all(|c| c.is_alphanumeric() || c == '_') || f.is_empty() {
+        return Err(err(
+            "reduce",
+            format!("'{f}' is not the name of a Rust function"),
+        ));
+    }
+    let wrapper = format!("reduce_predicate_{f}");
+    let code = format!(
+        "fn {wrapper}(m: &mut passlab::Module, _ctx: &passlab::PassContext) -> passlab::Result<()> {{\n    \
+         if {f}(&*m) {{ Ok(()) }} else {{ Err(passlab::Error::Invalid(\"not interesting\".into())) }}\n}}"
+    );
+    crate::user::eval(&code).map_err(|e| match e {
+        crate::user::EvalError::Compile(d) => err(
+            "reduce",
+            format!(
+                "{f} is not a :rust function fn {f}(m: &Module) -> bool: {}",
+                d.iter()
+                    .map(|d| d.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        ),
+        crate::user::EvalError::Other(m) => err("reduce", m),
+    })?;
+    let info = crate::PassInfo::new(&wrapper, 0).describe(&format!("the reduction predicate {f}"));
+    crate::user::register(Registration {
+        info,
+        kind: UserKind::Module,
+        function: wrapper.clone(),
+    })
+    .map_err(|e| {
+        err(
+            "reduce",
+            format!("cannot register the predicate {f}: {e:?}"),
+        )
+    })?;
+    Ok(wrapper)
+}
