@@ -496,6 +496,12 @@ bool plab_runner_spell(Runner *R, const char *pipeline, plab_sink sink, void *us
   raw_string_ostream OS(Text);
   MPM->printPipeline(OS, [&](StringRef ClassName) {
     StringRef Name = R->PIC.getPassNameForClassName(ClassName);
+    if (Name.empty()) {
+      // A plugin's pass: the name it was found under when it was loaded.
+      auto P = pluginClassNames().find(ClassName);
+      if (P != pluginClassNames().end())
+        Name = P->second;
+    }
     return Name.empty() ? ClassName : Name;
   });
   OS.flush();

@@ -206,7 +206,12 @@ pub fn run_isolated(
                 end = Some(match m.find("LLVM ERROR:") {
                     Some(at) => Ending::Fatal {
                         pass: last_pass.clone(),
-                        message: m[at..].to_string(),
+                        // LLVM's words, without what passlab adds after them.
+                        message: m[at..]
+                            .split(" (LLVM gave up on the run")
+                            .next()
+                            .unwrap_or("")
+                            .to_string(),
                     },
                     None => Ending::Failed { message: m },
                 });
@@ -250,6 +255,16 @@ pub enum Property<'a> {
         first: String,
         second: String,
         symptom: Symptom,
+        /// How long a candidate's run may take: twenty times the original's
+        /// slower run of `main`, plus 50 ms (a reduction often makes loops
+        /// that never end).
+        limit: Duration,
+        /// How candidates are compiled: as the context says when the
+        /// reduction starts. (At level 0 they compile three to five times
+        /// faster, but the reduction then keeps memory accesses undefined
+        /// behaviour makes, such as to an `alloca` of zero elements, that
+        /// level 0's code happens to survive.)
+        codegen: Codegen,
     },
     /// Running `pipeline` ends the same way as `ending` (its
     /// [`Ending::signature`]): the same kind of failure, in the same pass,
@@ -268,32 +283,55 @@ pub enum Outcome {
     Exec(ExecResult),
 }
 
-/// The subject's outcome in a copy of `module` after `text`; `None` when
-/// the pipeline, the compilation or the run fails (an interrupt is an
-/// error).
-fn outcome(subject: &Subject, module: &Module, text: &str) -> Result<Option<Outcome>> {
+/// The subject's outcome in a copy of `module` after `text`, and how long
+/// the program's `main` ran.
+fn try_outcome(
+    subject: &Subject,
+    module: &Module,
+    text: &str,
+    codegen: &Codegen,
+    limit: Option<Duration>,
+) -> Result<(Outcome, Duration)> {
     let mut copy = module.copy();
-    let r = pipeline::parse(text)
-        .and_then(|p| p.apply(&mut copy))
-        .and_then(|()| {
-            let jit = Jit::with_codegen(&copy, &Codegen::from_context(&PassContext::current())?)?;
-            let saved = subject.save();
-            saved.restore()?;
-            let o = match subject {
-                // Compared by what it did, not how long it took.
-                Subject::Exec(p) => jit.exec(p).map(|r| {
-                    Outcome::Exec(ExecResult {
-                        elapsed: std::time::Duration::ZERO,
-                        ..r
-                    })
+    pipeline::parse(text)?.apply(&mut copy)?;
+    let mut jit = Jit::with_codegen(&copy, codegen)?;
+    if let Some(limit) = limit {
+        let most = jit.timeout();
+        jit = jit.with_timeout(limit.min(most));
+    }
+    let saved = subject.save();
+    saved.restore()?;
+    let o = match subject {
+        // Compared by what it did, not how long it took.
+        Subject::Exec(p) => jit.exec(p).map(|r| {
+            let ran = r.elapsed;
+            (
+                Outcome::Exec(ExecResult {
+                    elapsed: std::time::Duration::ZERO,
+                    ..r
                 }),
-                Subject::Call { .. } => subject.outcome(&jit).map(Outcome::Call),
-            };
-            saved.restore()?;
-            o
-        });
-    match r {
-        Ok(o) => Ok(Some(o)),
+                ran,
+            )
+        }),
+        Subject::Call { .. } => subject
+            .outcome(&jit)
+            .map(|o| (Outcome::Call(o), Duration::ZERO)),
+    };
+    saved.restore()?;
+    o
+}
+
+/// [`try_outcome`], `None` when the pipeline, the compilation or the run
+/// fails (an interrupt is an error).
+fn outcome(
+    subject: &Subject,
+    module: &Module,
+    text: &str,
+    codegen: &Codegen,
+    limit: Duration,
+) -> Result<Option<Outcome>> {
+    match try_outcome(subject, module, text, codegen, Some(limit)) {
+        Ok((o, _)) => Ok(Some(o)),
         Err(e @ Error::Interrupted { .. }) => Err(e),
         Err(_) => Ok(None),
     }
@@ -303,17 +341,37 @@ fn outcome(subject: &Subject, module: &Module, text: &str) -> Result<Option<Outc
 /// candidate that differs for another reason (undefined behaviour the
 /// reduction brought in, such as reading memory never written) is not
 /// taken for the same bug: the first line on which the program's output
-/// differs, as it reads after each pipeline; or the exit statuses; or, for
-/// a function, both results.
+/// differs, as it reads after each pipeline, with the words that differ;
+/// or the exit statuses; or, for a function, both results.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Symptom {
-    /// The program prints `first` (a whole line) after the first pipeline
-    /// and `second` after the second, on standard output or error.
+    /// The first line on which the outputs differ reads `first` after the
+    /// first pipeline and `second` after the second. A candidate shows it
+    /// when its first differing line has as many words, differs in the same
+    /// words (the ones that differ here), with the same values: the rest of
+    /// the line may say anything (so that the reduction may drop what
+    /// printed it), as long as it is the same after both pipelines.
     Lines { first: String, second: String },
     /// The program ends with these exit statuses.
     Status(i32, i32),
     /// The function gives these results.
     Results(String, String),
+}
+
+/// The first line on which two programs' outputs differ (standard output,
+/// then standard error): the line as each printed it (empty when one
+/// printed fewer lines).
+fn first_difference(x: &ExecResult, y: &ExecResult) -> Option<(String, String)> {
+    for (p, q) in [(&x.stdout, &y.stdout), (&x.stderr, &y.stderr)] {
+        let (pl, ql): (Vec<&str>, Vec<&str>) = (p.lines().collect(), q.lines().collect());
+        for i in 0..pl.len().max(ql.len()) {
+            let (l, m) = (pl.get(i).copied(), ql.get(i).copied());
+            if l != m {
+                return Some((l.unwrap_or("").to_string(), m.unwrap_or("").to_string()));
+            }
+        }
+    }
+    None
 }
 
 impl Symptom {
@@ -323,46 +381,42 @@ impl Symptom {
             (Outcome::Call(x), Outcome::Call(y)) => {
                 (x != y).then(|| Symptom::Results(x.clone(), y.clone()))
             }
-            (Outcome::Exec(x), Outcome::Exec(y)) => {
-                for (p, q) in [(&x.stdout, &y.stdout), (&x.stderr, &y.stderr)] {
-                    let (pl, ql): (Vec<&str>, Vec<&str>) =
-                        (p.lines().collect(), q.lines().collect());
-                    for i in 0..pl.len().max(ql.len()) {
-                        let (l, m) = (pl.get(i).copied(), ql.get(i).copied());
-                        if l != m {
-                            return Some(Symptom::Lines {
-                                first: l.unwrap_or("").to_string(),
-                                second: m.unwrap_or("").to_string(),
-                            });
-                        }
-                    }
-                }
-                (x.status != y.status).then_some(Symptom::Status(x.status, y.status))
-            }
+            (Outcome::Exec(x), Outcome::Exec(y)) => match first_difference(x, y) {
+                Some((first, second)) => Some(Symptom::Lines { first, second }),
+                None => (x.status != y.status).then_some(Symptom::Status(x.status, y.status)),
+            },
             _ => None,
         }
     }
 
     /// Whether outcomes `a` (after the first pipeline) and `b` show it.
     fn shown_by(&self, a: &Outcome, b: &Outcome) -> bool {
-        let has = |o: &Outcome, line: &str| match o {
-            Outcome::Exec(r) => r.stdout.lines().chain(r.stderr.lines()).any(|l| l == line),
-            Outcome::Call(_) => false,
-        };
-        match self {
-            Symptom::Lines { first, second } if first.is_empty() => {
-                has(b, second) && !has(a, second)
+        match (self, a, b) {
+            (Symptom::Lines { first, second }, Outcome::Exec(x), Outcome::Exec(y)) => {
+                let Some((l, m)) = first_difference(x, y) else {
+                    return false;
+                };
+                let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+                let (f, s, l, m) = (words(first), words(second), words(&l), words(&m));
+                if f.len() != l.len() || s.len() != m.len() {
+                    return false;
+                }
+                // Where the original lines differ, the same values; where
+                // they agree, agreement (with any value).
+                (0..f.len().max(s.len())).all(|i| {
+                    let (fi, si, li, mi) = (f.get(i), s.get(i), l.get(i), m.get(i));
+                    if fi != si {
+                        li == fi && mi == si
+                    } else {
+                        li == mi
+                    }
+                })
             }
-            Symptom::Lines { first, second } if second.is_empty() => {
-                has(a, first) && !has(b, first)
+            (Symptom::Status(p, q), Outcome::Exec(x), Outcome::Exec(y)) => {
+                x.status == *p && y.status == *q
             }
-            Symptom::Lines { first, second } => has(a, first) && has(b, second),
-            Symptom::Status(x, y) => {
-                matches!((a, b), (Outcome::Exec(p), Outcome::Exec(q)) if p.status == *x && q.status == *y)
-            }
-            Symptom::Results(x, y) => {
-                *a == Outcome::Call(x.clone()) && *b == Outcome::Call(y.clone())
-            }
+            (Symptom::Results(p, q), Outcome::Call(x), Outcome::Call(y)) => x == p && y == q,
+            _ => false,
         }
     }
 
@@ -391,26 +445,32 @@ impl<'a> Property<'a> {
         second: &str,
         module: &Module,
     ) -> Result<Property<'a>> {
-        let run = |p: &str| -> Result<Outcome> {
-            outcome(&subject, module, p)?.ok_or_else(|| {
-                Error::Invalid(format!(
-                    "{} does not run after {p} (it must, for a difference to mean anything)",
+        let context_codegen = Codegen::from_context(&PassContext::current())?;
+        let run = |p: &str| -> Result<(Outcome, Duration)> {
+            try_outcome(&subject, module, p, &context_codegen, None).map_err(|e| match e {
+                e @ Error::Interrupted { .. } => e,
+                e => Error::Invalid(format!(
+                    "{} does not run after {p} (it must, for a difference to mean anything): {e}",
                     subject.label(&module.name())
-                ))
+                )),
             })
         };
-        let (a, b) = (run(first)?, run(second)?);
+        let ((a, ta), (b, tb)) = (run(first)?, run(second)?);
+        let limit = ta.max(tb) * 20 + Duration::from_millis(50);
         let symptom = Symptom::between(&a, &b).ok_or_else(|| {
             Error::Invalid(format!(
                 "{} is the same after {first} and {second}: no difference to keep",
                 subject.label(&module.name())
             ))
         })?;
+        let codegen = context_codegen;
         Ok(Property::Differs {
             subject,
             first: first.to_string(),
             second: second.to_string(),
             symptom,
+            limit,
+            codegen,
         })
     }
 }
@@ -424,6 +484,7 @@ impl Property<'_> {
                 first,
                 second,
                 symptom,
+                ..
             } => format!(
                 "{} differs between {first} and {second}: {}",
                 subject.label(argv0),
@@ -447,21 +508,24 @@ impl Property<'_> {
                 first,
                 second,
                 symptom,
+                limit,
+                codegen,
             } => {
-                let Some(a) = outcome(subject, module, first)? else {
+                let outcome = |p: &str| outcome(subject, module, p, codegen, *limit);
+                let Some(a) = outcome(first)? else {
                     return Ok(false);
                 };
+                let Some(b) = outcome(second)? else {
+                    return Ok(false);
+                };
+                if a == b || !symptom.shown_by(&a, &b) {
+                    return Ok(false);
+                }
                 // The first pipeline compiled and run again: a program
                 // whose output depends on where the JIT put things
                 // (printing an address, reading memory it never wrote)
                 // differs from itself, and says nothing about a pass.
-                if outcome(subject, module, first)?.as_ref() != Some(&a) {
-                    return Ok(false);
-                }
-                let Some(b) = outcome(subject, module, second)? else {
-                    return Ok(false);
-                };
-                Ok(a != b && symptom.shown_by(&a, &b))
+                Ok(outcome(first)?.as_ref() == Some(&a))
             }
             Property::Fails { pipeline, ending } => {
                 let verify = matches!(ending, Ending::Invalid { .. });

@@ -65,7 +65,22 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         "differs" => {
             let mut parts = rest.split('|').map(str::trim);
             let head = parts.next().unwrap_or("");
-            let pipelines: Vec<&str> = parts.collect();
+            let mut pipelines: Vec<String> = parts.map(str::to_string).collect();
+            // :reduce's own settings may follow the last pipeline too.
+            let mut trailing = Vec::new();
+            if let Some(last) = pipelines.last_mut() {
+                let mut words: Vec<String> = last.split_whitespace().map(str::to_string).collect();
+                while words.len() > 1 {
+                    match words.last().and_then(|w| crate::session::args::setting(w)) {
+                        Some((k, v)) if SETTINGS.contains(&k) => {
+                            trailing.insert(0, (k.to_string(), v.to_string()));
+                            words.pop();
+                        }
+                        _ => break,
+                    }
+                }
+                *last = words.join(" ");
+            }
             let [first, second] = pipelines.as_slice() else {
                 return Err(err(
                     "reduce",
@@ -81,7 +96,8 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             for p in [first, second] {
                 pipeline::parse(p)?;
             }
-            let (subject, settings) = subject_spec("reduce", head)?;
+            let (subject, mut settings) = subject_spec("reduce", head)?;
+            settings.extend(trailing);
             if matches!(subject, SubjectSpec::None) {
                 return Err(err(
                     "reduce",
@@ -89,7 +105,7 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 ));
             }
             (
-                What::Differs(subject, first.to_string(), second.to_string()),
+                What::Differs(subject, first.clone(), second.clone()),
                 settings,
             )
         }
