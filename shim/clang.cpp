@@ -127,6 +127,9 @@ static LLVMModuleRef compile(LLVMContextRef ctx, const char *clang_path,
   CompilerInstance ci;
   ci.setInvocation(inv);
   ci.createDiagnostics(new TextDiagnosticPrinter(os, &ci.getDiagnosticOpts()), true);
+  // Not "N errors generated." on the process's standard error: the caller
+  // reports the diagnostics (and counts the errors itself).
+  ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
   EmitLLVMOnlyAction action(reinterpret_cast<llvm::LLVMContext *>(ctx));
   bool ok = ci.ExecuteAction(action);
   std::unique_ptr<llvm::Module> m = ok ? action.takeModule() : nullptr;

@@ -175,14 +175,18 @@ fn build_plugin() {
         .output()
         .expect("llvm-config-19 (llvm-19-dev)");
     let cxxflags = String::from_utf8(cxxflags.stdout).unwrap();
-    let status = Command::new("clang++-19")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(out_dir.join("strength_plugin.so"))
-        .arg(root.join("tests/plugin/strength_plugin.cpp"))
-        .args(cxxflags.split_whitespace())
-        .status()
-        .expect("clang++-19");
-    assert!(status.success(), "building the test plugin failed");
+    // The strength-reduction plugin (rust.plab), and the planted bugs
+    // (reduce.plab).
+    for name in ["strength_plugin", "planted_bugs"] {
+        let status = Command::new("clang++-19")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(out_dir.join(format!("{name}.so")))
+            .arg(root.join(format!("tests/plugin/{name}.cpp")))
+            .args(cxxflags.split_whitespace())
+            .status()
+            .expect("clang++-19");
+        assert!(status.success(), "building the test plugin {name} failed");
+    }
 }
 
 #[test]
@@ -219,6 +223,21 @@ fn transcripts_match() {
                 .header("expected", "got")
                 .to_string();
             failures.push(format!("{name} (PASSLAB_BLESS=1 updates it):\n{diff}"));
+        }
+    }
+    // The reproducers reduce.plab wrote show their bugs when run again,
+    // as someone without passlab would run them.
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/reduce-out");
+    for finding in ["fatal", "crash", "sdiv"] {
+        let script = out.join(finding).join("repro.sh");
+        let run = Command::new("sh").arg(&script).output().unwrap();
+        if !run.status.success() {
+            failures.push(format!(
+                "{} did not show its bug: {}{}",
+                script.display(),
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -143,6 +143,7 @@ pub const CANDIDATE_CFLAGS: &[&str] = &[
     "-Werror=implicit-int",
     "-Werror=int-conversion",
     "-Werror=incompatible-pointer-types",
+    "-Werror=format-insufficient-args",
 ];
 
 /// The reducer's side of the conversation: a folder with a request FIFO,
@@ -462,7 +463,8 @@ pub fn reduce_c(
         flags.extend(CANDIDATE_CFLAGS.iter().map(|s| s.to_string()));
         let src =
             crate::module::Source::text(crate::module::Lang::C, source, name).clang_args(flags);
-        Module::load(&[src])
+        // A candidate's warnings are cvise's business, not the reader's.
+        crate::output::capture_warnings(|| Module::load(&[src])).0
     };
     let module = compile(text).map_err(|e| {
         Error::Invalid(format!(

@@ -1,0 +1,2 @@
+unsigned scale(unsigned x) { return x / 10 + 1; }
+int unused(int y) { return y * 3; }
