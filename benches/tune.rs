@@ -52,7 +52,10 @@ fn trials(dir: &Path) {
                 seed: 1,
                 ..TuneSpec::default()
             };
-            let check = checked.then_some(("adler32", &args[..]));
+            let check = checked.then(|| passlab::jit::Subject::Call {
+                function: "adler32".into(),
+                args: args.to_vec(),
+            });
             let mut times = Vec::new();
             let mut result = None;
             for _ in 0..rounds() {
@@ -60,7 +63,7 @@ fn trials(dir: &Path) {
                 let mut last = Instant::now();
                 // From the first searched trial to the last (the baselines
                 // and the reference call before are left out).
-                let t = tune(&m, check, &spec, &[], &mut |t, _| {
+                let t = tune(&m, check.as_ref(), &spec, &[], &mut |t, _| {
                     if t.phase != "baseline" {
                         first.get_or_insert_with(Instant::now);
                         last = Instant::now();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use passlab::jit::{Arg, Buffer, ElemType, Fill};
+use passlab::jit::{Arg, Buffer, ElemType, Fill, Subject};
 use passlab::tune::{tune, Budget, Goal, Metric, Strategy, Trial, TuneSpec, Verdict};
 use passlab::{registry, FunctionPass, Module, PassInfo};
 use std::sync::Arc;
@@ -26,7 +26,11 @@ fn spec(strategies: Vec<Strategy>, trials: usize, seed: u64) -> TuneSpec {
 }
 
 fn run(m: &Module, check: Option<(&str, &[Arg])>, spec: &TuneSpec) -> passlab::tune::Tuning {
-    tune(m, check, spec, &[], &mut |_, _| {}).unwrap()
+    let subject = check.map(|(function, args)| Subject::Call {
+        function: function.to_string(),
+        args: args.to_vec(),
+    });
+    tune(m, subject.as_ref(), spec, &[], &mut |_, _| {}).unwrap()
 }
 
 /// What must repeat: the orderings and what they measured.

@@ -22,6 +22,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod hunt;
 mod out;
 mod render;
 mod script;
@@ -91,6 +92,41 @@ enum Sub {
         #[arg(long)]
         shards: Option<usize>,
     },
+    /// Hunt compiler bugs (SPEC, a TOML file): generated or given C
+    /// programs through pipelines, each run checked against the program's
+    /// right output, findings bisected, reduced and written as
+    /// reproducers; one shard of N as for sweep (--shard I/N, or Slurm's
+    /// and Kubernetes' index). `passlab hunt merge SPEC DIR...` merges the
+    /// shards.
+    #[command(args_conflicts_with_subcommands = true)]
+    Hunt {
+        #[command(subcommand)]
+        merge: Option<HuntSub>,
+        /// The hunt's spec (TOML).
+        spec: Option<PathBuf>,
+        /// Where the shard writes (default: NAME.hunt beside the spec).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// This shard: I/N.
+        #[arg(long)]
+        shard: Option<String>,
+        /// The number of shards, when the index comes from the environment.
+        #[arg(long)]
+        shards: Option<usize>,
+    },
+}
+
+#[derive(Subcommand)]
+enum HuntSub {
+    /// Merge the shards of the hunt SPEC written into DIR..., check that
+    /// every program was checked, and report the findings per pass.
+    Merge {
+        spec: PathBuf,
+        dirs: Vec<PathBuf>,
+        /// Where the report goes (default: DIR/report for the first DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -135,6 +171,22 @@ fn main() -> anyhow::Result<()> {
             shards,
             ..
         }) => sweep::run(&spec, out, shard, shards),
+        Some(Sub::Hunt {
+            merge: Some(HuntSub::Merge { spec, dirs, out }),
+            ..
+        }) => hunt::merge(&spec, &dirs, out),
+        Some(Sub::Hunt {
+            spec: Some(spec),
+            out,
+            shard,
+            shards,
+            ..
+        }) => hunt::run(&spec, out, shard, shards),
+        Some(Sub::Hunt { .. }) => {
+            anyhow::bail!(
+                "hunt expects SPEC.toml (or: hunt merge SPEC DIR...); see passlab hunt --help"
+            )
+        }
         Some(Sub::Sweep { .. }) => {
             anyhow::bail!(
                 "sweep expects SPEC.toml (or: sweep merge DIR...); see passlab sweep --help"

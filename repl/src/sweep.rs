@@ -6,7 +6,7 @@ use passlab::session::sweep::{self, SweepSpec};
 use std::path::{Path, PathBuf};
 
 /// `I/N` as (I, N).
-fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
+pub(crate) fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
     let (i, n) = text
         .split_once('/')
         .ok_or_else(|| anyhow::anyhow!("--shard expects I/N such as 0/4, got '{text}'"))?;

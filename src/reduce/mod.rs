@@ -129,6 +129,24 @@ pub struct Options {
     pub budget: Option<Duration>,
     /// Extra flags for compiling C candidates (cvise).
     pub cflags: Vec<String>,
+    /// Candidates tested at once (0: one per core); a Rust predicate's
+    /// are tested one at a time (they run in the one Rust worker).
+    pub jobs: usize,
+}
+
+impl Options {
+    /// How many candidates `property` may have tested at once.
+    fn jobs(&self, property: &Property) -> usize {
+        if !property.parallel() {
+            return 1;
+        }
+        match self.jobs {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8),
+            n => n.min(64),
+        }
+    }
 }
 
 /// Flags every C candidate is compiled with: a candidate that reads an
@@ -146,12 +164,13 @@ pub const CANDIDATE_CFLAGS: &[&str] = &[
     "-Werror=format-insufficient-args",
 ];
 
-/// The reducer's side of the conversation: a folder with a request FIFO,
-/// an answer FIFO and the script the reducer runs.
+/// The reducer's side of the conversation: a folder with a request FIFO
+/// and the script the reducer runs. Each run of the script makes a FIFO of
+/// its own for its answer and sends the candidate's path and that FIFO's on
+/// one line, so that several candidates may be tested at once.
 struct Oracle {
     dir: PathBuf,
     requests: std::fs::File,
-    answers: PathBuf,
     script: PathBuf,
 }
 
@@ -160,14 +179,14 @@ impl Oracle {
     /// folder holds the candidate as `name`); llvm-reduce gives the path.
     fn new(dir: &Path, candidate: Option<&str>) -> Result<Oracle> {
         let requests = dir.join("requests");
-        let answers = dir.join("answers");
-        for fifo in [&requests, &answers] {
-            let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
-                .map_err(|_| Error::Invalid("a temporary path holds a NUL byte".into()))?;
-            // SAFETY: mkfifo reads a NUL-terminated path.
-            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-                return Err(Error::io(fifo.display(), std::io::Error::last_os_error()));
-            }
+        let c = std::ffi::CString::new(requests.as_os_str().as_encoded_bytes())
+            .map_err(|_| Error::Invalid("a temporary path holds a NUL byte".into()))?;
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+            return Err(Error::io(
+                requests.display(),
+                std::io::Error::last_os_error(),
+            ));
         }
         let script = dir.join("interesting.sh");
         let which = match candidate {
@@ -177,9 +196,12 @@ impl Oracle {
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\n# Asks passlab whether the candidate is interesting (exit 0: yes).\nprintf '%s\\n' {which} > '{}'\nread answer < '{}'\nexit \"$answer\"\n",
-                requests.display(),
-                answers.display()
+                "#!/bin/sh\n# Asks passlab whether the candidate is interesting (exit 0: yes).\n\
+                 a=$(mktemp -u '{dir}/answer.XXXXXXXX') && mkfifo \"$a\" || exit 2\n\
+                 printf '%s\\t%s\\n' {which} \"$a\" > '{requests}'\n\
+                 read answer < \"$a\"\nrm -f \"$a\"\nexit \"$answer\"\n",
+                dir = dir.display(),
+                requests = requests.display(),
             ),
         )
         .map_err(|e| Error::io(script.display(), e))?;
@@ -204,13 +226,12 @@ impl Oracle {
         Ok(Oracle {
             dir: dir.to_path_buf(),
             requests,
-            answers,
             script,
         })
     }
 
-    /// Answers the script that asked: it is waiting to read the FIFO.
-    fn answer(&self, yes: bool) {
+    /// Answers the script waiting on the FIFO `to`.
+    fn answer(to: &Path, yes: bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             // A reader is there once the script opens it; until then the
@@ -218,7 +239,7 @@ impl Oracle {
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .custom_flags_nonblock()
-                .open(&self.answers);
+                .open(to);
             match f {
                 Ok(mut f) => {
                     let _ = f.write_all(if yes { b"0\n" } else { b"1\n" });
@@ -269,15 +290,28 @@ fn work_dir() -> Result<PathBuf> {
     ))
 }
 
-/// Runs `command` (a reducer) and answers its candidates with `test`
-/// until it ends, an interrupt comes or `budget` runs out. `test` gets the
-/// candidate's path and says whether it is interesting; `smaller` is told
-/// of each interesting one. Returns why it stopped early, if it did.
+/// One candidate being decided in a child.
+struct InFlight {
+    child: crate::child::Child,
+    path: PathBuf,
+    answer: PathBuf,
+    said: Vec<u8>,
+}
+
+/// Runs `command` (a reducer) and answers its candidates until it ends,
+/// an interrupt comes or `budget` runs out; returns why it stopped early,
+/// if it did. `decide` says whether a candidate (its path) is interesting;
+/// with `jobs` above 1 it runs in forked children, `jobs` candidates at
+/// once (the reducer asks that many at a time), else here. `record` is
+/// told of each answer here, before the script hears it (the reducer may
+/// remove the candidate afterwards).
 fn converse(
     mut command: std::process::Command,
     oracle: &Oracle,
     budget: Option<Duration>,
-    test: &mut dyn FnMut(&Path) -> Result<bool>,
+    jobs: usize,
+    decide: &dyn Fn(&Path) -> Result<bool>,
+    record: &mut dyn FnMut(&Path, bool),
 ) -> Result<Option<String>> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
@@ -298,38 +332,108 @@ fn converse(
         message: format!("cannot start it: {e}"),
     })?;
     let start = Instant::now();
-    let stop = |child: &mut std::process::Child| {
+    let mut flight: Vec<InFlight> = Vec::new();
+    let stop = |child: &mut std::process::Child, flight: &mut Vec<InFlight>| {
+        for f in flight.drain(..) {
+            f.child.kill();
+            f.child.close();
+        }
         // SAFETY: signalling the reducer's process group (made above), so
         // its test scripts go too.
         unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
         let _ = child.wait();
     };
     let mut pending = Vec::new();
+    let mut queue: std::collections::VecDeque<(PathBuf, PathBuf)> = Default::default();
     let mut buf = [0u8; 4096];
     let mut requests = &oracle.requests;
     loop {
-        let mut fd = libc::pollfd {
+        let mut fds = vec![libc::pollfd {
             fd: std::os::fd::AsRawFd::as_raw_fd(&oracle.requests),
             events: libc::POLLIN,
             revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut fd, 1, 50) };
+        }];
+        fds.extend(flight.iter().map(|f| libc::pollfd {
+            fd: f.child.result,
+            events: libc::POLLIN,
+            revents: 0,
+        }));
+        // SAFETY: a valid array of pollfds of our own descriptors.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
         if let Ok(n) = requests.read(&mut buf) {
             pending.extend_from_slice(&buf[..n]);
         }
         while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=nl).collect();
-            let path = PathBuf::from(String::from_utf8_lossy(&line[..nl]).into_owned());
-            match test(&path) {
-                Ok(yes) => oracle.answer(yes),
-                Err(e) => {
-                    stop(&mut child);
-                    return Err(e);
+            let line = String::from_utf8_lossy(&line[..nl]).into_owned();
+            let (path, answer) = line.split_once('\t').unwrap_or((line.as_str(), ""));
+            queue.push_back((PathBuf::from(path), PathBuf::from(answer)));
+        }
+        // Decide what waits, here or in children.
+        while let Some((path, answer)) = queue.pop_front() {
+            if jobs <= 1 {
+                match decide(&path) {
+                    Ok(yes) => {
+                        record(&path, yes);
+                        Oracle::answer(&answer, yes);
+                    }
+                    Err(e) => {
+                        stop(&mut child, &mut flight);
+                        return Err(e);
+                    }
                 }
+                continue;
             }
+            if flight.len() >= jobs {
+                queue.push_front((path, answer));
+                break;
+            }
+            let c = crate::child::spawn(|out| {
+                let answer: &[u8] = match decide(&path) {
+                    Ok(true) => b"1",
+                    Ok(false) => b"0",
+                    Err(Error::Interrupted { .. }) => b"I",
+                    Err(_) => b"0",
+                };
+                crate::child::write_all(out, answer);
+                0
+            })
+            .map_err(Error::Invalid)?;
+            flight.push(InFlight {
+                child: c,
+                path,
+                answer,
+                said: Vec::new(),
+            });
+        }
+        // Answers from the children.
+        let mut i = 0;
+        while i < flight.len() {
+            let f = &mut flight[i];
+            let mut sink = Vec::new();
+            crate::child::drain(f.child.said, &mut sink, &mut buf);
+            crate::child::drain(f.child.result, &mut f.said, &mut buf);
+            if f.child.try_wait().is_none() {
+                i += 1;
+                continue;
+            }
+            crate::child::drain(f.child.result, &mut f.said, &mut buf);
+            let f = flight.swap_remove(i);
+            f.child.close();
+            if f.said.first() == Some(&b'I') {
+                stop(&mut child, &mut flight);
+                crate::interrupt::clear();
+                return Ok(Some("interrupted".into()));
+            }
+            let yes = f.said.first() == Some(&b'1');
+            record(&f.path, yes);
+            Oracle::answer(&f.answer, yes);
         }
         if let Ok(Some(status)) = child.try_wait() {
+            for f in flight.drain(..) {
+                f.child.kill();
+                f.child.close();
+            }
             if !status.success() {
                 let said =
                     std::fs::read_to_string(oracle.dir.join("reducer.log")).unwrap_or_default();
@@ -346,12 +450,12 @@ fn converse(
             return Ok(None);
         }
         if crate::interrupt::requested() {
-            stop(&mut child);
+            stop(&mut child, &mut flight);
             crate::interrupt::clear();
             return Ok(Some("interrupted".into()));
         }
         if budget.is_some_and(|b| start.elapsed() > b) {
-            stop(&mut child);
+            stop(&mut child, &mut flight);
             return Ok(Some(format!(
                 "{:.0} s budget used",
                 budget.unwrap_or_default().as_secs_f64()
@@ -392,24 +496,38 @@ pub fn reduce_ir(
         progress(&first);
         let mut best = module.print();
         let (mut tests, mut interesting) = (0, 0);
+        let jobs = options.jobs(property);
         let mut command = std::process::Command::new("llvm-reduce-19");
         command
             .arg(format!("--test={}", oracle.script.display()))
             .arg("-j")
-            .arg("1")
+            .arg(jobs.to_string())
             .arg("-o")
             .arg(dir.join("reduced.ll"))
             .arg(&input);
-        let stopped = converse(command, &oracle, options.budget, &mut |path| {
-            tests += 1;
-            // Named as the input (a program's argv[0] is its name).
-            let named = crate::module::Source::file(path).map(|src| src.named(&name));
-            let Ok(candidate) = named.and_then(|src| Module::load(&[src])) else {
-                return Ok(false);
-            };
-            let yes = property.holds(&candidate)?;
-            if yes {
+        // Named as the input (a program's argv[0] is its name).
+        let load = |path: &Path| {
+            crate::module::Source::file(path)
+                .map(|src| src.named(&name))
+                .and_then(|src| Module::load(&[src]))
+        };
+        let decide = |path: &Path| match load(path) {
+            Ok(candidate) => property.holds(&candidate),
+            Err(_) => Ok(false),
+        };
+        let stopped = converse(
+            command,
+            &oracle,
+            options.budget,
+            jobs,
+            &decide,
+            &mut |path, yes| {
+                tests += 1;
+                if !yes {
+                    return;
+                }
                 interesting += 1;
+                let Ok(candidate) = load(path) else { return };
                 let (n, text) = (candidate.instruction_count(), candidate.print());
                 let last = steps.last().map_or(u64::MAX, |s| s.instructions);
                 // Smaller, or as small with less of the rest (globals,
@@ -427,9 +545,8 @@ pub fn reduce_ir(
                     steps.push(step);
                     progress(&step);
                 }
-            }
-            Ok(yes)
-        })?;
+            },
+        )?;
         let mut reduced = Module::from_ir(&best, &name)?;
         reduced.set_source_file_name(&source_name);
         Ok(Reduction {
@@ -496,36 +613,59 @@ pub fn reduce_c(
         progress(&first);
         let mut best = text.to_string();
         let (mut tests, mut interesting) = (0, 0);
+        let jobs = options.jobs(property);
         let mut command = std::process::Command::new("cvise");
         command
-            .args(["--n", "1", "--timeout", "60", "--no-cache", "--tidy"])
+            .args([
+                "--n",
+                &jobs.to_string(),
+                "--timeout",
+                "60",
+                "--no-cache",
+                "--tidy",
+            ])
             .arg(&oracle.script)
             .arg(&file);
-        let stopped = converse(command, &oracle, options.budget, &mut |path| {
-            tests += 1;
+        let decide = |path: &Path| -> Result<bool> {
             let Ok(source) = std::fs::read_to_string(path) else {
                 return Ok(false);
             };
-            let Ok(candidate) = compile(&source) else {
-                return Ok(false);
-            };
-            let yes = property.holds(&candidate)?;
-            if yes {
+            match compile(&source) {
+                Ok(candidate) => property.holds(&candidate),
+                Err(_) => Ok(false),
+            }
+        };
+        let stopped = converse(
+            command,
+            &oracle,
+            options.budget,
+            jobs,
+            &decide,
+            &mut |path, yes| {
+                tests += 1;
+                if !yes {
+                    return;
+                }
                 interesting += 1;
+                let Ok(source) = std::fs::read_to_string(path) else {
+                    return;
+                };
                 if source.len() < best.len() {
-                    best = source.clone();
+                    let Ok(candidate) = compile(&source) else {
+                        return;
+                    };
+                    best = source;
                     let step = Step {
                         at: start.elapsed(),
                         instructions: candidate.instruction_count(),
-                        bytes: Some(source.len() as u64),
+                        bytes: Some(best.len() as u64),
                         tests,
                     };
                     steps.push(step);
                     progress(&step);
                 }
-            }
-            Ok(yes)
-        })?;
+            },
+        )?;
         let module = compile(&best)?;
         Ok(Reduction {
             module,

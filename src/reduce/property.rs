@@ -245,6 +245,80 @@ pub fn run_isolated(
     }))
 }
 
+/// Whether a function of `module` has an `alloca` of a constant zero
+/// elements (llvm-reduce's operands-to-zero makes them; every access to
+/// one is undefined behaviour).
+fn has_empty_alloca(module: &Module) -> bool {
+    use llvm_sys::core::*;
+    // SAFETY: walks the live module's functions, blocks and instructions,
+    // only reading them.
+    unsafe {
+        let mut f = LLVMGetFirstFunction(module.raw());
+        while !f.is_null() {
+            let mut b = LLVMGetFirstBasicBlock(f);
+            while !b.is_null() {
+                let mut i = LLVMGetFirstInstruction(b);
+                while !i.is_null() {
+                    if LLVMGetInstructionOpcode(i) == llvm_sys::LLVMOpcode::LLVMAlloca {
+                        let n = LLVMGetOperand(i, 0);
+                        if !n.is_null()
+                            && LLVMIsAConstantInt(n) != std::ptr::null_mut()
+                            && LLVMConstIntGetZExtValue(n) == 0
+                        {
+                            return true;
+                        }
+                    }
+                    i = LLVMGetNextInstruction(i);
+                }
+                b = LLVMGetNextBasicBlock(b);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    false
+}
+
+/// Runs `work` in a forked child and gives its answer: false when the
+/// child dies (a crash is not the property), an interrupt is an error.
+fn in_child(work: impl FnOnce() -> Result<bool>) -> Result<bool> {
+    let c = crate::child::spawn(|out| {
+        let answer: &[u8] = match work() {
+            Ok(true) => b"1",
+            Ok(false) => b"0",
+            Err(Error::Interrupted { .. }) => b"I",
+            Err(_) => b"0",
+        };
+        crate::child::write_all(out, answer);
+        0
+    })
+    .map_err(Error::Invalid)?;
+    let (mut said, mut answer, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 4096]);
+    loop {
+        c.poll(20);
+        crate::child::drain(c.said, &mut said, &mut buf);
+        crate::child::drain(c.result, &mut answer, &mut buf);
+        if c.try_wait().is_some() {
+            break;
+        }
+        if crate::interrupt::requested() {
+            c.kill();
+            break;
+        }
+    }
+    crate::child::drain(c.result, &mut answer, &mut buf);
+    c.close();
+    match answer.first() {
+        Some(b'1') => Ok(true),
+        Some(b'I') => Err(Error::Interrupted {
+            pass: "a reduction's test (in a child)".into(),
+        }),
+        _ if crate::interrupt::requested() => Err(Error::Interrupted {
+            pass: "a reduction's test (in a child)".into(),
+        }),
+        _ => Ok(false),
+    }
+}
+
 /// What a reduction keeps true.
 pub enum Property<'a> {
     /// The subject's outcome after `second` differs from its outcome after
@@ -259,11 +333,11 @@ pub enum Property<'a> {
         /// slower run of `main`, plus 50 ms (a reduction often makes loops
         /// that never end).
         limit: Duration,
-        /// How candidates are compiled: as the context says when the
-        /// reduction starts. (At level 0 they compile three to five times
-        /// faster, but the reduction then keeps memory accesses undefined
-        /// behaviour makes, such as to an `alloca` of zero elements, that
-        /// level 0's code happens to survive.)
+        /// How candidates are compiled: the code generator at level 0 when
+        /// the original shows the symptom that way too, else as the context
+        /// says. (Candidates with an `alloca` of zero elements, whose every
+        /// access is undefined behaviour that level 0's code happens to
+        /// survive, are refused whatever the level.)
         codegen: Codegen,
     },
     /// Running `pipeline` ends the same way as `ending` (its
@@ -463,7 +537,24 @@ impl<'a> Property<'a> {
                 subject.label(&module.name())
             ))
         })?;
-        let codegen = context_codegen;
+        // Candidates compile three to five times faster with the code
+        // generator at level 0 (its fast instruction selector and register
+        // allocator): used when the original shows the symptom that way
+        // too, the code the context asks for otherwise.
+        let quick = Codegen {
+            opt_level: 0,
+            ..context_codegen.clone()
+        };
+        let shows_quickly = {
+            let a = outcome(&subject, module, first, &quick, limit)?;
+            let b = outcome(&subject, module, second, &quick, limit)?;
+            matches!((a, b), (Some(a), Some(b)) if a != b && symptom.shown_by(&a, &b))
+        };
+        let codegen = if shows_quickly {
+            quick
+        } else {
+            context_codegen
+        };
         Ok(Property::Differs {
             subject,
             first: first.to_string(),
@@ -476,6 +567,13 @@ impl<'a> Property<'a> {
 }
 
 impl Property<'_> {
+    /// Whether candidates may be decided in several children at once (a
+    /// Rust predicate runs in the session's one Rust worker: one at a
+    /// time).
+    pub fn parallel(&self) -> bool {
+        !matches!(self, Property::Accepted { .. })
+    }
+
     /// In words, for titles and reproducers.
     pub fn describe(&self, argv0: &str) -> String {
         match self {
@@ -511,21 +609,29 @@ impl Property<'_> {
                 limit,
                 codegen,
             } => {
-                let outcome = |p: &str| outcome(subject, module, p, codegen, *limit);
-                let Some(a) = outcome(first)? else {
-                    return Ok(false);
-                };
-                let Some(b) = outcome(second)? else {
-                    return Ok(false);
-                };
-                if a == b || !symptom.shown_by(&a, &b) {
+                if has_empty_alloca(module) {
                     return Ok(false);
                 }
-                // The first pipeline compiled and run again: a program
-                // whose output depends on where the JIT put things
-                // (printing an address, reading memory it never wrote)
-                // differs from itself, and says nothing about a pass.
-                Ok(outcome(first)?.as_ref() == Some(&a))
+                // In a child: a candidate may crash a pass that ran well
+                // on the original.
+                in_child(|| {
+                    let outcome = |p: &str| outcome(subject, module, p, codegen, *limit);
+                    let Some(a) = outcome(first)? else {
+                        return Ok(false);
+                    };
+                    let Some(b) = outcome(second)? else {
+                        return Ok(false);
+                    };
+                    if a == b || !symptom.shown_by(&a, &b) {
+                        return Ok(false);
+                    }
+                    // The first pipeline compiled and run again: a program
+                    // whose output depends on where the JIT put things
+                    // (printing an address, reading memory it never
+                    // wrote) differs from itself, and says nothing about a
+                    // pass.
+                    Ok(outcome(first)?.as_ref() == Some(&a))
+                })
             }
             Property::Fails { pipeline, ending } => {
                 let verify = matches!(ending, Ending::Invalid { .. });

@@ -42,6 +42,7 @@
 
 mod args;
 mod commands;
+pub mod hunt;
 mod language;
 pub mod sweep;
 

@@ -7,6 +7,9 @@
 //                  a miscompile: right for x >= 0 and for x a multiple of
 //                  2^k, wrong for other negative x (-3 / 2 is -1, -3 >> 1
 //                  is -2)
+//   planted-cmp    (function pass)  x >=s C  ->  x >=u C, for a constant C
+//                  of 2 or more (and >s likewise): right when x >= 0, wrong
+//                  for negative x (-1 >=s 32 is false, -1 >=u 32 true)
 //   planted-crash  (function pass)  crashes (a store through a null
 //                  pointer) on a function that has a `urem`
 //   planted-fatal  (function pass)  reports an LLVM fatal error on a
@@ -47,6 +50,25 @@ struct PlantedSdiv : PassInfoMixin<PlantedSdiv> {
       B->eraseFromParent();
     }
     return Divs.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
+  }
+};
+
+struct PlantedCmp : PassInfoMixin<PlantedCmp> {
+  PreservedAnalyses run(Function &F, FunctionAnalysisManager &) {
+    bool Changed = false;
+    for (auto &BB : F)
+      for (auto &I : BB)
+        if (auto *C = dyn_cast<ICmpInst>(&I))
+          if (C->getPredicate() == ICmpInst::ICMP_SGE || C->getPredicate() == ICmpInst::ICMP_SGT)
+            if (auto *K = dyn_cast<ConstantInt>(C->getOperand(1)))
+              if (K->getValue().sge(2)) {
+                // Wrong on purpose: the unsigned comparison takes a
+                // negative x for a huge one.
+                C->setPredicate(C->getPredicate() == ICmpInst::ICMP_SGE ? ICmpInst::ICMP_UGE
+                                                                       : ICmpInst::ICMP_UGT);
+                Changed = true;
+              }
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
 
@@ -96,6 +118,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                 [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
                   if (Name == "planted-sdiv") {
                     FPM.addPass(PlantedSdiv());
+                    return true;
+                  }
+                  if (Name == "planted-cmp") {
+                    FPM.addPass(PlantedCmp());
                     return true;
                   }
                   if (Name == "planted-crash") {

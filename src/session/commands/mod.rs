@@ -11,6 +11,7 @@
 
 mod contexts;
 mod explore;
+mod hunt;
 mod instruments;
 mod jit;
 mod machine;
@@ -26,6 +27,7 @@ pub(crate) use instruments::Handle;
 pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
 use explore::explore;
+use hunt::hunt;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, exec, time};
 use machine::{asm, mca};
@@ -134,6 +136,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass, of PIPELINE or of the code generation after it, that changes FN's result (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
     cmd("reduce", "differs FN ARGS... | FIRST | SECOND | differs exec ARG... | FIRST | SECOND | fails PIPELINE | rust PREDICATE [budget=S] [with=llvm-reduce|cvise source=FILE.c] [--out DIR]", "shrink the current module while a bug shows (a result that differs between two pipelines, a pass that crashes, hits a fatal error or breaks the IR, or a Rust predicate), with llvm-reduce-19 or cvise, passlab answering whether each candidate still shows it; the result becomes a new module, and --out writes a reproducer (:help reduce)", reduce),
+    cmd("hunt", "[csmith=A..B|corpus=PATTERN] [orderings=N seed=N] [oracle=native|jit-o0] [reduce=yes|no budget=S] [jobs=N] [timeout=S] | PIPELINE | ... [--out DIR]", "hunt compiler bugs: Csmith's programs (or C files), each with its right output (built by clang-19 -O0, or unoptimized through the JIT), through the pipelines and random orderings, under the current context and with the session's passes; each miscompile, crash, fatal error, verifier failure or timeout bisected to its pass, the first of each kind reduced into a reproducer (:help hunt)", hunt),
     cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill] [trials=N|seconds=S] [seed=N] [pool=P,...] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
@@ -312,6 +315,7 @@ fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
         let details = match c.name {
             "tune" => format!("\n{}", tune::details()),
             "reduce" => format!("\n{}", reduce::details()),
+            "hunt" => format!("\n{}", hunt::details()),
             "buffer" => format!(
                 "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
                 PassContext::current()

@@ -1,0 +1,309 @@
+//! :hunt — a bug hunt over the current session (see
+//! `crate::session::hunt`): Csmith's programs or C files through
+//! pipelines, with the session's passes (LLVM's, plugins', Rust ones) and
+//! context, checked, bisected, reduced; a table of what happened per
+//! pipeline, the findings per pass, and their reproducers.
+
+use super::*;
+use crate::session::hunt::{self, HuntSpec, Oracle, Source};
+
+const SETTINGS: &[&str] = &[
+    "csmith",
+    "corpus",
+    "orderings",
+    "seed",
+    "oracle",
+    "timeout",
+    "reduce",
+    "budget",
+    "jobs",
+    "length",
+    "pool",
+];
+
+/// What `:help hunt` adds.
+pub(super) fn details() -> String {
+    "  csmith=A..B   Csmith's programs of seeds A to B (default 1..20; csmith --max-funcs 4 --max-block-depth 3)\n  \
+     corpus=PATTERN   C files instead (src/*.c)\n  \
+     | PIPELINE | ...   the pipelines every program goes through (default O2); orderings=N adds N random orderings of :tune's pool per program (seed=, length=MIN..MAX, pool=P,...)\n  \
+     oracle=native (clang-19 -O0, run) | jit-o0 (the unoptimized module through the JIT)   timeout=S per run (default 5)\n  \
+     reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2; 1 when a pipeline has a Rust pass)\n  \
+     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt: the same hunt again resumes)"
+        .to_string()
+}
+
+fn bad_setting(k: &str) -> Error {
+    Error::Command {
+        command: "hunt".into(),
+        message: format!("unknown setting '{k}'"),
+        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
+    }
+}
+
+fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
+    v.parse()
+        .map_err(|_| err("hunt", format!("{k} expects {what}, got '{v}'")))
+}
+
+/// Whether a pipeline has a pass written in Rust (its passes then run in
+/// the one Rust worker, one program at a time).
+fn has_rust_pass(text: &str) -> bool {
+    let rust: Vec<String> = registry::passes()
+        .into_iter()
+        .filter(|p| matches!(p.origin, registry::Origin::UserRust(_)))
+        .map(|p| p.name)
+        .collect();
+    pipeline::split(text)
+        .map(|parts| parts.iter().any(|p| rust.iter().any(|r| r == p)))
+        .unwrap_or(false)
+}
+
+pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let mut words: Vec<String> = a.rest.split_whitespace().map(str::to_string).collect();
+    let out = take_out(
+        &mut words,
+        "hunt",
+        ", e.g. :hunt csmith=1..40 --out my-hunt",
+    )?;
+    let rest = words.join(" ");
+    let mut parts = rest.split('|').map(str::trim);
+    let head = Args::parse(&format!(":hunt {}", parts.next().unwrap_or("")))?;
+    let pipelines: Vec<String> = parts.map(str::to_string).collect();
+    if let Some(w) = head.words.first() {
+        return Err(err(
+            "hunt",
+            format!("'{w}' is not a setting: settings are KEY=VALUE, pipelines come after '|' (:help hunt)"),
+        ));
+    }
+    if pipelines.iter().any(|p| p.is_empty()) {
+        return Err(err("hunt", "a pipeline after '|' is empty"));
+    }
+    for p in &pipelines {
+        pipeline::parse(p)?;
+    }
+    let mut spec = HuntSpec {
+        name: "hunt".into(),
+        ..HuntSpec::default()
+    };
+    if !pipelines.is_empty() {
+        spec.pipelines = pipelines;
+    }
+    for (k, v) in &head.settings {
+        match k.as_str() {
+            "csmith" => {
+                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
+                let (lo, hi): (u64, u64) = (
+                    number(k, lo, "seeds A..B such as 1..40")?,
+                    number(k, hi, "seeds A..B such as 1..40")?,
+                );
+                if lo > hi || hi - lo >= 1_000_000 {
+                    return Err(err(
+                        "hunt",
+                        format!(
+                            "csmith expects seeds A..B with A <= B, at most a million, got '{v}'"
+                        ),
+                    ));
+                }
+                spec.source = Source::Csmith {
+                    seeds: (lo, hi),
+                    args: hunt::CSMITH_ARGS.iter().map(|a| a.to_string()).collect(),
+                };
+            }
+            "corpus" => {
+                let mut files: Vec<std::path::PathBuf> = glob::glob(v)
+                    .map_err(|e| err("hunt", format!("corpus '{v}': {e}")))?
+                    .filter_map(|r| r.ok())
+                    .filter(|f| f.is_file())
+                    .collect();
+                if files.is_empty() {
+                    return Err(err("hunt", format!("corpus '{v}' matches no file")));
+                }
+                files.sort();
+                spec.source = Source::Corpus(files);
+            }
+            "orderings" => {
+                spec.orderings = number(k, v, "a number of random orderings per program")?
+            }
+            "seed" => spec.seed = number(k, v, "a number")?,
+            "length" => {
+                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
+                spec.lengths = (
+                    number(k, lo, "MIN..MAX such as 10..30")?,
+                    number(k, hi, "MIN..MAX such as 10..30")?,
+                );
+            }
+            "pool" => spec.pool = comma_list(v),
+            "oracle" => {
+                spec.oracle = match v.as_str() {
+                    "native" => Oracle::Native,
+                    "jit-o0" => Oracle::JitO0,
+                    other => {
+                        return Err(Error::Command {
+                            command: "hunt".into(),
+                            message: format!("oracle expects native or jit-o0, got '{other}'"),
+                            suggestions: crate::nearest_names(other, ["native", "jit-o0"]),
+                        })
+                    }
+                }
+            }
+            "timeout" => {
+                let t: f64 = number(k, v, "seconds")?;
+                if !(t > 0.0 && t <= 3600.0) {
+                    return Err(err(
+                        "hunt",
+                        format!("timeout expects seconds above 0 and at most 3600, got '{v}'"),
+                    ));
+                }
+                spec.timeout = std::time::Duration::from_secs_f64(t);
+            }
+            "reduce" => {
+                spec.reduce = match v.as_str() {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(err("hunt", format!("reduce expects yes or no, got '{v}'"))),
+                }
+            }
+            "budget" => {
+                let t: f64 = number(k, v, "seconds")?;
+                if !(t > 0.0 && t <= 86_400.0) {
+                    return Err(err(
+                        "hunt",
+                        format!("budget expects seconds above 0 and at most 86400, got '{v}'"),
+                    ));
+                }
+                spec.reduce_budget = std::time::Duration::from_secs_f64(t);
+            }
+            "jobs" => {
+                spec.jobs = number(k, v, "a number of programs at once")?;
+                if !(1..=64).contains(&spec.jobs) {
+                    return Err(err("hunt", format!("jobs expects 1 to 64, got '{v}'")));
+                }
+            }
+            other => return Err(bad_setting(other)),
+        }
+    }
+    spec.check()?;
+    if spec.orderings > 0 {
+        for p in &spec.pool {
+            registry::get_pass(p)?;
+        }
+    }
+    if spec.pipelines.iter().any(|p| has_rust_pass(p)) {
+        spec.jobs = 1;
+    }
+    // By default a folder per hunt: the same hunt again resumes there.
+    let dir = std::path::PathBuf::from(
+        out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
+    );
+    let total = spec.programs().len();
+    let mut sink = s.progress.take();
+    let mut done = 0usize;
+    let result = (|| -> Result<_> {
+        let mut quiet = |_: &crate::jit::Progress| {};
+        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
+            Some(p) => p.as_mut(),
+            None => &mut quiet,
+        };
+        let summary = hunt::run_shard(&spec, &dir, (0, 1), &mut |line: &str| {
+            if !line.starts_with("  ") && !line.starts_with("reducing") {
+                done += 1;
+            }
+            progress(&crate::jit::Progress {
+                done: done.min(total),
+                total,
+                stage: line.to_string(),
+            });
+        })?;
+        progress(&crate::jit::Progress {
+            done: total,
+            total,
+            stage: String::new(),
+        });
+        let report = hunt::merge(&spec, std::slice::from_ref(&dir))?;
+        Ok((summary, report))
+    })();
+    s.progress = sink;
+    let (summary, report) = result?;
+    let mut o = Output::default();
+    // Per pipeline: how each check ended.
+    let verdicts = [
+        "same",
+        "miscompile",
+        "crash",
+        "fatal error",
+        "verifier failure",
+        "timeout",
+        "failed",
+    ];
+    let mut t = Table::new(
+        &format!(
+            "hunt: {} programs, oracle {} ({} skipped), {:.1} s",
+            report.programs,
+            spec.oracle.name(),
+            report.skipped,
+            summary.elapsed.as_secs_f64()
+        ),
+        &[
+            "pipeline",
+            "same>",
+            "miscompile>",
+            "crash>",
+            "fatal error>",
+            "verifier failure>",
+            "timeout>",
+            "failed>",
+        ],
+    );
+    let mut rows: Vec<(String, [usize; 7])> = Vec::new();
+    for c in &report.checks {
+        let p = c["pipeline"].as_str().unwrap_or("");
+        let named = spec.pipelines.iter().any(|n| n == p);
+        let label = if named {
+            p.to_string()
+        } else {
+            "random orderings".to_string()
+        };
+        let i = match rows.iter().position(|(l, _)| *l == label) {
+            Some(i) => i,
+            None => {
+                rows.push((label, [0; 7]));
+                rows.len() - 1
+            }
+        };
+        if let Some(k) = verdicts.iter().position(|v| c["verdict"] == *v) {
+            rows[i].1[k] += 1;
+        }
+    }
+    for (label, counts) in rows {
+        let mut row = vec![label];
+        row.extend(counts.iter().map(|n| n.to_string()));
+        t.push(row);
+    }
+    o.push_table(&t);
+    if report.findings.is_empty() {
+        o.push_text(
+            "no findings: every program printed what its oracle printed, after every pipeline",
+        );
+    } else {
+        o.push_table(&report.table("findings, by the pass they are in"));
+        let bars: Vec<(String, f64)> = report
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    format!("{} ({})", f.pass, f.verdict),
+                    f.programs.len() as f64,
+                )
+            })
+            .collect();
+        let chart = crate::chart::Chart::bars("programs that show each finding", "programs", bars);
+        o.items
+            .push(Item::Display(super::super::Bundle::chart(&chart)?));
+    }
+    o.push_text(format!(
+        "records in {}; reproducers in {}/findings/ (passlab hunt merge reads the records too)",
+        summary.file.display(),
+        dir.display()
+    ));
+    Ok(o)
+}
