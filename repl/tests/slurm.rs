@@ -68,6 +68,19 @@ impl Cluster {
         wait: bool,
         shards: Option<usize>,
     ) -> (bool, String) {
+        self.submit_script("sweep.sbatch", array, spec, out, wait, shards)
+    }
+
+    /// Submits deploy/slurm/SCRIPT as a job array.
+    fn submit_script(
+        &self,
+        script: &str,
+        array: &str,
+        spec: &Path,
+        out: &Path,
+        wait: bool,
+        shards: Option<usize>,
+    ) -> (bool, String) {
         let mut c = self.command("sbatch");
         if wait {
             c.arg("--wait");
@@ -81,7 +94,7 @@ impl Cluster {
             .arg(format!("--export={export}"))
             .arg(format!("--output={}/task-%A_%a.out", self.dir.display()))
             .arg("--parsable")
-            .arg(root().join("deploy/slurm/sweep.sbatch"))
+            .arg(root().join("deploy/slurm").join(script))
             .arg(spec)
             .arg(out)
             .output()
@@ -166,6 +179,84 @@ fn same_records(got: &[Value], want: &[Value], what: &str) {
 
 fn lines(file: &Path) -> usize {
     std::fs::read_to_string(file).map_or(0, |t| t.lines().count())
+}
+
+/// A bug hunt of Csmith's programs, with a miscompile planted by the test
+/// plugin (found in one of them), as a 4-task job array: merged, the same
+/// checks as one process, and the finding in the report; the same hunt in
+/// one process again gives the same records (seeds fix everything).
+fn hunt_on_the_cluster(cluster: &Cluster, dir: &Path) {
+    let plugin = root().join("target/test-plugin/planted_bugs.so");
+    let status = Command::new("clang++-19")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&plugin)
+        .arg(root().join("tests/plugin/planted_bugs.cpp"))
+        .args(
+            String::from_utf8(
+                Command::new("/usr/lib/llvm-19/bin/llvm-config")
+                    .arg("--cxxflags")
+                    .output()
+                    .unwrap()
+                    .stdout,
+            )
+            .unwrap()
+            .split_whitespace(),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let spec = dir.join("planted.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"planted\"\ncsmith = {{ seeds = [13, 22] }}\npipelines = [\"O1\", \"planted-cmp\"]\n\
+             orderings = 1\nseed = 3\nplugins = [\"{}\"]\ntimeout = 5\nreduce = false\njobs = 1\n",
+            plugin.display()
+        ),
+    )
+    .unwrap();
+    let spec_s = spec.to_str().unwrap();
+    let checks = |out: &Path| -> Vec<Value> {
+        let (ok, text) = passlab(&["hunt", "merge", spec_s, out.to_str().unwrap()]);
+        assert!(ok, "{text}");
+        assert!(text.contains("miscompile in planted-cmp"), "{text}");
+        records(&out.join("report"))
+    };
+    let single = dir.join("hunt-single");
+    let (ok, text) = passlab(&[
+        "hunt",
+        spec_s,
+        "--out",
+        single.to_str().unwrap(),
+        "--shard",
+        "0/1",
+    ]);
+    assert!(ok, "{text}");
+    let expected = checks(&single);
+    // 10 programs (those whose native run ends in time) × 3 pipelines.
+    assert!(expected.len() >= 24, "{} checks", expected.len());
+    assert!(expected.iter().any(|c| c["verdict"] == "miscompile"
+        && c["pass"] == "planted-cmp"
+        && c["program"] == "csmith-20"));
+    let arrayed = dir.join("hunt-array");
+    let (ok, text) = cluster.submit_script("hunt.sbatch", "0-3", &spec, &arrayed, true, None);
+    assert!(ok, "sbatch --wait failed: {text}");
+    same_records(
+        &checks(&arrayed),
+        &expected,
+        "the hunt's 4 shards against one process",
+    );
+    let again = dir.join("hunt-again");
+    let (ok, text) = passlab(&[
+        "hunt",
+        spec_s,
+        "--out",
+        again.to_str().unwrap(),
+        "--shard",
+        "0/1",
+    ]);
+    assert!(ok, "{text}");
+    same_records(&checks(&again), &expected, "the same hunt again");
 }
 
 #[test]
@@ -312,6 +403,7 @@ fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
         out.contains(&format!("shard {biggest}/4: ")) && out.contains("replayed"),
         "{out}"
     );
+    hunt_on_the_cluster(&cluster, &dir);
     drop(cluster);
     // Stopped: no daemon of ours is left.
     for pid in ["slurmctld", "slurmd", "munged"] {

@@ -421,10 +421,10 @@ fn outcome(
 pub enum Symptom {
     /// The first line on which the outputs differ reads `first` after the
     /// first pipeline and `second` after the second. A candidate shows it
-    /// when its first differing line has as many words, differs in the same
-    /// words (the ones that differ here), with the same values: the rest of
-    /// the line may say anything (so that the reduction may drop what
-    /// printed it), as long as it is the same after both pipelines.
+    /// when its first differing line has as many words and differs in the
+    /// same words (those that differ here), whatever their values (a
+    /// reduction changes what a checksum adds up), the others the same
+    /// after both pipelines.
     Lines { first: String, second: String },
     /// The program ends with these exit statuses.
     Status(i32, i32),
@@ -475,12 +475,13 @@ impl Symptom {
                 if f.len() != l.len() || s.len() != m.len() {
                     return false;
                 }
-                // Where the original lines differ, the same values; where
-                // they agree, agreement (with any value).
+                // Where the original lines differ, a difference; where they
+                // agree, agreement: any values (a reduction changes what a
+                // checksum adds up), the same shape.
                 (0..f.len().max(s.len())).all(|i| {
                     let (fi, si, li, mi) = (f.get(i), s.get(i), l.get(i), m.get(i));
                     if fi != si {
-                        li == fi && mi == si
+                        li != mi
                     } else {
                         li == mi
                     }

@@ -6,7 +6,7 @@ use super::jit::{subject_spec, SubjectSpec};
 use super::*;
 use crate::reduce::{self, Ending, Property};
 
-const SETTINGS: &[&str] = &["budget", "with", "source", "cflags"];
+const SETTINGS: &[&str] = &["budget", "with", "source", "cflags", "jobs"];
 
 /// What `:help reduce` adds.
 pub(super) fn details() -> String {
@@ -15,6 +15,7 @@ pub(super) fn details() -> String {
      fails PIPELINE   the pipeline fails as it does now: the same crash, LLVM fatal error or verifier failure, in the same pass\n  \
      rust PREDICATE   the :rust function fn PREDICATE(m: &Module) -> bool says yes\n  \
      budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
+     jobs=N   candidates tested at once (default: one per core; a Rust predicate's one at a time; with jobs=1 a reduction tests the same candidates every time)\n  \
      with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] (Debian's cvise over the C source the module was compiled from)\n  \
      --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's) and repro.plab\n  \
      The result becomes a new module NAME-reduced, the current one."
@@ -161,6 +162,11 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             },
             "source" => source = Some(v.clone()),
             "cflags" => options.cflags = comma_list(v),
+            "jobs" => {
+                options.jobs = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
+                    err("reduce", format!("jobs expects how many candidates to test at once, 1 to 64, got '{v}'"))
+                })?;
+            }
             other => return Err(bad_setting(other)),
         }
     }

@@ -785,8 +785,16 @@ fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &Path) ->
         .join("findings")
         .join(finding_dir(check["signature"].as_str().unwrap_or("")));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
-    std::fs::write(dir.join(format!("{}.c", p.name)), &prepared.source)
-        .map_err(|e| Error::io(dir.display(), e))?;
+    // The program's source beside its reduction (named by its file name
+    // alone: a program's name may be a path).
+    let file = Path::new(&p.name)
+        .file_name()
+        .map_or_else(|| "program".into(), |f| f.to_string_lossy().into_owned());
+    std::fs::write(
+        dir.join(format!("{}.c", file.trim_end_matches(".c"))),
+        &prepared.source,
+    )
+    .map_err(|e| Error::io(dir.display(), e))?;
     let repro = reduce::reproducer(&dir, &reduction.module, &property)?;
     Ok(json!({
         "kind": "finding",

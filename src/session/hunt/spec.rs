@@ -403,11 +403,17 @@ impl HuntSpec {
             Source::Corpus(files) => files
                 .iter()
                 .map(|f| HuntProgram {
-                    name: f
-                        .strip_prefix(&self.dir)
-                        .unwrap_or(f)
-                        .to_string_lossy()
-                        .into_owned(),
+                    // Inside the spec's folder, the path from there;
+                    // elsewhere, the file's name.
+                    name: match f.strip_prefix(&self.dir) {
+                        Ok(rel) if f.is_relative() == self.dir.is_relative() => {
+                            rel.to_string_lossy().into_owned()
+                        }
+                        _ => f.file_name().map_or_else(
+                            || f.to_string_lossy().into_owned(),
+                            |n| n.to_string_lossy().into_owned(),
+                        ),
+                    },
                     seed: None,
                     file: Some(f.clone()),
                 })
