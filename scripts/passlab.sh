@@ -233,6 +233,7 @@ bench)
         python benches/explore_page.py
         python3 benches/machine_code.py
         python benches/remarks.py
+        python3 benches/hunt.py
         ;;
     instruments)
         shift
@@ -257,6 +258,11 @@ bench)
         setup_python
         install_kernel release
         python kernel/bench/vs_ipykernel.py
+        ;;
+    hunt)
+        setup_slurm
+        build_release
+        python3 benches/hunt.py
         ;;
     explore)
         setup_python

@@ -17,9 +17,10 @@
 //! that write files or load code (`:save`, `:export`, `:plugin`, `:rust`,
 //! `:dep`, `:register`, `:quit`), `--out`, paths outside a temporary folder
 //! (which holds `t.ll` and `t.c` for `:load`); budgets are made small
-//! (`trials=`, `seconds=`, `number=`, `repeat=`, ... and `:tune` gets
-//! `trials=3` unless it says otherwise) so that an input takes
-//! milliseconds to a few hundred.
+//! (`trials=`, `seconds=`, `number=`, `repeat=`, `budget=`, ...; `:tune`
+//! gets `trials=3`, `:reduce` and `:hunt` `budget=1` and a hunt the one
+//! program `t.c` or one Csmith program unless they say otherwise) so that an input takes
+//! milliseconds to a few hundred (a hunt or a reduction a second or two).
 //!
 //! `cargo fuzz fmt command ARTIFACT` prints an input as the cells it runs.
 use arbitrary::Arbitrary;
@@ -524,6 +525,14 @@ fn sanitize_line(line: &str) -> Option<String> {
                     "config.jit.max_buffer_bytes" => cap(val, (1u64 << 24) as f64),
                     "config.jit.max_output" => cap(val, (1u64 << 20) as f64),
                     "config.rust.timeout_ms" => cap(val, 2000.0),
+                    "budget" => cap(val, 1.0),
+                    "orderings" => cap(val, 1.0),
+                    "jobs" => cap(val, 2.0),
+                    // One program of Csmith's: A..B becomes A..A.
+                    "csmith" => match val.split_once("..") {
+                        Some((a, _)) => format!("{a}..{a}"),
+                        None => val.to_string(),
+                    },
                     "cflags" => {
                         // Flags that read files (@FILE, -include FILE) or
                         // reach outside the folder: not those.
@@ -547,6 +556,14 @@ fn sanitize_line(line: &str) -> Option<String> {
             .any(|w| w.starts_with("trials=") || w.starts_with("seconds="))
     {
         words.push("trials=3".into());
+    }
+    // A reduction and a hunt get a second each; a hunt one program.
+    let has = |words: &[String], k: &str| words.iter().any(|w| w.starts_with(k));
+    if matches!(name, "reduce" | "hunt") && !has(&words, "budget=") {
+        words.push("budget=1".into());
+    }
+    if name == "hunt" && !has(&words, "csmith=") && !has(&words, "corpus=") {
+        words.push("corpus=t.c".into());
     }
     Some(words.join(" "))
 }

@@ -134,6 +134,48 @@ fn finish_program(fd: i32, ret: u64, ns: u64) -> ! {
     }
 }
 
+/// The byte the next children fill fresh memory with, plus one (0: leave
+/// it as it is); see [`paint_fresh_memory`].
+static PAINT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+
+/// Makes the children this process starts from now on (until called with
+/// `None`) fill the stack below the call and the memory `malloc` returns
+/// with `byte` (its complement for the heap: [`program_malloc`]) before they call: a program
+/// that reads memory it never wrote then prints something else than with
+/// another byte, where without painting it would read the same leftovers
+/// every time and look deterministic. A reduction uses it to refuse
+/// candidates whose output depends on uninitialized memory.
+pub fn paint_fresh_memory(byte: Option<u8>) {
+    PAINT.store(byte.map_or(0, |b| u16::from(b) + 1), Ordering::Relaxed);
+}
+
+/// The program's `malloc` (the JIT links programs to it): libc's, with the
+/// block filled with the complement of the paint when there is one.
+pub(crate) extern "C" fn program_malloc(size: usize) -> *mut libc::c_void {
+    // SAFETY: libc's malloc, as the program would have called it.
+    let p = unsafe { libc::malloc(size) };
+    if let Some(byte) = PAINT.load(Ordering::Relaxed).checked_sub(1) {
+        if !p.is_null() {
+            // SAFETY: `p` is a fresh block of at least `size` bytes.
+            unsafe { libc::memset(p, i32::from(!(byte as u8)), size) };
+        }
+    }
+    p
+}
+
+/// Fills 256 KiB of the stack below this frame with `byte` (the frames
+/// the call pushes next land there).
+#[inline(never)]
+fn paint_stack(byte: u8) {
+    let mut area = [0u8; 256 << 10];
+    for b in area.iter_mut() {
+        // SAFETY: `b` is a valid, aligned reference into `area`; volatile
+        // so the fill of a dead array is not removed.
+        unsafe { std::ptr::write_volatile(b, byte) };
+    }
+    std::hint::black_box(&area);
+}
+
 /// Runs the plan in the child; fills `msg` with [ret, ns of the first
 /// call or number, repeat count, repeat times…] and returns its length.
 fn child_work(
@@ -150,6 +192,17 @@ fn child_work(
         EXIT_T0.store(now_ns(), Ordering::Relaxed);
     }
     let t0 = now_ns();
+    // After the clock's first call: resolving a symbol lazily saves the
+    // vector registers on the stack, over the paint.
+    if let Some(byte) = PAINT.load(Ordering::Relaxed).checked_sub(1) {
+        let byte = byte as u8;
+        // SAFETY: a glibc tuning call with a documented parameter; it only
+        // changes how this child's malloc fills blocks (what `free` takes
+        // gets the byte; what `malloc` returns from its per-thread cache
+        // does not get its complement, hence `program_malloc`).
+        unsafe { libc::mallopt(libc::M_PERTURB, i32::from(byte)) };
+        paint_stack(byte);
+    }
     // SAFETY: `f` is the packed entry of the JIT this call belongs to, and
     // `slots` holds the arguments of function `index`'s signature (checked by
     // the caller); whatever it does happens in this child.

@@ -60,6 +60,7 @@ pub use codegen::{
 };
 
 pub use crate::interrupt::interrupt_child as interrupt;
+pub use isolate::paint_fresh_memory;
 
 pub(crate) use buffer::fnv1a;
 pub use buffer::{Buffer, ElemType, Fill};
@@ -546,10 +547,12 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
         }
         LLVMOrcJITDylibAddGenerator(jd, generator);
         // A program's `exit` and `atexit` are passlab's (isolate.rs): libc's
-        // would run the session's own exit handlers, copied into the child.
+        // would run the session's own exit handlers, copied into the child;
+        // its `malloc` too (libc's, painting fresh blocks on request).
         let mut pairs = [
             ("exit", isolate::program_exit as *const () as usize),
             ("atexit", isolate::program_atexit as *const () as usize),
+            ("malloc", isolate::program_malloc as *const () as usize),
         ]
         .map(|(symbol, address)| {
             let c = CString::new(symbol).unwrap_or_default();
@@ -570,7 +573,7 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
         let e = LLVMOrcJITDylibDefine(jd, mu);
         if !e.is_null() {
             LLVMOrcDisposeMaterializationUnit(mu);
-            let err = failed("cannot define exit and atexit for programs", e);
+            let err = failed("cannot define exit, atexit and malloc for programs", e);
             LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
             return Err(err);
         }

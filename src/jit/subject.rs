@@ -178,4 +178,41 @@ mod tests {
         assert_eq!(two.label("p.c"), "program: p.c a b");
         assert!(two.code_bytes(&jit).unwrap() > 0);
     }
+
+    #[test]
+    fn painted_memory_shows_what_a_program_never_wrote() {
+        // main returns the low byte of a stack slot and of a malloc'd
+        // block it never wrote, as its exit status.
+        let m = Module::from_ir(
+            "declare ptr @malloc(i64)\n\
+             define i32 @main() {\n  %a = alloca [64 x i32]\n  %p = getelementptr [64 x i32], ptr %a, i64 0, i64 40\n  %x = load volatile i32, ptr %p\n  %h = call ptr @malloc(i64 64)\n  %y = load volatile i32, ptr %h\n  %lx = and i32 %x, 255\n  %ly = and i32 %y, 255\n  %s = shl i32 %ly, 0\n  %r = xor i32 %lx, %s\n  ret i32 %r\n}\n",
+            "uninit.ll",
+        )
+        .unwrap();
+        let jit = Jit::new(&m, 0).unwrap();
+        let run = || Subject::Exec(Program::default()).outcome(&jit).unwrap();
+        crate::jit::paint_fresh_memory(Some(0xA5));
+        let painted = run();
+        crate::jit::paint_fresh_memory(Some(0x0F));
+        let other = run();
+        crate::jit::paint_fresh_memory(None);
+        // Stack 0xA5, heap !0xA5 = 0x5A: 0xA5 ^ 0x5A = 0xFF; likewise 0xFF.
+        assert!(painted.starts_with("exit 255;"), "{painted}");
+        assert!(other.starts_with("exit 255;"), "{other}");
+        // The two reads apart: only the stack.
+        let stack_only = Module::from_ir(
+            "define i32 @main() {\n  %a = alloca [64 x i32]\n  %p = getelementptr [64 x i32], ptr %a, i64 0, i64 40\n  %x = load volatile i32, ptr %p\n  %r = and i32 %x, 255\n  ret i32 %r\n}\n",
+            "stack.ll",
+        )
+        .unwrap();
+        let jit = Jit::new(&stack_only, 0).unwrap();
+        let run = || Subject::Exec(Program::default()).outcome(&jit).unwrap();
+        crate::jit::paint_fresh_memory(Some(0xA5));
+        let a = run();
+        crate::jit::paint_fresh_memory(Some(0x0F));
+        let b = run();
+        crate::jit::paint_fresh_memory(None);
+        assert!(a.starts_with("exit 165;"), "{a}");
+        assert!(b.starts_with("exit 15;"), "{b}");
+    }
 }

@@ -500,6 +500,11 @@ pub fn reduce_ir(
         let mut command = std::process::Command::new("llvm-reduce-19");
         command
             .arg(format!("--test={}", oracle.script.display()))
+            // Its ir-passes delta runs instcombine: spelled as LLVM's own
+            // pipelines do, so that an input instcombine does not bring
+            // to a fixpoint (a finding of its own) does not abort
+            // llvm-reduce itself.
+            .arg("--ir-passes=function(sroa,instcombine<no-verify-fixpoint>,gvn,simplifycfg,infer-address-spaces)")
             .arg("-j")
             .arg(jobs.to_string())
             .arg("-o")

@@ -245,13 +245,49 @@ pub fn run_isolated(
     }))
 }
 
-/// Whether a function of `module` has an `alloca` of a constant zero
-/// elements (llvm-reduce's operands-to-zero makes them; every access to
-/// one is undefined behaviour).
-fn has_empty_alloca(module: &Module) -> bool {
+/// Whether a function of `module` has an `alloca` every access to which is
+/// undefined behaviour, as reductions easily make: one of a constant zero
+/// elements (llvm-reduce's operands-to-zero makes them), or one that is
+/// read but never written (a store removed; its loads read whatever an
+/// earlier call left in that stack slot, which a pipeline may change
+/// without a bug). Painting fresh memory ([`crate::jit::paint_fresh_memory`])
+/// catches reads of memory no one wrote; this catches the slot another
+/// frame wrote.
+fn has_unsound_alloca(module: &Module) -> bool {
     use llvm_sys::core::*;
-    // SAFETY: walks the live module's functions, blocks and instructions,
-    // only reading them.
+    use llvm_sys::prelude::LLVMValueRef;
+    use llvm_sys::LLVMOpcode::*;
+    /// How `v` (the alloca or an address computed from it) is used: (read,
+    /// written or escaped), following address computations.
+    unsafe fn uses(v: LLVMValueRef, depth: u32) -> (bool, bool) {
+        let (mut read, mut written) = (false, false);
+        let mut u = LLVMGetFirstUse(v);
+        while !u.is_null() {
+            let user = LLVMGetUser(u);
+            if LLVMIsAInstruction(user).is_null() {
+                written = true;
+            } else {
+                match LLVMGetInstructionOpcode(user) {
+                    LLVMLoad => read = true,
+                    // Written when it is the address; escaped when stored.
+                    LLVMStore => written = true,
+                    LLVMGetElementPtr | LLVMBitCast | LLVMAddrSpaceCast if depth < 8 => {
+                        let (r, w) = uses(user, depth + 1);
+                        read |= r;
+                        written |= w;
+                    }
+                    // Calls (memcpy, memset, a callee that writes it),
+                    // lifetime markers, phis, selects, comparisons: taken
+                    // as writes, so only a plain read-only slot counts.
+                    _ => written = true,
+                }
+            }
+            u = LLVMGetNextUse(u);
+        }
+        (read, written)
+    }
+    // SAFETY: walks the live module's functions, blocks, instructions and
+    // their uses, only reading them.
     unsafe {
         let mut f = LLVMGetFirstFunction(module.raw());
         while !f.is_null() {
@@ -259,12 +295,15 @@ fn has_empty_alloca(module: &Module) -> bool {
             while !b.is_null() {
                 let mut i = LLVMGetFirstInstruction(b);
                 while !i.is_null() {
-                    if LLVMGetInstructionOpcode(i) == llvm_sys::LLVMOpcode::LLVMAlloca {
+                    if LLVMGetInstructionOpcode(i) == LLVMAlloca {
                         let n = LLVMGetOperand(i, 0);
                         if !n.is_null()
-                            && LLVMIsAConstantInt(n) != std::ptr::null_mut()
+                            && !LLVMIsAConstantInt(n).is_null()
                             && LLVMConstIntGetZExtValue(n) == 0
                         {
+                            return true;
+                        }
+                        if let (true, false) = uses(i, 0) {
                             return true;
                         }
                     }
@@ -335,9 +374,10 @@ pub enum Property<'a> {
         limit: Duration,
         /// How candidates are compiled: the code generator at level 0 when
         /// the original shows the symptom that way too, else as the context
-        /// says. (Candidates with an `alloca` of zero elements, whose every
-        /// access is undefined behaviour that level 0's code happens to
-        /// survive, are refused whatever the level.)
+        /// says. (Candidates with an `alloca` of zero elements or one that
+        /// is read but never written, whose accesses are undefined
+        /// behaviour that level 0's code happens to survive, are refused
+        /// whatever the level.)
         codegen: Codegen,
     },
     /// Running `pipeline` ends the same way as `ending` (its
@@ -569,10 +609,16 @@ impl<'a> Property<'a> {
 
 impl Property<'_> {
     /// Whether candidates may be decided in several children at once (a
-    /// Rust predicate runs in the session's one Rust worker: one at a
-    /// time).
+    /// Rust predicate, or a pipeline with a Rust pass, runs in the
+    /// session's one Rust worker: one at a time).
     pub fn parallel(&self) -> bool {
-        !matches!(self, Property::Accepted { .. })
+        match self {
+            Property::Accepted { .. } => false,
+            Property::Differs { first, second, .. } => {
+                !pipeline::has_user_rust_pass(first) && !pipeline::has_user_rust_pass(second)
+            }
+            Property::Fails { pipeline: p, .. } => !pipeline::has_user_rust_pass(p),
+        }
     }
 
     /// In words, for titles and reproducers.
@@ -610,7 +656,7 @@ impl Property<'_> {
                 limit,
                 codegen,
             } => {
-                if has_empty_alloca(module) {
+                if has_unsound_alloca(module) {
                     return Ok(false);
                 }
                 // In a child: a candidate may crash a pass that ran well
@@ -628,10 +674,15 @@ impl Property<'_> {
                     }
                     // The first pipeline compiled and run again: a program
                     // whose output depends on where the JIT put things
-                    // (printing an address, reading memory it never
-                    // wrote) differs from itself, and says nothing about a
-                    // pass.
-                    Ok(outcome(first)?.as_ref() == Some(&a))
+                    // (printing an address) or on memory it never wrote
+                    // differs from itself, and says nothing about a pass.
+                    // Fresh memory painted this time: a program that
+                    // reads memory it never wrote (a reduction easily
+                    // makes one) prints what the paint says.
+                    crate::jit::paint_fresh_memory(Some(0xA5));
+                    let again = outcome(first);
+                    crate::jit::paint_fresh_memory(None);
+                    Ok(again?.as_ref() == Some(&a))
                 })
             }
             Property::Fails { pipeline, ending } => {
@@ -656,6 +707,26 @@ impl Property<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allocas_read_but_never_written_are_unsound() {
+        let m = |body: &str| {
+            Module::from_ir(
+                &format!("declare void @g(ptr)\ndefine i32 @f() {{\n  %a = alloca [4 x i32]\n  %p = getelementptr [4 x i32], ptr %a, i64 0, i64 1\n{body}  %x = load i32, ptr %p\n  ret i32 %x\n}}\n"),
+                "a.ll",
+            )
+            .unwrap()
+        };
+        assert!(has_unsound_alloca(&m("")), "read only");
+        assert!(!has_unsound_alloca(&m("  store i32 1, ptr %p\n")), "written");
+        assert!(!has_unsound_alloca(&m("  call void @g(ptr %a)\n")), "escaped");
+        let empty = Module::from_ir(
+            "define void @f() {\n  %a = alloca i32, i32 0\n  store i32 1, ptr %a\n  ret void\n}\n",
+            "e.ll",
+        )
+        .unwrap();
+        assert!(has_unsound_alloca(&empty), "zero elements");
+    }
 
     #[test]
     fn signatures_ignore_names_and_numbers() {

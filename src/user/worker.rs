@@ -232,7 +232,20 @@ impl Worker {
 
     /// Whether the host process still runs.
     pub(crate) fn alive(&mut self) -> bool {
-        matches!(self.host.try_wait(), Ok(None))
+        match self.host.try_wait() {
+            Ok(None) => true,
+            Ok(Some(_)) => false,
+            // Not this process's child: this is a fork of the session (a
+            // reduction decides a candidate in one) and the host is the
+            // parent's, which waits meanwhile; the socket it inherited
+            // reaches the same service, so no second worker is started.
+            Err(_) => {
+                // SAFETY: signal 0 only asks whether the process exists;
+                // the id is the host's, which the parent has not reaped
+                // while this fork runs.
+                unsafe { libc::kill(self.host.id() as i32, 0) == 0 }
+            }
+        }
     }
 
     /// Sends one request to the host and waits for its reply line. An

@@ -23,12 +23,13 @@ const SETTINGS: &[&str] = &[
 
 /// What `:help hunt` adds.
 pub(super) fn details() -> String {
-    "  csmith=A..B   Csmith's programs of seeds A to B (default 1..20; csmith --max-funcs 4 --max-block-depth 3)\n  \
+    "  csmith=A..B   Csmith's programs of seeds A to B (default 1..20)   csmith_args=A,B,...   csmith's arguments (default --max-funcs,4,--max-block-depth,3)\n  \
      corpus=PATTERN   C files instead (src/*.c)\n  \
      | PIPELINE | ...   the pipelines every program goes through (default O2); orderings=N adds N random orderings of :tune's pool per program (seed=, length=MIN..MAX, pool=P,...)\n  \
      oracle=native (clang-19 -O0, run) | jit-o0 (the unoptimized module through the JIT)   timeout=S per run (default 5)\n  \
      reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2; 1 when a pipeline has a Rust pass)\n  \
-     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt: the same hunt again resumes)"
+     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, resume=yes goes on where its records end\n  \
+     each reduced finding becomes a module of the session: found-1, found-2, ..."
         .to_string()
 }
 
@@ -43,19 +44,6 @@ fn bad_setting(k: &str) -> Error {
 fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
     v.parse()
         .map_err(|_| err("hunt", format!("{k} expects {what}, got '{v}'")))
-}
-
-/// Whether a pipeline has a pass written in Rust (its passes then run in
-/// the one Rust worker, one program at a time).
-fn has_rust_pass(text: &str) -> bool {
-    let rust: Vec<String> = registry::passes()
-        .into_iter()
-        .filter(|p| matches!(p.origin, registry::Origin::UserRust(_)))
-        .map(|p| p.name)
-        .collect();
-    pipeline::split(text)
-        .map(|parts| parts.iter().any(|p| rust.iter().any(|r| r == p)))
-        .unwrap_or(false)
 }
 
 pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
@@ -85,6 +73,9 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         name: "hunt".into(),
         ..HuntSpec::default()
     };
+    // csmith= may come after csmith_args=.
+    let mut csmith_args: Option<Vec<String>> = None;
+    let mut resume = false;
     if !pipelines.is_empty() {
         spec.pipelines = pipelines;
     }
@@ -108,6 +99,14 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                     seeds: (lo, hi),
                     args: hunt::CSMITH_ARGS.iter().map(|a| a.to_string()).collect(),
                 };
+            }
+            "csmith_args" => {
+                let args: Vec<String> = comma_list(v);
+                match &mut spec.source {
+                    Source::Csmith { args: a, .. } => *a = args,
+                    Source::Corpus(_) => {}
+                }
+                csmith_args = Some(comma_list(v));
             }
             "corpus" => {
                 let mut files: Vec<std::path::PathBuf> = glob::glob(v)
@@ -156,6 +155,13 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 }
                 spec.timeout = std::time::Duration::from_secs_f64(t);
             }
+            "resume" => {
+                resume = match v.as_str() {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(err("hunt", format!("resume expects yes or no, got '{v}'"))),
+                }
+            }
             "reduce" => {
                 spec.reduce = match v.as_str() {
                     "yes" | "true" => true,
@@ -182,19 +188,36 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             other => return Err(bad_setting(other)),
         }
     }
+    if let (Some(args), Source::Csmith { args: a, .. }) = (csmith_args, &mut spec.source) {
+        *a = args;
+    }
     spec.check()?;
     if spec.orderings > 0 {
         for p in &spec.pool {
             registry::get_pass(p)?;
         }
     }
-    if spec.pipelines.iter().any(|p| has_rust_pass(p)) {
+    if spec.pipelines.iter().any(|p| pipeline::has_user_rust_pass(p)) {
         spec.jobs = 1;
     }
     // By default a folder per hunt: the same hunt again resumes there.
     let dir = std::path::PathBuf::from(
         out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
     );
+    // A hunt in a session starts afresh (a cell run again does it again);
+    // `resume=yes` goes on where the folder's records end, as `passlab
+    // hunt` does.
+    if !resume && dir.exists() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), e))? {
+            let p = entry.map_err(|e| Error::io(dir.display(), e))?.path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.starts_with("hunt-") && name.ends_with(".jsonl") {
+                std::fs::remove_file(&p).map_err(|e| Error::io(p.display(), e))?;
+            } else if name == "findings" {
+                std::fs::remove_dir_all(&p).map_err(|e| Error::io(p.display(), e))?;
+            }
+        }
+    }
     let total = spec.programs().len();
     let mut sink = s.progress.take();
     let mut done = 0usize;
@@ -300,10 +323,47 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         o.items
             .push(Item::Display(super::super::Bundle::chart(&chart)?));
     }
+    // Each reduced finding becomes a module of the session.
+    // Numbered on from the session's last found-N, so a second hunt keeps
+    // the first one's findings.
+    let mut found = Vec::new();
+    let mut next = s
+        .modules
+        .keys()
+        .filter_map(|k| k.strip_prefix("found-")?.parse::<u64>().ok())
+        .max()
+        .map_or(1, |n| n.saturating_add(1));
+    for f in &report.findings {
+        let Some(folder) = f.reduced.as_ref().and_then(|r| r["reproducer"].as_str()) else {
+            continue;
+        };
+        let ll = dir.join(folder).join("reduced.ll");
+        let Ok(m) = Module::from_file(&ll) else { continue };
+        let name = format!("found-{next}");
+        next += 1;
+        let tools = f.reduced.as_ref().and_then(|r| r["shows_bug_without_passlab"].as_bool());
+        found.push(format!(
+            "{name}: {} ({} instructions; {}{})",
+            f.signature,
+            m.instruction_count(),
+            dir.join(folder).display(),
+            if tools == Some(true) {
+                ": its repro.sh shows the bug with LLVM's tools alone"
+            } else {
+                ": repro.plab shows it with passlab"
+            }
+        ));
+        s.put_module(name, m);
+    }
+    if !found.is_empty() {
+        o.push_text(format!(
+            "the reduced findings, now modules of the session (:use found-N):\n{}",
+            found.join("\n")
+        ));
+    }
     o.push_text(format!(
-        "records in {}; reproducers in {}/findings/ (passlab hunt merge reads the records too)",
-        summary.file.display(),
-        dir.display()
+        "records in {} (passlab hunt merge reads them too)",
+        summary.file.display()
     ));
     Ok(o)
 }

@@ -107,7 +107,12 @@ fn source_of(spec: &HuntSpec, p: &HuntProgram) -> std::result::Result<String, St
     match (&spec.source, p.seed, &p.file) {
         (spec::Source::Csmith { args, .. }, Some(seed), _) => {
             let mut cmd = std::process::Command::new("csmith");
-            cmd.arg("--seed").arg(seed.to_string()).args(args);
+            // Csmith writes platform.info where it runs: not in the
+            // user's folder.
+            cmd.arg("--seed")
+                .arg(seed.to_string())
+                .args(args)
+                .current_dir(std::env::temp_dir());
             match run_limited(&mut cmd, Duration::from_secs(60)) {
                 Ok((Some(s), out, _)) if s.success() && !out.is_empty() => Ok(out),
                 Ok((_, _, err)) => Err(format!("csmith --seed {seed} failed: {}", err.trim())),
