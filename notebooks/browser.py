@@ -325,7 +325,12 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
         root = ready_view(page, within, ".plab-explore", k, f"explorer {k + 1}", problems)
         if root is None:
             continue
-        # A pass marked with a size change (it changed the function).
+        # A pass marked with a size change (it changed the function), once
+        # the pass list is drawn whole (long lists are drawn in steps).
+        try:
+            root.locator(".plab-x-list[data-complete='1']:has(.plab-x-pass)").first.wait_for(timeout=10_000)
+        except Exception:
+            problems.append(f"explorer {k + 1}: the pass list is not drawn whole after 10 s")
         marked = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)")
         if marked.count() == 0:
             problems.append(f"explorer {k + 1}: no pass is marked as changing the selected function")
@@ -364,6 +369,15 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
         except Exception:
             problems.append(f"explorer {k + 1}: side by side shows no changed lines")
         seen = f"pass {number} ({name}) clicked, {lines} changed lines shown"
+        # The last pass that changed it: the page replays the function's
+        # whole history and checks it ends as passlab recorded.
+        marked.last.click()
+        root.locator(f".plab-x-pass.plab-x-sel[data-pass='{marked.last.get_attribute('data-pass')}']"
+                     ).first.wait_for(timeout=10_000)
+        if root.get_attribute("data-mismatch") is not None:
+            problems.append(f"explorer {k + 1}: the history of {root.get_attribute('data-mismatch')} "
+                            "replayed in the page does not end as passlab recorded it")
+        target.click()
         # A pass that made missed remarks on the function: its remarks
         # beside its diff, and only the missed ones with one click.
         badged = root.locator(".plab-x-pass:has(.plab-x-rk.plab-x-rk1)")

@@ -269,6 +269,7 @@ bench)
         setup_browser
         link_inputs
         build_release
+        install_kernel release
         python benches/explore_page.py
         ;;
     machine)

@@ -271,6 +271,184 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
     out
 }
 
+/// A renumbering of LLVM's unnamed values (`%7`, and a block's `7:`): the
+/// breakpoints `(old, new)` sorted by `old`, each mapping the numbers from
+/// its `old` to the next breakpoint's by the same offset (`old + k` to `new
+/// + k`); numbers before the first are kept. A pass that deletes one
+/// instruction renumbers every value after it, so two versions of a
+/// function differ on most lines but by one offset: the histories the
+/// explorer embeds store that offset and the few lines that really
+/// changed ([`renumbered_edits`]).
+pub type Renumbering = Vec<(u32, u32)>;
+
+/// The numbers in `line` that a [`Renumbering`] maps, as byte ranges of
+/// their digits: those after `%`, and a line's leading digits before `:`
+/// (a block's label). Digits with a leading zero or more than nine of them
+/// are not numbers LLVM prints; they are left alone (the explorer's script
+/// follows the same rules, src/explore/explorer.js).
+fn numbers(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = line.as_bytes();
+    let digits_from = move |i: usize| {
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let ok = move |i: usize, j: usize| j > i && j - i <= 9 && (b[i] != b'0' || j - i == 1);
+    let label = {
+        let j = digits_from(0);
+        (ok(0, j) && b.get(j) == Some(&b':')).then_some((0, j))
+    };
+    let mut i = 0;
+    let refs = std::iter::from_fn(move || {
+        while i < b.len() {
+            if b[i] == b'%' {
+                let j = digits_from(i + 1);
+                let start = i + 1;
+                i = j.max(i + 1);
+                if ok(start, j) {
+                    return Some((start, j));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        None
+    });
+    label.into_iter().chain(refs)
+}
+
+fn map_number(n: u32, map: &[(u32, u32)]) -> u32 {
+    match map.partition_point(|&(old, _)| old <= n) {
+        0 => n,
+        k => {
+            let (old, new) = map[k - 1];
+            // A number past what u32 holds is kept as it is.
+            new.checked_add(n - old).unwrap_or(n)
+        }
+    }
+}
+
+/// `text` with its unnamed values' numbers renumbered by `map`.
+///
+/// ```
+/// let t = "  %3 = add i32 %2, 1\n4:\n  ret i32 %3\n";
+/// assert_eq!(passlab::diff::renumber(t, &[(3, 2)]), "  %2 = add i32 %2, 1\n3:\n  ret i32 %2\n");
+/// ```
+pub fn renumber(text: &str, map: &[(u32, u32)]) -> String {
+    if map.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut at = 0;
+        for (i, j) in numbers(line) {
+            out.push_str(&line[at..i]);
+            match line[i..j].parse::<u32>() {
+                Ok(n) => {
+                    let _ = write!(out, "{}", map_number(n, map));
+                }
+                Err(_) => out.push_str(&line[i..j]),
+            }
+            at = j;
+        }
+        out.push_str(&line[at..]);
+    }
+    out
+}
+
+/// The renumbering that best explains `new` as `old` with its values
+/// renumbered: the lines that stay the same but for their numbers (found
+/// as [`edits`] finds kept lines, on the lines with numbers masked) pair
+/// their numbers in order.
+pub fn renumbering(old: &str, new: &str) -> Renumbering {
+    let mask = |t: &str| {
+        let mut out = String::with_capacity(t.len());
+        for line in t.split_inclusive('\n') {
+            let mut at = 0;
+            for (i, j) in numbers(line) {
+                out.push_str(&line[at..i]);
+                out.push('#');
+                at = j;
+            }
+            out.push_str(&line[at..]);
+        }
+        out
+    };
+    let (mo, mn) = (mask(old), mask(new));
+    let (ol, nl): (Vec<&str>, Vec<&str>) = (
+        old.split_inclusive('\n').collect(),
+        new.split_inclusive('\n').collect(),
+    );
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut pair_lines = |a: &str, b: &str| {
+        let (xs, ys): (Vec<_>, Vec<_>) = (numbers(a).collect(), numbers(b).collect());
+        if xs.len() == ys.len() {
+            for ((i, j), (k, l)) in xs.into_iter().zip(ys) {
+                if let (Ok(x), Ok(y)) = (a[i..j].parse::<u32>(), b[k..l].parse::<u32>()) {
+                    pairs.push((x, y));
+                }
+            }
+        }
+    };
+    let (mut o, mut n) = (0usize, 0usize);
+    for e in edits(&mo, &mn) {
+        for _ in 0..e.keep {
+            if let (Some(a), Some(b)) = (ol.get(o), nl.get(n)) {
+                pair_lines(a, b);
+            }
+            o += 1;
+            n += 1;
+        }
+        o += e.delete as usize;
+        n += e.insert.matches('\n').count();
+    }
+    while let (Some(a), Some(b)) = (ol.get(o), nl.get(n)) {
+        pair_lines(a, b);
+        o += 1;
+        n += 1;
+    }
+    // The first pairing of each old number; then a breakpoint wherever the
+    // offset changes (none while numbers stay themselves).
+    pairs.sort_by_key(|&(x, _)| x);
+    pairs.dedup_by_key(|p| p.0);
+    let mut map = Vec::new();
+    let mut offset = 0i64;
+    for (x, y) in pairs {
+        let d = i64::from(y) - i64::from(x);
+        if d != offset {
+            map.push((x, y));
+            offset = d;
+        }
+    }
+    map
+}
+
+/// The renumbering from `old` to `new` ([`renumbering`]) and the edit
+/// script from `old` so renumbered to `new`: `apply(&renumber(old, &map),
+/// &edits) == new`.
+///
+/// ```
+/// let old = "  %1 = mul i32 %0, 2\n  %2 = add i32 %1, 0\n  %3 = sub i32 %2, %0\n  ret i32 %3\n";
+/// let new = "  %1 = mul i32 %0, 2\n  %2 = sub i32 %1, %0\n  ret i32 %2\n";
+/// let (map, e) = passlab::diff::renumbered_edits(old, new);
+/// assert_eq!(passlab::diff::apply(&passlab::diff::renumber(old, &map), &e), new);
+/// // One line deleted and nothing inserted: the others only renumbered.
+/// assert_eq!(e.iter().map(|e| e.insert.lines().count()).sum::<usize>(), 0);
+/// ```
+pub fn renumbered_edits(old: &str, new: &str) -> (Renumbering, Vec<Edit>) {
+    if old == new {
+        return (Vec::new(), Vec::new());
+    }
+    let map = renumbering(old, new);
+    if map.is_empty() {
+        return (map, edits(old, new));
+    }
+    let e = edits(&renumber(old, &map), new);
+    (map, e)
+}
+
 /// `old` with an edit script from [`edits`] applied.
 pub fn apply(old: &str, edits: &[Edit]) -> String {
     let mut lines = old.split_inclusive('\n');
@@ -469,7 +647,40 @@ impl<R: Send + 'static> Background<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::{apply, edits, unified};
+    use super::{apply, edits, renumber, renumbered_edits, unified};
+
+    #[test]
+    fn a_deleted_instruction_costs_its_line_not_every_renumbered_one() {
+        // At -O0 every value is numbered; instcombine deletes the `add 0`,
+        // and everything after it is renumbered.
+        let m = crate::Module::from_c(
+            "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3 + 0; return s + n * 2; }",
+            "f.c",
+        )
+        .unwrap();
+        let old = m.print_function("f").unwrap();
+        let mut after = m.copy();
+        crate::pipeline::parse("mem2reg,instcombine")
+            .unwrap()
+            .apply(&mut after)
+            .unwrap();
+        let new = after.print_function("f").unwrap();
+        let (map, e) = renumbered_edits(&old, &new);
+        assert_eq!(apply(&renumber(&old, &map), &e), new);
+        let inserted = |e: &[super::Edit]| e.iter().map(|x| x.insert.len()).sum::<usize>();
+        assert!(inserted(&e) <= inserted(&edits(&old, &new)));
+        // Odd digits are left alone: leading zeros, ten digits, a lone %.
+        let odd = "  %007 = x %1234567890, %\n01: %3\n";
+        assert_eq!(
+            renumber(odd, &[(0, 5)]),
+            "  %007 = x %1234567890, %\n01: %8\n"
+        );
+        // A number past u32 after the offset stays as it is.
+        assert_eq!(
+            renumber("%999999999\n", &[(0, u32::MAX - 5)]),
+            "%999999999\n"
+        );
+    }
 
     #[test]
     fn edit_scripts_turn_old_into_new() {

@@ -18,11 +18,14 @@ mod pipeline;
 #[path = "../fuzz/targets/sweep_spec.rs"]
 mod sweep_spec;
 
+/// A target: its name, its set-up and its body.
+type Target = (&'static str, fn(), fn(&[u8]));
+
 #[test]
 fn every_target_over_its_seeds_and_their_mutations() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = root.join("target/fuzz-replay");
-    let targets: [(&str, fn(), fn(&[u8])); 5] = [
+    let targets: [Target; 5] = [
         ("pipeline", pipeline::init, pipeline::run),
         ("ir_text", ir_text::init, ir_text::run),
         ("config", config::init, config::run),

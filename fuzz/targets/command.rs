@@ -316,7 +316,7 @@ enum Body {
     Text(String),
 }
 
-fn pick<'a, S: AsRef<str>>(list: &'a [S], i: usize) -> &'a str {
+fn pick<S: AsRef<str>>(list: &[S], i: usize) -> &str {
     if list.is_empty() {
         ""
     } else {

@@ -22,7 +22,7 @@ pub fn run(data: &[u8]) {
     };
     static OPTIONS: OnceLock<Vec<passlab::ConfigOption>> = OnceLock::new();
     // The JIT declares its options when first used (a session does it).
-    let options = OPTIONS.get_or_init(|| registry::config_options());
+    let options = OPTIONS.get_or_init(registry::config_options);
     for ty in [
         ConfigType::Bool,
         ConfigType::Int,

@@ -2,8 +2,11 @@
 // element; `data` is {meta, blobs}: meta (gzip, base64) holds the passes
 // column by column and the functions; blobs[i] (gzip, base64, or null when
 // left out) holds function i's history: its initial text and each version
-// as an edit script (keep, delete, insert triples). A function's history is
-// decompressed when it is selected.
+// as [pass, instructions, deleted, edits, renumbering]: the previous text's
+// unnamed values renumbered (breakpoints old, new, ...; passlab::diff::
+// renumber, whose rules renumberLines follows), then an edit script (keep,
+// delete, insert triples). A function's history is decompressed when it is
+// selected.
 function plabExplore(root, data, hljs) {
   const UNITS = ["module", "cgscc", "function", "loop", "other"];
   const CONTEXT = 3;
@@ -26,11 +29,71 @@ function plabExplore(root, data, hljs) {
     return h;
   }
 
+  // passlab::diff::renumber on lines: the digits after `%` and a line's
+  // leading digits before `:` (1 to 9 digits, no leading zero) mapped by
+  // the last breakpoint at or below them.
+  // A line of IR as its text between numbers (`parts`, one more than
+  // `nums`) and the numbers passlab::diff::renumber maps: the digits after
+  // `%` and a line's leading digits before `:`, 1 to 9 digits without a
+  // leading zero (others stay text). `max` is the largest number.
+  const NUMBER = /(^\d+(?=:))|%(\d+)/g;
+  function tokenize(line) {
+    const parts = [];
+    const nums = [];
+    let at = 0;
+    let max = -1;
+    NUMBER.lastIndex = 0;
+    for (let m; (m = NUMBER.exec(line)); ) {
+      const digits = m[1] || m[2];
+      if (digits.length > 9 || (digits.length > 1 && digits.charCodeAt(0) === 48)) continue;
+      const start = m.index + (m[1] ? 0 : 1);
+      parts.push(line.slice(at, start));
+      const n = Number(digits);
+      nums.push(n);
+      if (n > max) max = n;
+      at = start + digits.length;
+    }
+    parts.push(at ? line.slice(at) : line);
+    return { parts, nums, max };
+  }
+
+  function lineText(l) {
+    if (!l.nums.length) return l.parts[0];
+    let s = l.parts[0];
+    for (let i = 0; i < l.nums.length; i++) s += l.nums[i] + l.parts[i + 1];
+    return s;
+  }
+
   function splitLines(text) {
     if (!text) return [];
     const lines = text.split("\n");
     if (lines[lines.length - 1] === "") lines.pop();
-    return lines;
+    return lines.map(tokenize);
+  }
+
+  // passlab::diff::renumber on tokenized lines: each number at or past the
+  // first breakpoint moved by the offset of the last breakpoint at or below
+  // it (a line whose numbers all come before is shared, not copied).
+  function renumberLines(lines, map) {
+    if (!map || !map.length) return lines;
+    const first = map[0];
+    const mapN = (n) => {
+      if (n < first) return n;
+      let lo = 0;
+      let hi = map.length / 2;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (map[2 * mid] <= n) lo = mid + 1;
+        else hi = mid;
+      }
+      const v = map[2 * lo - 1] + (n - map[2 * lo - 2]);
+      return v > 4294967295 ? n : v;
+    };
+    return lines.map((l) => {
+      if (l.max < first) return l;
+      const nums = l.nums.map(mapN);
+      return { parts: l.parts, nums, max: Math.max(-1, ...nums) };
+    });
   }
 
   function applyEdits(lines, edits) {
@@ -75,7 +138,9 @@ function plabExplore(root, data, hljs) {
 
     // The same rule as Recording::passes_on: the passes that ran on f and
     // the passes they ran inside.
+    const passesCache = new Map();
     function passesOn(f) {
+      if (passesCache.has(f)) return passesCache.get(f);
       const keep = new Uint8Array(N);
       for (let i = 0; i < N; i++) {
         if (!keep[i] && reaches(i, f)) {
@@ -89,6 +154,8 @@ function plabExplore(root, data, hljs) {
       }
       const out = [];
       for (let i = 0; i < N; i++) if (keep[i]) out.push(i);
+      if (passesCache.size > 64) passesCache.clear();
+      passesCache.set(f, out);
       return out;
     }
 
@@ -99,16 +166,37 @@ function plabExplore(root, data, hljs) {
       const h = JSON.parse(await gunzip(blob));
       // Texts of each version, computed as they are needed.
       h.texts = [splitLines(h.i)];
+      h.f = f;
       h.byPass = new Map();
       h.v.forEach((v, k) => h.byPass.set(v[0], k));
       histories.set(f, h);
       return h;
     }
 
+    // The text a history ends with must hash as passlab's did (lines_hash
+    // in src/explore/mod.rs): a page that replays it wrongly says so.
+    function checkLast(h) {
+      const enc = new TextEncoder();
+      let x = 0x811c9dc5;
+      for (const line of h.texts[h.v.length]) {
+        for (const b of enc.encode(lineText(line) + "\n")) {
+          x ^= b;
+          x = Math.imul(x, 0x01000193) >>> 0;
+        }
+      }
+      const [name, , , , , want] = meta.functions[h.f];
+      if (x !== want) {
+        root.dataset.mismatch = name;
+        root.prepend(el("div", "plab-x-warn", `this page's history of ${name} does not give the text passlab recorded (a bug in passlab: :explore ${name} shows its diffs)`));
+      }
+    }
+
     function textAt(h, k) {
       while (h.texts.length <= k) {
         const n = h.texts.length;
-        h.texts.push(applyEdits(h.texts[n - 1], h.v[n - 1][3]));
+        const v = h.v[n - 1];
+        h.texts.push(applyEdits(renumberLines(h.texts[n - 1], v[4]), v[3]));
+        if (n === h.v.length) checkLast(h);
       }
       return h.texts[k];
     }
@@ -164,9 +252,38 @@ function plabExplore(root, data, hljs) {
     fnPane.append(filter, toggle("only functions that changed", "onlyChanged", renderFunctions), fnList);
     const order = [...Array(F).keys()].sort((a, b) => meta.functions[b][3] - meta.functions[a][3] || (meta.functions[a][0] < meta.functions[b][0] ? -1 : 1));
 
+    // Long lists drawn in steps: a screenful at once (what the first frame
+    // lays out), then rows for 10 ms per task, so that a click is answered
+    // between two steps (a newer drawing of the same pane stops an older
+    // one); the pane's `data-complete` is set when all are drawn.
+    const drawing = {};
+    function inSteps(key, pane, n, one) {
+      const token = (drawing[key] = (drawing[key] || 0) + 1);
+      delete pane.dataset.complete;
+      let at = 0;
+      const step = (rows, ms) => {
+        if (drawing[key] !== token) return;
+        const until = performance.now() + ms;
+        const end = Math.min(n, at + rows);
+        while (at < end && (at % 32 !== 0 || performance.now() < until)) one(at++);
+        if (at < n) setTimeout(() => step(Infinity, 10), 0);
+        else pane.dataset.complete = "1";
+      };
+      step(120, 40);
+    }
+
+    const fnRows = new Map();
+    function markFunction(f) {
+      for (const r of fnList.querySelectorAll(".plab-x-sel")) r.classList.remove("plab-x-sel");
+      const r = fnRows.get(f);
+      if (r) r.classList.add("plab-x-sel");
+    }
+
     function renderFunctions() {
       fnList.textContent = "";
+      fnRows.clear();
       const whole = el("div", "plab-x-row" + (state.f < 0 ? " plab-x-sel" : ""), "(whole module)");
+      fnRows.set(-1, whole);
       whole.addEventListener("click", () => selectFunction(-1));
       fnList.append(whole);
       const needle = state.filter.toLowerCase();
@@ -184,6 +301,7 @@ function plabExplore(root, data, hljs) {
         row.append(el("span", "plab-x-name", name), el("span", "plab-x-num", `${versions}× ${before}→${after}`));
         if (!has && versions) row.classList.add("plab-x-nodata");
         row.addEventListener("click", () => selectFunction(i));
+        fnRows.set(i, row);
         fnList.append(row);
       }
     }
@@ -215,6 +333,7 @@ function plabExplore(root, data, hljs) {
     }
 
     async function renderPasses() {
+      drawing.passes = (drawing.passes || 0) + 1;
       passList.textContent = "";
       if (state.f < 0) return renderModulePasses();
       const f = state.f;
@@ -245,14 +364,13 @@ function plabExplore(root, data, hljs) {
           }
         }
       }
-      const frag = document.createDocumentFragment();
-      list.forEach((i, k) => {
+      inSteps("passes", passList, list.length, (k) => {
+        const i = list[k];
         if (keep && !keep.has(i)) return;
         const r = row(i, k + 1, sizes.get(i));
         r.addEventListener("click", () => selectPass(i, k + 1));
-        frag.append(r);
+        passList.append(r);
       });
-      passList.append(frag);
     }
 
     // The whole module: the outermost passes; a pass opens to the passes it ran.
@@ -287,6 +405,7 @@ function plabExplore(root, data, hljs) {
         container.append(frag);
       }
       add(passList, -1);
+      passList.dataset.complete = "1";
     }
 
     // ---- the diff
@@ -326,6 +445,7 @@ function plabExplore(root, data, hljs) {
     }
 
     async function renderDiff() {
+      drawing.diff = (drawing.diff || 0) + 1;
       diffView.textContent = "";
       renderRemarks();
       const i = state.pass;
@@ -357,19 +477,28 @@ function plabExplore(root, data, hljs) {
       }
       const v = h.v[k];
       diffHead.textContent = `${state.number}. ${passLabel(i)} on ${name}: ` + (v[2] ? "deleted it" : `${k === 0 ? meta.functions[f][1] : h.v[k - 1][1]} → ${v[1]} instructions`);
+      // Lines that only renumber values are unchanged lines: their text
+      // before the pass on the left, after it on the right.
       const old = textAt(h, k);
+      // The text after the pass too (checked when it is the last).
+      textAt(h, k + 1);
+      const renumbered = renumberLines(old, v[4]);
       const rows = [];
       let o = 0;
       let n = 0;
       const edits = v[3];
+      const same = () => {
+        o++;
+        rows.push([" ", old[o - 1], o, ++n, renumbered[o - 1]]);
+      };
       for (let j = 0; j < edits.length; j += 3) {
-        for (let q = 0; q < edits[j]; q++) rows.push([" ", old[o++], o, ++n]);
+        for (let q = 0; q < edits[j]; q++) same();
         const del = [];
-        for (let q = 0; q < edits[j + 1]; q++) del.push([old[o++], o]);
-        const ins = splitLines(edits[j + 2]).map((l) => [l, ++n]);
+        for (let q = 0; q < edits[j + 1]; q++) del.push([lineText(old[o++]), o]);
+        const ins = splitLines(edits[j + 2]).map((l) => [lineText(l), ++n]);
         rows.push(["±", del, ins]);
       }
-      while (o < old.length) rows.push([" ", old[o++], o, ++n]);
+      while (o < old.length) same();
       const table = el("table", "plab-x-diffrows" + (state.sideBySide ? " plab-x-sbs" : ""));
       if (state.sideBySide) {
         const cols = el("colgroup");
@@ -398,7 +527,7 @@ function plabExplore(root, data, hljs) {
           if (right && kind !== " ") r[1].classList.add("plab-x-inscell");
           tr.append(...l, ...r);
         } else {
-          const text = kind === "+" ? right[0] : left[0];
+          const text = kind === "-" ? left[0] : right[0];
           const c = code(text);
           tr.append(numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null), el("td", "plab-x-mark", kind), c);
         }
@@ -416,6 +545,9 @@ function plabExplore(root, data, hljs) {
       rows.forEach((r, idx) => {
         if (r[0] === "±") for (let d = -CONTEXT; d <= CONTEXT; d++) if (idx + d >= 0 && idx + d < rows.length) near[idx + d] = 1;
       });
+      // What to draw, in order; drawn in steps (a pass that rewrote a
+      // function of thousands of lines shows its first rows at once).
+      const ops = [];
       let skipped = 0;
       for (let idx = 0; idx < rows.length; idx++) {
         const r = rows[idx];
@@ -424,29 +556,39 @@ function plabExplore(root, data, hljs) {
             skipped++;
             continue;
           }
-          if (skipped) skip(skipped);
+          if (skipped) {
+            const n = skipped;
+            ops.push(() => skip(n));
+          }
           skipped = 0;
-          emit(" ", [r[1], r[2]], [r[1], r[3]]);
+          ops.push(() => emit(" ", [lineText(r[1]), r[2]], [lineText(r[4]), r[3]]));
           continue;
         }
-        if (skipped) skip(skipped);
+        if (skipped) {
+          const n = skipped;
+          ops.push(() => skip(n));
+        }
         skipped = 0;
         const [, del, ins] = r;
         if (state.sideBySide) {
-          for (let q = 0; q < Math.max(del.length, ins.length); q++) emit("±", del[q], ins[q]);
+          for (let q = 0; q < Math.max(del.length, ins.length); q++) ops.push(() => emit("±", del[q], ins[q]));
         } else {
-          for (const d of del) emit("-", d, null);
-          for (const a of ins) emit("+", null, a);
+          for (const d of del) ops.push(() => emit("-", d, null));
+          for (const a of ins) ops.push(() => emit("+", null, a));
         }
       }
-      if (skipped) skip(skipped);
+      if (skipped) {
+        const n = skipped;
+        ops.push(() => skip(n));
+      }
       diffView.append(table);
+      inSteps("diff", table, ops.length, (j) => ops[j]());
     }
 
     function selectFunction(f, pass) {
       state.f = f;
       state.pass = -1;
-      renderFunctions();
+      markFunction(f);
       renderPasses().then(() => {
         if (pass !== undefined && f >= 0) {
           const number = passesOn(f).indexOf(pass) + 1;

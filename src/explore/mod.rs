@@ -15,7 +15,14 @@
 //!
 //! The page is the passes column by column and the functions as gzip'd
 //! JSON, each function's history its own gzip'd blob (embedded most-changed
-//! first up to [`DEFAULT_BUDGET`]), with four files beside this one:
+//! first while the page stays within its budget, [`BUDGET_KEY`]): the first
+//! text, then per version the renumbering of the values and the edit script
+//! from the renumbered text ([`crate::diff::renumbered_edits`]: a deleted
+//! instruction costs its line, not every renumbered line after it: the
+//! page of sqlite3 with every history went from 28.2 MB to 10.6 MB), and
+//! the final text's
+//! hash, which the page checks when it replays a history. Four files sit
+//! beside this one:
 //! `explorer.js` (plain DOM; decompresses a history when its function is
 //! selected), `explorer.css` (scoped to `.plab-explore`, stating every
 //! table property a host's stylesheet may set), `hljs.js` (highlight.js
@@ -41,9 +48,34 @@ const SCRIPT: &str = include_str!("explorer.js");
 const COMMON: &str = include_str!("page.js");
 const STYLE: &str = include_str!("explorer.css");
 
-/// Compressed histories embedded in one page, at most (the rest are listed
-/// without their diffs).
-pub const DEFAULT_BUDGET: usize = 24 << 20;
+/// The most bytes one explorer page may take, everything counted (data,
+/// script, styles); past it the histories of the functions changed least
+/// are left out and named. 20 MB: the whole of sqlite3 at default<O2> fits.
+pub const DEFAULT_BUDGET: usize = 20_000_000;
+
+/// The config key of the page budget (bytes), so that `:with
+/// config.explore.max_page_bytes=50000000` allows a larger page.
+pub const BUDGET_KEY: &str = "explore.max_page_bytes";
+
+inventory::submit!(crate::config::Declarations(config_options));
+
+fn config_options() -> Vec<crate::ConfigOption> {
+    vec![crate::ConfigOption::new(
+        BUDGET_KEY,
+        DEFAULT_BUDGET as i64,
+        "the most bytes one pipeline explorer page may take (data, script and styles); past it the functions changed least are listed without their histories",
+    )
+    .with_range(100_000.0, (1u64 << 40) as f64)]
+}
+
+/// The page budget of the current context ([`BUDGET_KEY`]).
+pub fn budget() -> usize {
+    crate::PassContext::current()
+        .config_int(BUDGET_KEY)
+        .ok()
+        .and_then(|b| usize::try_from(b).ok())
+        .unwrap_or(DEFAULT_BUDGET)
+}
 
 fn unit_word(u: IrUnit) -> &'static str {
     match u {
@@ -305,62 +337,6 @@ pub fn html(
             }
         }
     }
-    // Histories, most changed first, while the budget lasts.
-    let mut order: Vec<usize> = (0..rec.functions.len())
-        .filter(|&i| !rec.functions[i].versions.is_empty())
-        .collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(rec.functions[i].versions.len()));
-    if let Some((f, _)) = select {
-        // The selected function first, whatever its size.
-        order.retain(|&i| i != f);
-        if !rec.functions[f].versions.is_empty() {
-            order.insert(0, f);
-        }
-    }
-    let mut blobs: Vec<Option<String>> = vec![None; rec.functions.len()];
-    let mut used = 0;
-    let mut embedded = 0;
-    for &i in &order {
-        let log = &rec.functions[i];
-        let versions: Vec<serde_json::Value> = log
-            .versions
-            .iter()
-            .map(|v| {
-                let mut edits = Vec::with_capacity(v.edits.len() * 3);
-                for e in &v.edits {
-                    edits.push(json!(e.keep));
-                    edits.push(json!(e.delete));
-                    edits.push(json!(e.insert));
-                }
-                json!([v.pass, v.instructions, v.deleted as u8, edits])
-            })
-            .collect();
-        let blob = gzip_base64(
-            json!({"i": log.initial, "v": versions})
-                .to_string()
-                .as_bytes(),
-        );
-        if used + blob.len() > budget && embedded > 0 {
-            continue;
-        }
-        used += blob.len();
-        embedded += 1;
-        blobs[i] = Some(blob);
-    }
-    let functions: Vec<serde_json::Value> = rec
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            json!([
-                f.name,
-                f.instructions_before,
-                f.instructions_after,
-                f.versions.len(),
-                blobs[i].is_some() as u8
-            ])
-        })
-        .collect();
     // Which functions each pass changed, for the module view.
     let mut changed_by: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (i, f) in rec.functions.iter().enumerate() {
@@ -396,7 +372,39 @@ pub fn html(
         }
     }
     let [rx, rfn, rk, rp, rm, rl, rcol] = rcols;
-    let meta = json!({
+    // The page's metadata, compressed, with the functions whose histories
+    // it holds marked (`held[i]`).
+    // Each changed function's text after the run, hashed: the page checks
+    // that its history, replayed, gives the same text.
+    let hashes: Vec<u32> = rec
+        .functions
+        .iter()
+        .map(|f| {
+            if f.versions.is_empty() {
+                0
+            } else {
+                lines_hash(&f.text_at(f.versions.len()))
+            }
+        })
+        .collect();
+    let meta_of = |held: &dyn Fn(usize) -> bool| {
+        let functions: Vec<serde_json::Value> = rec
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                json!([
+                    f.name,
+                    f.instructions_before,
+                    f.instructions_after,
+                    f.versions.len(),
+                    held(i) as u8,
+                    hashes[i]
+                ])
+            })
+            .collect();
+        gzip_base64(
+            json!({
         "remarks": {"x": rx, "f": rfn, "k": rk, "p": rp, "m": rm, "l": rl, "c": rcol, "s": rstrings},
         "pipeline": rec.pipeline,
         "module": rec.module,
@@ -407,8 +415,61 @@ pub fn html(
         "cb": changed_by,
         "functions": functions,
         "select": select.map(|(f, n)| json!([f, n])),
-    });
-    let meta = gzip_base64(meta.to_string().as_bytes());
+            })
+            .to_string()
+            .as_bytes(),
+        )
+    };
+    // Histories, most changed first, while the budget lasts.
+    let mut order: Vec<usize> = (0..rec.functions.len())
+        .filter(|&i| !rec.functions[i].versions.is_empty())
+        .collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(rec.functions[i].versions.len()));
+    if let Some((f, _)) = select {
+        // The selected function first, whatever its size.
+        order.retain(|&i| i != f);
+        if !rec.functions[f].versions.is_empty() {
+            order.insert(0, f);
+        }
+    }
+    let mut blobs: Vec<Option<String>> = vec![None; rec.functions.len()];
+    // Everything but the histories: the metadata (the same size whichever
+    // are held, but for a few bytes of compression), the scripts, the
+    // styles and the page around them.
+    let fixed =
+        meta_of(&|_| true).len() + HLJS.len() + COMMON.len() + SCRIPT.len() + STYLE.len() + 4096;
+    let mut used = fixed;
+    let mut embedded = 0;
+    for &i in &order {
+        let log = &rec.functions[i];
+        let versions: Vec<serde_json::Value> = log
+            .versions
+            .iter()
+            .map(|v| {
+                let mut edits = Vec::with_capacity(v.edits.len() * 3);
+                for e in &v.edits {
+                    edits.push(json!(e.keep));
+                    edits.push(json!(e.delete));
+                    edits.push(json!(e.insert));
+                }
+                let renumber: Vec<u32> = v.renumber.iter().flat_map(|&(o, n)| [o, n]).collect();
+                json!([v.pass, v.instructions, v.deleted as u8, edits, renumber])
+            })
+            .collect();
+        let blob = gzip_base64(
+            json!({"i": log.initial, "v": versions})
+                .to_string()
+                .as_bytes(),
+        );
+        // The blob, its quotes and a comma.
+        if used + blob.len() + 3 > budget && embedded > 0 {
+            continue;
+        }
+        used += blob.len() + 3;
+        embedded += 1;
+        blobs[i] = Some(blob);
+    }
+    let meta = meta_of(&|i| blobs[i].is_some());
     let blobs_js: Vec<serde_json::Value> = blobs
         .into_iter()
         .map(|b| b.map_or(serde_json::Value::Null, serde_json::Value::String))
@@ -445,6 +506,23 @@ pub fn html(
         changed,
     };
     (page, stats)
+}
+
+/// FNV-1a (32 bits) of `text`'s lines, each ended by `\n` (a last line
+/// without one too), as explorer.js hashes the lines it replays.
+fn lines_hash(text: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    for line in lines {
+        for &b in line.as_bytes().iter().chain(b"\n") {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h
 }
 
 /// `text`'s number among `strings`, added if new.

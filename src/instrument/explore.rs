@@ -55,8 +55,12 @@ pub struct Version {
     pub pass: u32,
     /// Instructions after the pass (0: the pass deleted the function).
     pub instructions: u64,
-    /// From the previous version's text to this one's.
+    /// From the previous version's text, renumbered by `renumber`
+    /// ([`crate::diff::renumbered_edits`]), to this one's.
     pub edits: Vec<Edit>,
+    /// How the previous version's unnamed values are renumbered before
+    /// `edits` apply (empty: they are not).
+    pub renumber: crate::diff::Renumbering,
     /// The pass deleted the function.
     pub deleted: bool,
 }
@@ -80,7 +84,7 @@ impl FunctionLog {
     pub fn text_at(&self, n: usize) -> String {
         let mut text = self.initial.clone();
         for v in &self.versions[..n.min(self.versions.len())] {
-            text = crate::diff::apply(&text, &v.edits);
+            text = crate::diff::apply(&crate::diff::renumber(&text, &v.renumber), &v.edits);
         }
         text
     }
@@ -249,6 +253,7 @@ impl Recording {
                 pass: index,
                 instructions,
                 edits: Vec::new(),
+                renumber: Vec::new(),
                 deleted: false,
             });
             log.instructions_after = instructions;
@@ -347,7 +352,7 @@ struct State {
     done: bool,
     /// Edit scripts being computed on another thread, and the (function,
     /// version) each belongs to, in order.
-    edits: crate::diff::Background<Vec<crate::diff::Edit>>,
+    edits: crate::diff::Background<(crate::diff::Renumbering, Vec<crate::diff::Edit>)>,
     waiting: std::collections::VecDeque<(usize, usize)>,
 }
 
@@ -408,7 +413,7 @@ impl State {
     /// `wait`, all of them.
     fn flush(&mut self, wait: bool) {
         let mut lost = 0;
-        for edits in self.edits.ready(wait, &mut lost) {
+        for (renumber, edits) in self.edits.ready(wait, &mut lost) {
             if let Some((f, v)) = self.waiting.pop_front() {
                 if let Some(version) = self
                     .recording
@@ -417,6 +422,7 @@ impl State {
                     .and_then(|l| l.versions.get_mut(v))
                 {
                     version.edits = edits;
+                    version.renumber = renumber;
                 }
             }
         }
@@ -523,13 +529,15 @@ impl Instrument for Explore {
             log.versions.push(Version {
                 pass: index,
                 instructions: c.instructions,
-                // Filled in when its thread has computed it.
+                // Filled in when its thread has computed them.
                 edits: Vec::new(),
+                renumber: Vec::new(),
                 deleted,
             });
             let v = log.versions.len() - 1;
             s.waiting.push_back((f, v));
-            s.edits.submit(move || crate::diff::edits(&before, &after));
+            s.edits
+                .submit(move || crate::diff::renumbered_edits(&before, &after));
             s.sizes[f] = c.instructions;
         }
         s.flush(pass.depth == 0);

@@ -415,7 +415,7 @@ pub(crate) fn run(
                 Plan::Exec { stdin } if stdin >= 0 => stdin,
                 _ => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
             };
-            if input >= 0 && input != 0 {
+            if input > 0 {
                 libc::dup2(input, 0);
                 libc::close(input);
             }
@@ -604,8 +604,9 @@ pub(crate) fn in_child_streamed(
         let mut failed_to_send = false;
         let mut send = |bytes: &[u8]| {
             let len = (bytes.len() as u64 | STREAMED).to_le_bytes();
-            if !failed_to_send && !(child::write_all(out, &len) && child::write_all(out, bytes)) {
-                failed_to_send = true;
+            // Once a write fails, nothing more is sent.
+            if !failed_to_send {
+                failed_to_send = !(child::write_all(out, &len) && child::write_all(out, bytes));
             }
         };
         match work(&mut send) {

@@ -718,8 +718,14 @@ mod tests {
             .unwrap()
         };
         assert!(has_unsound_alloca(&m("")), "read only");
-        assert!(!has_unsound_alloca(&m("  store i32 1, ptr %p\n")), "written");
-        assert!(!has_unsound_alloca(&m("  call void @g(ptr %a)\n")), "escaped");
+        assert!(
+            !has_unsound_alloca(&m("  store i32 1, ptr %p\n")),
+            "written"
+        );
+        assert!(
+            !has_unsound_alloca(&m("  call void @g(ptr %a)\n")),
+            "escaped"
+        );
         let empty = Module::from_ir(
             "define void @f() {\n  %a = alloca i32, i32 0\n  store i32 1, ptr %a\n  ret void\n}\n",
             "e.ll",

@@ -270,9 +270,9 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let _ = write!(
+        let _ = writeln!(
             readme,
-            "When it was written, `sh repro.sh` {}.\n",
+            "When it was written, `sh repro.sh` {}.",
             if shows_bug {
                 "showed the bug"
             } else {

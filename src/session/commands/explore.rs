@@ -76,7 +76,7 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     };
     let select = function.map(|f| (f, number));
     if let Some(path) = out_file {
-        let (page, stats) = crate::explore::html(rec, select, true, crate::explore::DEFAULT_BUDGET);
+        let (page, stats) = crate::explore::html(rec, select, true, crate::explore::budget());
         std::fs::write(&path, &page).map_err(|e| Error::io(&path, e))?;
         o.push_text(format!(
             "wrote {path}: {:.1} MB, the diffs of {} of the {} functions that changed",
@@ -88,7 +88,7 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     }
     let mut bundle = super::super::Bundle::text(plain);
     if s.html {
-        let (page, _) = crate::explore::html(rec, select, false, crate::explore::DEFAULT_BUDGET);
+        let (page, _) = crate::explore::html(rec, select, false, crate::explore::budget());
         bundle.data.push(("text/html".into(), page));
     }
     o.items.push(Item::Display(bundle));

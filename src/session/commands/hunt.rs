@@ -197,7 +197,11 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             registry::get_pass(p)?;
         }
     }
-    if spec.pipelines.iter().any(|p| pipeline::has_user_rust_pass(p)) {
+    if spec
+        .pipelines
+        .iter()
+        .any(|p| pipeline::has_user_rust_pass(p))
+    {
         spec.jobs = 1;
     }
     // By default a folder per hunt: the same hunt again resumes there.
@@ -210,7 +214,10 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     if !resume && dir.exists() {
         for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), e))? {
             let p = entry.map_err(|e| Error::io(dir.display(), e))?.path();
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if name.starts_with("hunt-") && name.ends_with(".jsonl") {
                 std::fs::remove_file(&p).map_err(|e| Error::io(p.display(), e))?;
             } else if name == "findings" {
@@ -338,10 +345,15 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             continue;
         };
         let ll = dir.join(folder).join("reduced.ll");
-        let Ok(m) = Module::from_file(&ll) else { continue };
+        let Ok(m) = Module::from_file(&ll) else {
+            continue;
+        };
         let name = format!("found-{next}");
         next += 1;
-        let tools = f.reduced.as_ref().and_then(|r| r["shows_bug_without_passlab"].as_bool());
+        let tools = f
+            .reduced
+            .as_ref()
+            .and_then(|r| r["shows_bug_without_passlab"].as_bool());
         found.push(format!(
             "{name}: {} ({} instructions; {}{})",
             f.signature,
