@@ -387,7 +387,10 @@ impl Chart {
             Kind::Bars { axis, bars } => {
                 let labels: Vec<String> = bars
                     .iter()
-                    .map(|(_, v)| format!("{v:.prec$}", prec = decimals(*v)))
+                    .map(|(_, v)| match v.fract() == 0.0 {
+                        true => format!("{v:.0}"),
+                        false => format!("{v:.prec$}", prec = decimals(*v)),
+                    })
                     .collect();
                 horizontal_bars(root, &self.title, axis, bars, &labels, None, None)
             }
@@ -637,7 +640,14 @@ fn horizontal_bars<DB: DrawingBackend>(
     let max = (0..bars.len())
         .map(|i| bars[i].1 + error(i))
         .fold(0.0, f64::max);
-    let xmax = if max > 0.0 { max * 1.3 } else { 1.0 };
+    // Counts (every value whole, no error bars) get whole ticks.
+    let counts = errors.is_none() && bars.iter().all(|b| b.1.fract() == 0.0);
+    let xmax = match (max > 0.0, counts) {
+        (false, _) => 1.0,
+        (true, false) => max * 1.3,
+        (true, true) => (max * 1.3).ceil().max(max + 1.0),
+    };
+    let ticks = if xmax <= 10.0 { xmax as usize + 1 } else { 10 };
     let widest = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(4);
     let mut chart = ChartBuilder::on(root)
         .caption(title, caption())
@@ -653,16 +663,18 @@ fn horizontal_bars<DB: DrawingBackend>(
             .map_or(String::new(), |s| s.to_string()),
         _ => String::new(),
     };
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
+    let whole = |x: &f64| format!("{x:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_y_mesh()
         .y_labels(bars.len().max(1))
         .y_label_formatter(&label)
         .x_desc(axis)
         .label_style(small())
-        .axis_desc_style(axis_desc())
-        .draw()
-        .map_err(|e| e.to_string())?;
+        .axis_desc_style(axis_desc());
+    if counts {
+        mesh.x_labels(ticks).x_label_formatter(&whole);
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
     let colour = RGBColor(49, 104, 178);
     // Each bar as segments: (from, to, colour); one segment unless stacked.
     let segments = |i: usize, total: f64| -> Vec<(f64, f64, RGBColor)> {
@@ -998,6 +1010,47 @@ impl Placer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_have_whole_ticks_and_labels() {
+        let texts = |svg: String| -> Vec<String> {
+            svg.split("<text")
+                .skip(1)
+                .filter_map(|t| {
+                    Some(
+                        t.split_once('>')?
+                            .1
+                            .split_once("</text>")?
+                            .0
+                            .trim()
+                            .to_string(),
+                    )
+                })
+                .collect()
+        };
+        let t = texts(
+            Chart::bars("findings", "programs", vec![("a (miscompile)".into(), 1.0)])
+                .svg()
+                .unwrap(),
+        );
+        assert!(
+            t.iter().filter(|x| *x == "1").count() >= 2,
+            "the bar's label and a tick: {t:?}"
+        );
+        assert!(
+            !t.iter().any(|x| x.contains('.')),
+            "no fractions of a count: {t:?}"
+        );
+        let t = texts(
+            Chart::bars("t", "ms", vec![("x".into(), 0.25)])
+                .svg()
+                .unwrap(),
+        );
+        assert!(
+            t.iter().any(|x| x == "0.25"),
+            "fractions keep their decimals: {t:?}"
+        );
+    }
 
     #[test]
     fn units_follow_the_largest_value() {

@@ -144,9 +144,18 @@ static PAINT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0
 /// that reads memory it never wrote then prints something else than with
 /// another byte, where without painting it would read the same leftovers
 /// every time and look deterministic. A reduction uses it to refuse
-/// candidates whose output depends on uninitialized memory.
+/// candidates whose output depends on uninitialized memory (a program's
+/// arguments are moved too: [`crate::jit::Jit::exec`]).
 pub fn paint_fresh_memory(byte: Option<u8>) {
     PAINT.store(byte.map_or(0, |b| u16::from(b) + 1), Ordering::Relaxed);
+}
+
+/// The byte fresh memory is painted with now, if any.
+pub(crate) fn painting() -> Option<u8> {
+    PAINT
+        .load(Ordering::Relaxed)
+        .checked_sub(1)
+        .map(|b| b as u8)
 }
 
 /// The program's `malloc` (the JIT links programs to it): libc's, with the
@@ -281,6 +290,8 @@ impl Drop for Running {
 pub(crate) struct OutputSpec {
     pub max: usize,
     pub file: Option<std::path::PathBuf>,
+    /// The most processor time the child may use before it is stopped.
+    pub cpu: Option<Duration>,
 }
 
 /// One captured stream: its beginning, a ring of its end, and its size.
@@ -449,6 +460,29 @@ pub(crate) fn run(
     let mut result = Vec::new();
     let mut status = 0;
     let mut timed_out = false;
+    let mut over_cpu = false;
+    // The child's processor-time clock, when its use is limited.
+    let cpu_clock = output.cpu.and_then(|_| {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: asks for the CPU-time clock of our own child; `clock` is
+        // a valid out-pointer.
+        (unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0).then_some(clock)
+    });
+    let cpu_used = || {
+        cpu_clock.map(|clock| {
+            let mut t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: reads a clock id the kernel gave for our child into
+            // a valid timespec.
+            unsafe { libc::clock_gettime(clock, &mut t) };
+            Duration::new(
+                t.tv_sec.max(0) as u64,
+                t.tv_nsec.clamp(0, 999_999_999) as u32,
+            )
+        })
+    };
     let mut buf = vec![0u8; 1 << 16];
     // [ret, ns or number, repeat count, repeat times…], as child_work
     // writes it.
@@ -494,7 +528,8 @@ pub(crate) fn run(
         if done == pid {
             break;
         }
-        if start.elapsed() > timeout {
+        over_cpu = matches!((cpu_used(), output.cpu), (Some(used), Some(most)) if used > most);
+        if start.elapsed() > timeout || over_cpu {
             // SAFETY: `pid` is our unreaped child, so the signal reaches no
             // other process; then it is reaped.
             unsafe {
@@ -522,6 +557,12 @@ pub(crate) fn run(
         }
         msg
     };
+    if timed_out && over_cpu {
+        return Err(with_output(format!(
+            "used more than {:.2} s of processor time and was stopped",
+            output.cpu.unwrap_or_default().as_secs_f64()
+        )));
+    }
     if timed_out {
         return Err(with_output(format!(
             "did not finish within {:.1} s and was stopped",

@@ -384,6 +384,9 @@ pub struct Jit {
     /// Each function's size in the object, in bytes.
     code_bytes: BTreeMap<String, u64>,
     timeout: Option<Duration>,
+    /// The most processor time a call's child may use (none: no limit but
+    /// the time limit).
+    cpu_limit: Option<Duration>,
     output: Option<isolate::OutputSpec>,
     times: CompileTimes,
     /// The module's name (a program's `argv[0]`).
@@ -737,6 +740,7 @@ impl Jit {
             decisions,
             code_bytes,
             timeout: None,
+            cpu_limit: None,
             output: None,
             times: CompileTimes::default(),
             name: module.name(),
@@ -834,6 +838,13 @@ impl Jit {
         self
     }
 
+    /// Stops a call's child once it has used `cpu` of processor time (a
+    /// limit a loaded machine does not shorten, as it does wall time).
+    pub fn with_cpu_limit(mut self, cpu: Duration) -> Jit {
+        self.cpu_limit = Some(cpu);
+        self
+    }
+
     /// The time limit a call made now has.
     pub fn timeout(&self) -> Duration {
         self.timeout.unwrap_or_else(|| {
@@ -853,19 +864,26 @@ impl Jit {
     /// Sets where calls' output goes: the cap per stream (otherwise the
     /// context's `jit.max_output`) and a file that gets all of it.
     pub fn with_output(mut self, max: usize, file: Option<std::path::PathBuf>) -> Jit {
-        self.output = Some(isolate::OutputSpec { max, file });
+        self.output = Some(isolate::OutputSpec {
+            max,
+            file,
+            cpu: None,
+        });
         self
     }
 
     fn output_spec(&self) -> isolate::OutputSpec {
-        self.output.clone().unwrap_or_else(|| isolate::OutputSpec {
+        let mut spec = self.output.clone().unwrap_or_else(|| isolate::OutputSpec {
             max: crate::PassContext::current()
                 .config_int(MAX_OUTPUT_KEY)
                 .ok()
                 .filter(|m| *m > 0)
                 .map_or(DEFAULT_MAX_OUTPUT, |m| m as usize),
             file: None,
-        })
+            cpu: None,
+        });
+        spec.cpu = self.cpu_limit;
+        spec
     }
 
     fn lookup(&self, function: &str) -> Result<&(Signature, u32)> {
@@ -969,15 +987,33 @@ impl Jit {
         for a in &program.args {
             strings.push(nul(a)?);
         }
-        let mut argv: Vec<*const std::os::raw::c_char> =
-            strings.iter().map(|c| c.as_ptr()).collect();
+        // The strings and the pointers to them in one block each; with
+        // fresh memory painted (isolate::paint_fresh_memory), both start
+        // further in, so that a program whose output depends on where its
+        // arguments are (reading a pointer as a number) prints something
+        // else than unpainted, as it does for memory it never wrote.
+        let pad = isolate::painting().map_or(0, |b| 4096 + 16 * usize::from(b));
+        let mut text: Vec<u8> = vec![0; pad];
+        let mut starts = Vec::with_capacity(strings.len());
+        for c in &strings {
+            starts.push(text.len());
+            text.extend_from_slice(c.as_bytes_with_nul());
+        }
+        let mut argv: Vec<*const std::os::raw::c_char> = vec![std::ptr::null(); pad / 8];
+        let first = argv.len();
+        argv.extend(
+            starts
+                .iter()
+                .map(|&i| text[i..].as_ptr() as *const std::os::raw::c_char),
+        );
         argv.push(std::ptr::null());
+        let argv_ptr = argv[first..].as_ptr();
         extern "C" {
             static environ: *const *const std::os::raw::c_char;
         }
         // SAFETY: reading libc's `environ` pointer (not what it points to).
         let envp = unsafe { environ } as u64;
-        let slots: Vec<u64> = [strings.len() as u64, argv.as_ptr() as u64, envp]
+        let slots: Vec<u64> = [strings.len() as u64, argv_ptr as u64, envp]
             .into_iter()
             .take(params.len())
             .collect();
@@ -994,7 +1030,7 @@ impl Jit {
         )
         .map_err(|failure| Error::Invalid(format!("the program {failure}")))?;
         // `argv` and its strings were read by the child; they live to here.
-        drop((argv, strings, input));
+        drop((argv, text, strings, input));
         Ok(ExecResult {
             status: if sig.ret.is_some() {
                 (run.ret as i32) & 0xff

@@ -213,6 +213,42 @@ mod tests {
         let b = run();
         crate::jit::paint_fresh_memory(None);
         assert!(a.starts_with("exit 165;"), "{a}");
+        // Painting moves a program's arguments, and they stay intact.
+        let args = Module::from_c(
+            "#include <string.h>\nint main(int argc, char **argv) { return argc * 10 + (int)strlen(argv[0]) + (int)strlen(argv[1]); }",
+            "args.c",
+        )
+        .unwrap();
+        let jit = Jit::new(&args, 0).unwrap();
+        let prog = Subject::Exec(Program {
+            args: vec!["abc".into()],
+            ..Program::default()
+        });
+        let plain = prog.outcome(&jit).unwrap();
+        crate::jit::paint_fresh_memory(Some(0xA5));
+        let moved = prog.outcome(&jit).unwrap();
+        crate::jit::paint_fresh_memory(None);
+        assert_eq!(plain, moved);
+        assert!(
+            plain.starts_with(&format!("exit {};", 20 + "args.c".len() + 3)),
+            "{plain}"
+        );
         assert!(b.starts_with("exit 15;"), "{b}");
+    }
+
+    #[test]
+    fn a_processor_time_limit_stops_a_loop() {
+        let m = Module::from_ir(
+            "define i32 @main() {\nentry:\n  br label %l\nl:\n  br label %l\n}\n",
+            "spin.ll",
+        )
+        .unwrap();
+        let jit = Jit::new(&m, 0)
+            .unwrap()
+            .with_cpu_limit(std::time::Duration::from_millis(50));
+        let t = std::time::Instant::now();
+        let e = Subject::Exec(Program::default()).outcome(&jit).unwrap_err();
+        assert!(e.to_string().contains("processor time"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }

@@ -14,9 +14,11 @@
 //! beside that pass in `crate::passes`.
 
 mod clang;
+pub mod features;
 mod source;
 mod stats;
 
+pub use features::Features;
 pub use source::{Lang, Source};
 pub use stats::{FunctionStats, Stats};
 

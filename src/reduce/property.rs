@@ -368,9 +368,10 @@ pub enum Property<'a> {
         first: String,
         second: String,
         symptom: Symptom,
-        /// How long a candidate's run may take: twenty times the original's
-        /// slower run of `main`, plus 50 ms (a reduction often makes loops
-        /// that never end).
+        /// How much processor time a candidate's run may use: twenty times
+        /// the original's slower run of `main`, plus 50 ms (a reduction
+        /// often makes loops that never end; processor time, so that a
+        /// loaded machine decides the same candidates the same way).
         limit: Duration,
         /// How candidates are compiled: the code generator at level 0 when
         /// the original shows the symptom that way too, else as the context
@@ -410,8 +411,13 @@ fn try_outcome(
     pipeline::parse(text)?.apply(&mut copy)?;
     let mut jit = Jit::with_codegen(&copy, codegen)?;
     if let Some(limit) = limit {
+        // Processor time, which a loaded machine does not shorten (so the
+        // same candidates are decided the same way under load); wall time
+        // only as a backstop, for a program that waits.
         let most = jit.timeout();
-        jit = jit.with_timeout(limit.min(most));
+        jit = jit
+            .with_cpu_limit(limit)
+            .with_timeout((limit * 10).max(Duration::from_secs(2)).min(most));
     }
     let saved = subject.save();
     saved.restore()?;

@@ -31,7 +31,7 @@ use hunt::hunt;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, exec, time};
 use machine::{asm, mca};
-use modules::{copy, diff, load, module, modules, path, save, show, stats, use_module};
+use modules::{copy, diff, features, load, module, modules, path, save, show, stats, use_module};
 use passes::{define_pass, explain, passes, plugin, run_pipeline, undo};
 use reduce::reduce;
 use rust::{dep, register, rust};
@@ -110,6 +110,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("use", "NAME", "make a module the current one", use_module),
     cmd("show", "[FUNCTION]", "print the current module, or one function", show),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
+    cmd("features", "[instcount] [autophase] [norm] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions: InstCount (70 features), Autophase (56), InstCountNorm (69); the nonzero ones unless zeros", features),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
     cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both", diff),
     cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save),

@@ -1,4 +1,4 @@
-//! Modules: :module, :load, :modules, :use, :show, :stats, :copy, :diff,
+//! Modules: :module, :load, :modules, :use, :show, :stats, :features, :copy, :diff,
 //! :save.
 
 use super::*;
@@ -244,6 +244,66 @@ pub(super) fn show(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
 pub(super) fn stats(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     no_args(a)?;
     table(&s.module()?.stats().table())
+}
+
+/// What `:features` may show.
+const FEATURE_SPACES: &[&str] = &["instcount", "autophase", "norm", "zeros"];
+
+pub(super) fn features(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    if let Some((k, _)) = a.settings.first() {
+        return Err(err(
+            "features",
+            format!(
+                "takes no settings ('{k}='): the spaces to show, {}",
+                FEATURE_SPACES.join(", ")
+            ),
+        ));
+    }
+    for w in &a.words {
+        if !FEATURE_SPACES.contains(&w.as_str()) {
+            return Err(Error::Command {
+                command: "features".into(),
+                message: format!(
+                    "no feature space '{w}': instcount (CompilerGym's InstCount, 70), autophase (Autophase, 56), norm (InstCountNorm, 69), and zeros to list the features that are 0 too"
+                ),
+                suggestions: crate::nearest_names(w, FEATURE_SPACES.iter().copied()),
+            });
+        }
+    }
+    let zeros = a.words.iter().any(|w| w == "zeros");
+    let mut spaces: Vec<&str> = a
+        .words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| *w != "zeros")
+        .collect();
+    if spaces.is_empty() {
+        spaces = vec!["instcount", "autophase"];
+    }
+    let f = s.module()?.features();
+    let mut o = Output::default();
+    for space in spaces {
+        if space == "norm" {
+            let names = crate::module::features::instcount_names();
+            let mut t = Table::new(
+                &format!(
+                    "InstCountNorm (CompilerGym, 69 features: each InstCount value over TotalInsts = {}){}",
+                    f.instcount[0],
+                    if zeros { "" } else { ", zeros left out" }
+                ),
+                &["index>", "feature", "value>"],
+            );
+            for (i, (n, v)) in names[1..].iter().zip(f.instcount_norm()).enumerate() {
+                if zeros || v != 0.0 {
+                    t.push([i.to_string(), format!("{n}Density"), format!("{v:.4}")]);
+                }
+            }
+            o.push_table(&t);
+        } else {
+            o.push_table(&f.table(space, !zeros));
+        }
+    }
+    Ok(o)
 }
 
 pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
