@@ -340,7 +340,9 @@ def explore(page, cells, stem, problems, within=".jp-OutputArea-output", tag="")
             parts = text.replace("→", " ").split()
             return abs(int(parts[-1]) - int(parts[0])) if len(parts) >= 2 and all(
                 p.isdigit() for p in (parts[0], parts[-1])) else 0
-        sizes = [growth(t) for t in marked.locator(".plab-x-num").all_inner_texts()]
+        # textContent: rows out of view are not rendered, so their
+        # innerText is empty.
+        sizes = [growth(t) for t in marked.locator(".plab-x-num").all_text_contents()]
         target = marked.nth(max(range(len(sizes)), key=lambda j: sizes[j]))
         number = target.get_attribute("data-pass")
         name = target.locator(".plab-x-name").inner_text()
