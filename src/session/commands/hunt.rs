@@ -204,7 +204,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     {
         spec.jobs = 1;
     }
-    // By default a folder per hunt: the same hunt again resumes there.
+    // By default a folder per hunt (named by its spec's fingerprint).
     let dir = std::path::PathBuf::from(
         out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
     );
@@ -349,7 +349,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             continue;
         };
         let name = format!("found-{next}");
-        next += 1;
+        next = next.saturating_add(1);
         let tools = f
             .reduced
             .as_ref()
