@@ -388,17 +388,7 @@ fn converse(
                 queue.push_front((path, answer));
                 break;
             }
-            let c = crate::child::spawn(|out| {
-                let answer: &[u8] = match decide(&path) {
-                    Ok(true) => b"1",
-                    Ok(false) => b"0",
-                    Err(Error::Interrupted { .. }) => b"I",
-                    Err(_) => b"0",
-                };
-                crate::child::write_all(out, answer);
-                0
-            })
-            .map_err(Error::Invalid)?;
+            let c = property::spawn_decision(|| decide(&path))?;
             flight.push(InFlight {
                 child: c,
                 path,

@@ -317,10 +317,10 @@ fn has_unsound_alloca(module: &Module) -> bool {
     false
 }
 
-/// Runs `work` in a forked child and gives its answer: false when the
-/// child dies (a crash is not the property), an interrupt is an error.
-fn in_child(work: impl FnOnce() -> Result<bool>) -> Result<bool> {
-    let c = crate::child::spawn(|out| {
+/// Starts a forked child that decides with `work` and writes its answer as
+/// one byte: `1` yes, `0` no (an error too), `I` interrupted.
+pub(super) fn spawn_decision(work: impl FnOnce() -> Result<bool>) -> Result<crate::child::Child> {
+    crate::child::spawn(|out| {
         let answer: &[u8] = match work() {
             Ok(true) => b"1",
             Ok(false) => b"0",
@@ -330,7 +330,13 @@ fn in_child(work: impl FnOnce() -> Result<bool>) -> Result<bool> {
         crate::child::write_all(out, answer);
         0
     })
-    .map_err(Error::Invalid)?;
+    .map_err(Error::Invalid)
+}
+
+/// Runs `work` in a forked child and gives its answer: false when the
+/// child dies (a crash is not the property), an interrupt is an error.
+fn in_child(work: impl FnOnce() -> Result<bool>) -> Result<bool> {
+    let c = spawn_decision(work)?;
     let (mut said, mut answer, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 4096]);
     loop {
         c.poll(20);
