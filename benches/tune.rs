@@ -99,30 +99,23 @@ fn trials(dir: &Path) {
     }
 }
 
-/// An ordering as one opt pipeline: each pass in the adaptor of its IR
-/// unit, as passlab's runs of one pass each get it (loop passes with
-/// MemorySSA, which LICM needs).
+/// An ordering as one opt pipeline: each pass as LLVM spells it alone
+/// (in the adaptor of its IR unit: `function(loop-mssa(licm))`), so that
+/// each runs over the whole module before the next, and with every
+/// analysis dropped between two passes (`invalidate<all>`), as passlab
+/// runs them: without that, a pass can read an analysis an earlier pass
+/// left valid in opt but not here, and the module differs (Lua's llex.c:
+/// 1427 instructions instead of 1343).
 fn opt_pipeline(ordering: &[String]) -> String {
-    use passlab::info::base_name;
-    use passlab::llvm::IrUnit;
-    use passlab::registry::{self, PassKind};
-    let units: std::collections::HashMap<String, IrUnit> = registry::passes()
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            PassKind::Llvm { unit, .. } => Some((e.name, unit)),
-            PassKind::Rust => None,
-        })
-        .collect();
     let parts: Vec<String> = ordering
         .iter()
-        .map(|p| match units.get(base_name(p)) {
-            Some(IrUnit::Function) => format!("function({p})"),
-            Some(IrUnit::Loop) => format!("function(loop-mssa({p}))"),
-            Some(IrUnit::Cgscc) => format!("cgscc({p})"),
-            _ => p.clone(),
+        .map(|p| {
+            passlab::pipeline::llvm_spelling(p)
+                .unwrap_or_else(|| panic!("{p} is LLVM's"))
+                .passes
         })
         .collect();
-    format!("module({})", parts.join(","))
+    format!("module({})", parts.join(",invalidate<all>,"))
 }
 
 /// opt-19 running the same orderings, one process per ordering.
@@ -308,6 +301,138 @@ fn sweep(dir: &Path) {
     }
 }
 
+/// The leaderboard's corpus: zlib's library files and Lua's core files (the
+/// CORE_O list of Lua's makefile), each translation unit a program, those
+/// with at least 50 instructions after -Oz (zlib's zutil.c and gzclose.c,
+/// Lua's lctype.c and lopcodes.c have fewer; zlib's gzlib.c, gzread.c and
+/// gzwrite.c need a configured build).
+fn corpus() -> Vec<(String, passlab::Source)> {
+    let zlib = [
+        "adler32", "compress", "crc32", "deflate", "infback", "inffast", "inflate", "inftrees",
+        "trees", "uncompr",
+    ];
+    let lua = [
+        "lapi", "lcode", "ldebug", "ldo", "ldump", "lfunc", "lgc", "llex", "lmem", "lobject",
+        "lparser", "lstate", "lstring", "ltable", "ltm", "lundump", "lvm", "lzio",
+    ];
+    let mut out: Vec<(String, passlab::Source)> = zlib
+        .iter()
+        .map(|f| {
+            (
+                format!("zlib/{f}.c"),
+                inputs::zlib_source(&format!("{f}.c")),
+            )
+        })
+        .collect();
+    let dir = inputs::lua_dir();
+    for f in lua {
+        let src = passlab::Source::file(dir.join(format!("{f}.c")))
+            .unwrap()
+            .clang_args([format!("-I{}", dir.display())]);
+        out.push((format!("lua/{f}.c"), src));
+    }
+    out
+}
+
+/// CompilerGym's `llvm-ic-v0` leaderboard protocol on this corpus: the
+/// module as passlab loads C (-O0 without optnone), single passes from the
+/// size pool, the whole module's instruction count, -Oz's count divided by
+/// the best ordering's, at most `PASSLAB_LEADERBOARD_SECONDS` (default 10)
+/// of wall time per program for the whole search; the geomean, a table and
+/// a chart. The best ordering is then run by opt-19 (each pass in its
+/// adaptor) and counted by passlab, to show it makes what the search says.
+fn leaderboard(dir: &Path) {
+    let seconds: f64 = std::env::var("PASSLAB_LEADERBOARD_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10.0);
+    let only: Option<String> = std::env::var("PASSLAB_LEADERBOARD_ONLY").ok();
+    println!(
+        "leaderboard (CompilerGym's llvm-ic-v0 protocol): local search from -Oz as single passes, pool 'size' ({} passes), {seconds} s per program, seed 0",
+        passlab::tune::SIZE_POOL.len()
+    );
+    println!(
+        "  {:<16} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6}",
+        "program", "O0", "-Oz", "best", "vs -Oz", "trials", "wall s", "opt-19"
+    );
+    let mut logs = Vec::new();
+    let mut rows = Vec::new();
+    for (name, src) in corpus() {
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
+        let m = passlab::Module::load(&[src]).unwrap();
+        let mut oz = m.copy();
+        passlab::pipeline::parse("default<Oz>")
+            .unwrap()
+            .apply(&mut oz)
+            .unwrap();
+        let oz = oz.instruction_count();
+        let spec = TuneSpec {
+            strategies: vec![Strategy::Local],
+            pool: passlab::tune::expand_pool(&["size".to_string()]),
+            // The whole search, the O0 baseline and the child's start
+            // included, within the per-program time.
+            budget: Budget::Seconds(seconds - 0.3),
+            levels: false,
+            seed: 0,
+            ..TuneSpec::default()
+        };
+        let start = Instant::now();
+        let t = tune(&m, None, &spec, &[], &mut |_, _| {}).unwrap();
+        let wall = start.elapsed().as_secs_f64();
+        let best = t.best(1)[0];
+        let count = best.instructions.unwrap();
+        // opt-19 runs the best ordering; passlab counts what it made.
+        let bc = dir.join("leaderboard.bc");
+        let out = dir.join("leaderboard-opt.bc");
+        m.save(&bc).unwrap();
+        let s = Command::new(opt())
+            .arg(format!("-passes={}", opt_pipeline(&best.ordering)))
+            .arg(&bc)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(s.success(), "opt-19 runs the best ordering of {name}");
+        let by_opt = passlab::Module::from_file(&out)
+            .unwrap()
+            .instruction_count();
+        let ratio = oz as f64 / count as f64;
+        logs.push(ratio.ln());
+        println!(
+            "  {:<16} {:>7} {:>7} {:>7} {:>7.3}x {:>7} {:>7.1} {:>6}",
+            name,
+            m.instruction_count(),
+            oz,
+            count,
+            ratio,
+            t.searched().count(),
+            wall,
+            if by_opt == count {
+                "same".to_string()
+            } else {
+                by_opt.to_string()
+            }
+        );
+        if by_opt != count {
+            println!(
+                "    opt-19 made {by_opt} instructions from: {}",
+                best.pipeline()
+            );
+        }
+        rows.push((name, ratio));
+    }
+    let geomean = (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
+    println!(
+        "  geomean over {} programs: {geomean:.3}x -Oz's instruction count (goal >= 1.08); worst {}",
+        logs.len(),
+        rows.iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(String::new(), |(n, r)| format!("{n} {r:.3}x"))
+    );
+}
+
 fn main() {
     let dir = std::env::temp_dir().join(format!("passlab-bench-tune-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -316,6 +441,9 @@ fn main() {
     }
     if wanted("sweep") {
         sweep(&dir);
+    }
+    if wanted("leaderboard") {
+        leaderboard(&dir);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

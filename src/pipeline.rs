@@ -139,7 +139,19 @@ pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
         }
         parts.push(part.to_string());
     }
-    let passes = crate::llvm::spell_pipeline(&parts.join(",")).ok()?;
+    // Each part alone, with every analysis dropped between two parts, as
+    // passlab runs a list (each part over the whole module, with fresh
+    // analyses): spelled as one pipeline, LLVM would run neighbouring
+    // function passes function by function, and a pass could read an
+    // analysis an earlier one left valid, and make another module.
+    let spelled = parts
+        .iter()
+        .map(|p| crate::llvm::spell_pipeline(p).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let passes = match spelled.as_slice() {
+        [one] => one.clone(),
+        _ => format!("module({})", spelled.join(",invalidate<all>,")),
+    };
     Some(LlvmSpelling {
         passes,
         plugins,
@@ -335,5 +347,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unbalanced"));
+    }
+
+    #[test]
+    fn a_list_is_spelled_for_opt_pass_by_pass_with_fresh_analyses() {
+        let one = llvm_spelling("licm").unwrap();
+        assert_eq!(one.passes, "function(loop-mssa(licm<allowspeculation>))");
+        let two = llvm_spelling("sroa,licm").unwrap();
+        assert_eq!(
+            two.passes,
+            "module(function(sroa<modify-cfg>),invalidate<all>,function(loop-mssa(licm<allowspeculation>)))"
+        );
+        assert!(two.exact);
     }
 }

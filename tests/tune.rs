@@ -205,3 +205,53 @@ fn goals_measure_what_they_name() {
     let e = tune(&m, None, &s, &[], &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("needs a function"), "{e}");
 }
+
+#[test]
+fn local_search_repeats_with_a_seed_its_best_runs_as_found_and_miscompiles_stay_out() {
+    let m = adler32();
+    let mut s = spec(vec![Strategy::Local], 30, 4);
+    s.pool = passlab::tune::expand_pool(&["size".to_string()]);
+    s.levels = false;
+    let a = run(&m, None, &s);
+    let b = run(&m, None, &s);
+    assert_eq!(common::outcome(&a), common::outcome(&b));
+    // The first ordering is -Oz's, as single passes.
+    let first = a.searched().next().unwrap();
+    let oz: Vec<String> = passlab::tune::OZ_ORDERING
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(first.ordering, oz);
+    // Trials resume from kept prefixes; the best is what the ordering makes
+    // when run from the input, as `:tune apply` runs it.
+    let best = a.best(1)[0];
+    let mut again = m.copy();
+    passlab::pipeline::parse(&best.pipeline())
+        .unwrap()
+        .apply(&mut again)
+        .unwrap();
+    assert_eq!(Some(again.instruction_count()), best.instructions);
+    assert!(best.instructions <= first.instructions);
+    // A candidate that changes the result is flagged, never the best.
+    let ub = Module::from_c("int f(int x) { return x + 1 > x; }", "ub.c").unwrap();
+    let args = [Arg::Int(i32::MAX as i64)];
+    let mut s = spec(vec![Strategy::Local], 20, 3);
+    s.pool = [
+        "instcombine<no-verify-fixpoint>",
+        "simplifycfg",
+        "sroa",
+        "early-cse",
+        "dce",
+    ]
+    .map(String::from)
+    .to_vec();
+    s.levels = false;
+    let t = run(&ub, Some(("f", &args)), &s);
+    let bad: Vec<&Trial> = t.miscompiles().collect();
+    assert!(
+        bad.iter()
+            .any(|b| b.ordering.iter().any(|p| p.starts_with("instcombine"))),
+        "{bad:?}"
+    );
+    assert!(t.best(3).iter().all(|b| b.verdict == Verdict::Same));
+}

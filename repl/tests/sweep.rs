@@ -246,3 +246,72 @@ fn the_kubernetes_job_gives_the_count_passlab_reads() {
         dockerfile.contains("-p passlab-repl") && dockerfile.contains("ENTRYPOINT [\"passlab\"]")
     );
 }
+
+/// Local search from -Oz with the pool for code size, CompilerGym's
+/// features recorded per trial, and the merged sweep as a dataset that
+/// pandas reads: a row per trial, the reward CompilerGym's way, the
+/// features before and after.
+#[test]
+fn a_sweep_with_features_is_a_dataset_pandas_reads() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-ds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let zlib = root().join("target/inputs/zlib");
+    let spec = dir.join("ds.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "corpus = [\"{0}/adler32.c\", \"{0}/compress.c\"]\nstrategy = \"local\"\npool = [\"size\"]\ntrials = 3\nfeatures = true\n",
+            zlib.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (ok, text) = sweep(
+        &[spec.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "{text}");
+    let (ok, merged) = sweep(&["merge", out.to_str().unwrap()], &[]);
+    assert!(ok, "{merged}");
+    let csv = out.join("report/dataset.csv");
+    let python = root().join("target/venv/bin/python");
+    assert!(python.exists(), "the venv of scripts/passlab.sh setup");
+    let o = Command::new(python)
+        .arg("-c")
+        .arg(
+            "import sys, pandas as pd\n\
+             d = pd.read_csv(sys.argv[1])\n\
+             print(len(d), len(d.columns))\n\
+             local = d[d.phase == 'local']\n\
+             first = local.iloc[0]\n\
+             print(first.program, first.trial, first.ordering.split(',')[:2])\n\
+             print(int(first.before_instcount_TotalInsts), int(first.instructions_o0))\n\
+             print(int(first.after_instcount_TotalInsts), int(first.instructions))\n\
+             r = (first.instructions_o0 - first.instructions) / max(first.instructions_o0 - first.instructions_oz, 1)\n\
+             print(abs(r - first.reward) < 1e-9, first.after_autophase_TotalInsts == first.instructions)\n",
+        )
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    let lines: Vec<&str> = said.lines().collect();
+    // Each program: 4 baselines and 3 local trials; 12 columns and 2 x
+    // (70 + 56) features.
+    assert_eq!(lines[0], format!("14 {}", 12 + 2 * (70 + 56)), "{said}");
+    assert!(
+        lines[1].ends_with("0 ['forceattrs', 'inferattrs']"),
+        "{said}"
+    );
+    let pair = |l: &str| -> (String, String) {
+        let (a, b) = l.split_once(' ').unwrap();
+        (a.to_string(), b.to_string())
+    };
+    let (before, o0) = pair(lines[2]);
+    assert_eq!(before, o0, "the features before are the input's: {said}");
+    let (after, count) = pair(lines[3]);
+    assert_eq!(after, count, "the features after are the trial's: {said}");
+    assert_eq!(lines[4], "True True", "{said}");
+}

@@ -42,6 +42,7 @@ fn serve(
     context: &PassContext,
     out: i32,
 ) -> ! {
+    d.follow(false);
     let check = check.map(|subject| Check { subject });
     let mut ev = match Evaluator::new(
         module,
@@ -51,7 +52,10 @@ fn serve(
         context.clone(),
         true,
     ) {
-        Ok(ev) => ev,
+        Ok(mut ev) => {
+            ev.features = spec.features;
+            ev
+        }
         Err(e) => {
             line(out, &json!({ "error": e.to_string() }));
             // SAFETY: ends the child, which has nothing to clean up.
@@ -88,8 +92,23 @@ pub(super) fn run(
     context: &PassContext,
     on_trial: &mut dyn FnMut(&Trial, &Status),
 ) -> Result<Ended> {
+    let ended = follow_child(d, module, check, spec, context, on_trial);
+    d.follow(false);
+    ended
+}
+
+fn follow_child(
+    d: &mut Driver,
+    module: &Module,
+    check: Option<&Subject>,
+    spec: &TuneSpec,
+    context: &PassContext,
+    on_trial: &mut dyn FnMut(&Trial, &Status),
+) -> Result<Ended> {
     let c = child::spawn(|out| serve(d, module, check, spec, context, out))
         .map_err(|e| Error::Invalid(format!("tune: {e}")))?;
+    // The child decides when time is up; this side follows its trials.
+    d.follow(true);
     let (said_fd, res_fd) = (c.said, c.result);
     let mut said: Vec<u8> = Vec::new();
     let mut pending: Vec<u8> = Vec::new();

@@ -2,12 +2,13 @@
 //! of the input module, measure what the goal needs, and check the
 //! function's result against the input module's.
 //!
-//! An ordering always starts from a fresh copy of the input, never from a
-//! state copied half-way: a copy's use lists are in another order, which
-//! some passes notice. Instructions are counted, object code bytes come
-//! from the JIT's code generation, runtime from the time evaluator, and the
-//! result is checked through the JIT; what was measured is kept per module
-//! fingerprint.
+//! For an instruction-count goal an ordering resumes from the module a
+//! kept prefix of it made ([`Prefixes`]); a resumed trial that would be the
+//! best so far is run again from a fresh copy of the input, so the best
+//! orderings are measured as `:tune apply` runs them. Instructions are
+//! counted, object code bytes come from the JIT's code generation, runtime
+//! from the time evaluator, and the result is checked through the JIT;
+//! what was measured is kept per module fingerprint.
 
 use crate::jit::{text_size, Codegen, Jit, SavedBuffers, Subject, TimeSpec};
 use crate::module::Module;
@@ -247,6 +248,9 @@ pub struct Trial {
     /// that make the same module have the same one, in every process.
     pub module: Option<String>,
     pub verdict: Verdict,
+    /// CompilerGym's observations of the module the ordering made
+    /// (InstCount and Autophase), when the search records them.
+    pub features: Option<crate::module::Features>,
 }
 
 impl Trial {
@@ -263,6 +267,7 @@ impl Trial {
             result: None,
             module: None,
             verdict: Verdict::Failed(why),
+            features: None,
         }
     }
 
@@ -291,6 +296,8 @@ impl Trial {
             "module": self.module,
             "verdict": verdict,
             "why": why,
+            "instcount": self.features.as_ref().map(|f| &f.instcount),
+            "autophase": self.features.as_ref().map(|f| &f.autophase),
         })
     }
 
@@ -320,6 +327,18 @@ impl Trial {
                 "different" => Verdict::Different(why),
                 "failed" => Verdict::Failed(why),
                 _ => return None,
+            },
+            features: {
+                let ints = |k: &str| -> Option<Vec<i64>> {
+                    v.get(k)?.as_array()?.iter().map(Json::as_i64).collect()
+                };
+                match (ints("instcount"), ints("autophase")) {
+                    (Some(instcount), Some(autophase)) => Some(crate::module::Features {
+                        instcount,
+                        autophase,
+                    }),
+                    _ => None,
+                }
             },
         })
     }
@@ -366,6 +385,56 @@ pub(crate) struct Evaluator<'a, 'b> {
     /// Whether code generation may run in this process (the evaluator runs
     /// in a child of the session).
     here: bool,
+    /// Modules after prefixes of the orderings evaluated lately (see
+    /// [`Prefixes`]); only for an instruction-count goal.
+    prefixes: Option<Prefixes>,
+    /// The fewest instructions a trial has had so far.
+    fewest: Option<u64>,
+    /// Whether each trial records CompilerGym's features of its module.
+    pub features: bool,
+}
+
+/// How often (in passes) an ordering's module is kept for orderings that
+/// start the same way.
+const CHECKPOINT: usize = 6;
+/// How many such modules are kept at most.
+const KEPT_PREFIXES: usize = 40;
+
+/// Modules after prefixes of orderings, every [`CHECKPOINT`] passes, the
+/// most recently used first: an ordering that starts as one of them did
+/// resumes from the longest such prefix instead of the input. Local search
+/// and hill climbing change an ordering in one place, so most of it is run
+/// once. A copied module has its use lists in another order, which some
+/// passes notice, so a resumed trial that would be the best so far is run
+/// again from the input, and that run is the one reported: the best
+/// orderings always make what `:tune apply` and `opt-19` make.
+struct Prefixes {
+    kept: Vec<(Vec<String>, Module)>,
+}
+
+impl Prefixes {
+    /// The longest kept prefix of `ordering`: its length and a copy of its
+    /// module.
+    fn resume(&mut self, ordering: &[String]) -> Option<(usize, Module)> {
+        let (at, _) = self
+            .kept
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, _))| ordering.starts_with(p))
+            .max_by_key(|(_, (p, _))| p.len())?;
+        let entry = self.kept.remove(at);
+        let found = (entry.0.len(), entry.1.copy());
+        self.kept.insert(0, entry);
+        Some(found)
+    }
+
+    fn keep(&mut self, prefix: &[String], m: &Module) {
+        if self.kept.iter().any(|(p, _)| p == prefix) {
+            return;
+        }
+        self.kept.truncate(KEPT_PREFIXES - 1);
+        self.kept.insert(0, (prefix.to_vec(), m.copy()));
+    }
 }
 
 impl<'a, 'b> Evaluator<'a, 'b> {
@@ -388,9 +457,15 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             time,
             context,
             passes: HashMap::new(),
+            prefixes: None,
+            fewest: None,
+            features: false,
             measured: HashMap::new(),
             here,
         };
+        if e.goal.metric() == Some(Metric::Instructions) {
+            e.prefixes = Some(Prefixes { kept: Vec::new() });
+        }
         if e.check.is_some() {
             let (result, _, _) = e.result_of(input, false)?;
             e.reference = result;
@@ -440,32 +515,48 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         Ok(p)
     }
 
-    /// Runs `ordering` pass by pass on a copy of the input module. Always
-    /// from the input: a module copied half-way has its use lists in
-    /// another order, which some passes notice, so resuming from a kept
-    /// state would not make the module the whole ordering makes (nor what
-    /// `:tune apply`, which also starts from a copy, makes).
-    fn run(&mut self, ordering: &[String]) -> Result<Module> {
-        let mut m = self.input.copy();
+    /// Runs `ordering` pass by pass on a copy of the input module, or, when
+    /// `resume`, on a copy of the module a kept prefix of it made (see
+    /// [`Prefixes`]); whether it resumed.
+    fn run(&mut self, ordering: &[String], resume: bool) -> Result<(Module, bool)> {
+        let found = match (&mut self.prefixes, resume) {
+            (Some(p), true) => p.resume(ordering),
+            _ => None,
+        };
+        let resumed = found.is_some();
+        let (from, mut m) = found.unwrap_or_else(|| (0, self.input.copy()));
         let _scope = self.context.clone().enter()?;
-        for name in ordering {
+        for (i, name) in ordering.iter().enumerate().skip(from) {
             if crate::interrupt::requested() {
                 return Err(Error::Interrupted { pass: name.clone() });
             }
             let pass = self.pass(name)?;
             crate::pass::call(pass.as_ref(), &mut m, &self.context)?;
+            let done = i + 1;
+            if done % CHECKPOINT == 0 && done < ordering.len() {
+                if let Some(p) = &mut self.prefixes {
+                    p.keep(&ordering[..done], &m);
+                }
+            }
         }
-        Ok(m)
+        Ok((m, resumed))
     }
 
     /// Evaluates one ordering; every failure becomes the trial's verdict.
     pub fn evaluate(&mut self, phase: &str, index: usize, ordering: &[String]) -> Trial {
         let start = Instant::now();
-        let run = self.run(ordering);
+        let mut run = self.run(ordering, true);
+        // A resumed run that would be the best so far is run again from
+        // the input (see `Prefixes`).
+        if let Ok((m, true)) = &run {
+            if self.fewest.is_none_or(|f| m.instruction_count() < f) {
+                run = self.run(ordering, false);
+            }
+        }
         let compile_s = start.elapsed().as_secs_f64();
         let fail = |why: String| Trial::failed(phase, index, ordering.to_vec(), why);
         let m = match run {
-            Ok(r) => r,
+            Ok((m, _)) => m,
             Err(e) => return fail(e.to_string()),
         };
         if let Err(e) = m.verify() {
@@ -506,11 +597,15 @@ impl<'a, 'b> Evaluator<'a, 'b> {
                 measured
             }
         };
+        let instructions = m.instruction_count();
+        if measured.verdict.is_valid() {
+            self.fewest = Some(self.fewest.map_or(instructions, |f| f.min(instructions)));
+        }
         Trial {
             phase: phase.to_string(),
             index,
             ordering: ordering.to_vec(),
-            instructions: Some(m.instruction_count()),
+            instructions: Some(instructions),
             size: measured.size,
             runtime_ns: measured.runtime_ns,
             code_bytes: measured.code_bytes,
@@ -518,6 +613,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             result: measured.result,
             module: Some(text_hash(&m.print())),
             verdict: measured.verdict,
+            features: self.features.then(|| m.features()),
         }
     }
 }

@@ -29,10 +29,12 @@
 
 mod child;
 mod evaluate;
+mod pools;
 mod search;
 
 pub use crate::rng::Rng;
 pub use evaluate::{Goal, Metric, Trial, Verdict};
+pub use pools::{expand_pool, DEFAULT_POOL, OZ_ORDERING, POOLS, SIZE_POOL};
 pub use search::{Budget, Search, Strategy};
 
 use crate::chart::Chart;
@@ -50,47 +52,6 @@ pub const MAX_TRIALS: usize = 10_000_000;
 pub const MAX_SECONDS: u64 = 604_800;
 /// The longest one trial may take, in seconds (a day).
 pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
-
-/// The default pool: LLVM's function and module passes that CompilerGym's
-/// action space and LLVM's own -O pipelines use most, by their new pass
-/// manager names (instcombine as those pipelines run it: without the
-/// fixpoint check that makes LLVM 19 give up on a run).
-pub const DEFAULT_POOL: &[&str] = &[
-    "mem2reg",
-    "sroa",
-    "early-cse",
-    "instcombine<no-verify-fixpoint>",
-    "aggressive-instcombine",
-    "instsimplify",
-    "simplifycfg",
-    "reassociate",
-    "gvn",
-    "newgvn",
-    "sccp",
-    "ipsccp",
-    "adce",
-    "dce",
-    "dse",
-    "bdce",
-    "correlated-propagation",
-    "jump-threading",
-    "licm",
-    "loop-rotate",
-    "loop-deletion",
-    "loop-idiom",
-    "indvars",
-    "loop-unroll",
-    "loop-simplifycfg",
-    "memcpyopt",
-    "tailcallelim",
-    "inline",
-    "globalopt",
-    "globaldce",
-    "deadargelim",
-    "function-attrs",
-    "loop-vectorize",
-    "slp-vectorizer",
-];
 
 /// The orderings every search is compared with, and their labels.
 pub const BASELINES: &[(&str, &str)] = &[
@@ -122,6 +83,9 @@ pub struct TuneSpec {
     /// Whether O2, O3 and Oz are tried too (O0 always is: a mixed goal is
     /// relative to it).
     pub levels: bool,
+    /// Whether each trial records CompilerGym's InstCount and Autophase of
+    /// the module it made (the O0 baseline's are the input's).
+    pub features: bool,
 }
 
 impl Default for TuneSpec {
@@ -140,6 +104,7 @@ impl Default for TuneSpec {
             },
             trial_timeout: Duration::from_secs(60),
             levels: true,
+            features: false,
         }
     }
 }
@@ -169,6 +134,7 @@ impl TuneSpec {
                 Strategy::Random => 1,
                 Strategy::Greedy => 2,
                 Strategy::Hill => 3,
+                Strategy::Local => 5,
                 Strategy::List(_) => 4,
             };
             let seed = self.seed ^ (salt as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
@@ -669,6 +635,13 @@ impl Driver {
         Ok(())
     }
 
+    /// See [`Search::set_follow`].
+    fn follow(&mut self, yes: bool) {
+        for (_, s) in &mut self.searches {
+            s.set_follow(yes);
+        }
+    }
+
     fn tell(&mut self, t: Trial) {
         let score = self.tuning.score(&t);
         self.tuning.trials.push(t);
@@ -729,8 +702,17 @@ mod tests {
             result: Some("i32 1".into()),
             module: Some("00ff".into()),
             verdict: Verdict::Different("i32 1, input module i32 0".into()),
+            features: None,
         };
-        assert_eq!(Trial::from_json(&t.to_json()), Some(t));
+        assert_eq!(Trial::from_json(&t.to_json()), Some(t.clone()));
+        let with = Trial {
+            features: Some(crate::module::Features {
+                instcount: vec![7; 70],
+                autophase: vec![3; 56],
+            }),
+            ..t
+        };
+        assert_eq!(Trial::from_json(&with.to_json()), Some(with));
     }
 
     #[test]

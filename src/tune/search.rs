@@ -8,6 +8,7 @@
 //! seconds, drawing from [`crate::rng::Rng`] (SplitMix64), so a seed gives
 //! the same orderings on every platform.
 
+pub use super::pools::OZ_ORDERING;
 use crate::rng::Rng;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,14 @@ pub enum Strategy {
     /// current one by one move (replace, insert, delete or swap passes) and
     /// is kept when it scores no worse.
     Hill,
+    /// Local search from LLVM's own -Oz pipeline written as single passes
+    /// ([`OZ_ORDERING`], the passes of it that are in the pool): the first
+    /// trial is that ordering; each later one applies one or two moves
+    /// (insert, delete, replace, swap; half of them in the last quarter,
+    /// where a move is cheapest to evaluate and clean-up passes pay most)
+    /// to the best so far, and is kept when it scores no worse. Orderings
+    /// may grow to the seed's length plus the longest allowed length.
+    Local,
     /// The given orderings, in order.
     List(Vec<Vec<String>>),
 }
@@ -38,18 +47,20 @@ impl Strategy {
             Strategy::Random => "random",
             Strategy::Greedy => "greedy",
             Strategy::Hill => "hill",
+            Strategy::Local => "local",
             Strategy::List(_) => "list",
         }
     }
 
     /// The searching strategies by name.
-    pub const NAMES: &'static [&'static str] = &["random", "greedy", "hill"];
+    pub const NAMES: &'static [&'static str] = &["random", "greedy", "hill", "local"];
 
     pub fn parse(name: &str) -> Option<Strategy> {
         match name {
             "random" => Some(Strategy::Random),
             "greedy" => Some(Strategy::Greedy),
             "hill" | "hill-climbing" => Some(Strategy::Hill),
+            "local" => Some(Strategy::Local),
             _ => None,
         }
     }
@@ -91,6 +102,9 @@ pub struct Search {
     /// pool index to try; `None` before the empty ordering was tried.
     round: Option<(Option<(usize, f64)>, usize)>,
     finished: bool,
+    /// Set in the session while a child evaluates: the child alone decides
+    /// when a budget in seconds is spent (the two clocks read differently).
+    follow: bool,
 }
 
 impl Search {
@@ -113,6 +127,7 @@ impl Search {
             current: None,
             round: None,
             finished: false,
+            follow: false,
         }
     }
 
@@ -143,10 +158,19 @@ impl Search {
         }
         match self.budget {
             Budget::Trials(n) => self.told >= n,
-            Budget::Seconds(s) => self
-                .started
-                .is_some_and(|t| t.elapsed() >= Duration::from_secs_f64(s)),
+            Budget::Seconds(s) => {
+                !self.follow
+                    && self
+                        .started
+                        .is_some_and(|t| t.elapsed() >= Duration::from_secs_f64(s))
+            }
         }
+    }
+
+    /// Whether a budget in seconds is left to another process to decide
+    /// (see the field).
+    pub(crate) fn set_follow(&mut self, follow: bool) {
+        self.follow = follow;
     }
 
     /// The next ordering to try, or `None` when the search is over. Asking
@@ -183,6 +207,17 @@ impl Search {
                     Some(o)
                 }
             },
+            Strategy::Local => match self.current.clone() {
+                None if self.told == 0 => Some(self.seed_ordering()),
+                None => Some(self.random_ordering()),
+                Some((mut o, _)) => {
+                    let moves = 1 + self.rng.below(2);
+                    for _ in 0..moves {
+                        self.local_move(&mut o);
+                    }
+                    Some(o)
+                }
+            },
             Strategy::Greedy => {
                 let base = self.current.as_ref().map(|(o, _)| o.clone());
                 match (base, self.round) {
@@ -193,6 +228,52 @@ impl Search {
                     }
                 }
             }
+        }
+    }
+
+    /// LLVM's -Oz as single passes, those of them in the pool, as pool
+    /// indices.
+    fn seed_ordering(&self) -> Vec<usize> {
+        OZ_ORDERING
+            .iter()
+            .filter_map(|p| self.pool.iter().position(|q| q == p))
+            .collect()
+    }
+
+    /// One move of local search (see [`Strategy::Local`]).
+    fn local_move(&mut self, o: &mut Vec<usize>) {
+        let hi = OZ_ORDERING.len() + self.lengths.1;
+        let n = self.pool.len();
+        // Half the moves anywhere, half in the last quarter.
+        let at = |rng: &mut Rng, len: usize| {
+            if rng.below(2) == 0 || len < 4 {
+                rng.below(len + 1)
+            } else {
+                len - len / 4 + rng.below(len / 4 + 1)
+            }
+        };
+        loop {
+            match self.rng.below(10) {
+                0..=3 if o.len() < hi => {
+                    let i = at(&mut self.rng, o.len());
+                    o.insert(i, self.rng.below(n));
+                }
+                4..=6 if !o.is_empty() => {
+                    let i = at(&mut self.rng, o.len() - 1);
+                    o.remove(i);
+                }
+                7 | 8 if !o.is_empty() => {
+                    let i = at(&mut self.rng, o.len() - 1);
+                    o[i] = self.rng.below(n);
+                }
+                9 if o.len() >= 2 => {
+                    let i = at(&mut self.rng, o.len() - 2);
+                    o.swap(i, i + 1);
+                }
+                _ if o.is_empty() && n == 0 => return,
+                _ => continue,
+            }
+            return;
         }
     }
 
@@ -233,7 +314,7 @@ impl Search {
         self.told += 1;
         match self.strategy {
             Strategy::Random | Strategy::List(_) => {}
-            Strategy::Hill => {
+            Strategy::Hill | Strategy::Local => {
                 if let Some(s) = score {
                     if self.current.as_ref().is_none_or(|(_, c)| s <= *c) {
                         self.current = Some((p, s));
@@ -311,7 +392,12 @@ mod tests {
 
     #[test]
     fn same_seed_same_orderings_other_seed_others() {
-        for st in [Strategy::Random, Strategy::Hill, Strategy::Greedy] {
+        for st in [
+            Strategy::Random,
+            Strategy::Hill,
+            Strategy::Greedy,
+            Strategy::Local,
+        ] {
             assert_eq!(run(st.clone(), 7), run(st.clone(), 7));
         }
         assert_ne!(run(Strategy::Random, 7), run(Strategy::Random, 8));
@@ -328,6 +414,42 @@ mod tests {
         // reaches the best the moves allow within 30 trials here.
         assert!(best <= score(&tried[0]));
         assert!(best <= 7.0, "best {best}: {tried:?}");
+    }
+
+    #[test]
+    fn local_search_starts_from_oz_in_the_pool_and_keeps_what_is_no_worse() {
+        let pool: Vec<String> = ["sroa", "gvn", "a", "instcombine<no-verify-fixpoint>", "d"]
+            .map(String::from)
+            .to_vec();
+        let score = |o: &[String]| 50.0 - o.iter().filter(|p| *p == "d").count() as f64;
+        let mut s = Search::new(Strategy::Local, pool, (2, 5), Budget::Trials(200), 9);
+        let first = s.ask().unwrap();
+        // -Oz's passes that are in the pool, in -Oz's order.
+        let expected: Vec<String> = OZ_ORDERING
+            .iter()
+            .filter(|p| ["sroa", "gvn", "instcombine<no-verify-fixpoint>"].contains(p))
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(first, expected);
+        s.tell(Some(score(&first)));
+        let mut best = score(&first);
+        let mut previous = first;
+        while let Some(o) = s.ask() {
+            // One or two moves from the best so far: lengths differ by at
+            // most two, and never past the seed's length plus the maximum.
+            assert!(
+                o.len().abs_diff(previous.len()) <= 2,
+                "{o:?} from {previous:?}"
+            );
+            assert!(o.len() <= OZ_ORDERING.len() + 5);
+            let sc = score(&o);
+            s.tell(Some(sc));
+            if sc <= best {
+                best = sc;
+                previous = o;
+            }
+        }
+        assert!(best < 50.0 - 3.0, "the search adds 'd's: {best}");
     }
 
     #[test]

@@ -28,9 +28,9 @@ pub(super) fn details() -> String {
          exec ARG... [stdin=…]: the module's main run as a program, its exit status and output checked; \
          without them, nothing is checked\n  \
          goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
-         strategy=random,greedy,hill   (default random; several run one after another, each with the whole budget)\n  \
+         strategy=random,greedy,hill,local   (default random; several run one after another, each with the whole budget; local: from LLVM's -Oz as single passes, moves around the best)\n  \
          trials=N | seconds=S   (per strategy; default trials=100)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
-         pool=P,...   (default below)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
+         pool=P,...   (default below; size: the pool for code size, -Oz's passes and more, named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
          :tune apply [N]: run the Nth best ordering on the current module (:undo puts it back)\n  \
          :tune save NAME [N]: define it as a pass (as :pass NAME = ORDERING)\n  \
          the default pool ({} passes): {}",
@@ -69,7 +69,9 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                     .map(|name| {
                         Strategy::parse(name).ok_or_else(|| Error::Command {
                             command: "tune".into(),
-                            message: format!("unknown strategy '{name}' (random, greedy, hill)"),
+                            message: format!(
+                                "unknown strategy '{name}' (random, greedy, hill, local)"
+                            ),
                             suggestions: crate::nearest_names(
                                 name,
                                 Strategy::NAMES.iter().copied(),
@@ -78,7 +80,10 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                     })
                     .collect::<Result<_>>()?;
                 if spec.strategies.is_empty() {
-                    return Err(err("tune", "strategy= names none (random, greedy, hill)"));
+                    return Err(err(
+                        "tune",
+                        "strategy= names none (random, greedy, hill, local)",
+                    ));
                 }
             }
             "trials" => {
@@ -90,7 +95,7 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                 spec.budget = Budget::Seconds(s)
             }
             "seed" => spec.seed = number(k, v, "a number")?,
-            "pool" => spec.pool = comma_list(v),
+            "pool" => spec.pool = crate::tune::expand_pool(&comma_list(v)),
             "length" => {
                 let (lo, hi) = v.split_once("..").unwrap_or((v, v));
                 spec.lengths = (

@@ -177,6 +177,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     std::fs::write(&path, &text).map_err(|e| Error::io(path.display(), e))?;
     written.push(path);
+    let path = out.join("dataset.csv");
+    write_dataset(&path, &trials)?;
+    written.push(path);
     let goal = Goal::parse(manifest["goal"].as_str().unwrap_or("instructions"))?;
     let seed = manifest["seed"].as_u64().unwrap_or(0);
     let tunings: Vec<(String, Tuning)> = programs
@@ -247,6 +250,127 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         written,
         text: report,
     })
+}
+
+/// The sweep as a dataset, one row per trial: `dataset.csv`, which
+/// `pandas.read_csv` reads. Columns: `program`, `phase`, `trial`,
+/// `ordering` (the passes, comma-separated), `verdict`, `instructions`,
+/// `size`, `runtime_ns`, the program's `instructions_o0` and
+/// `instructions_oz`, `reward` (CompilerGym's `IrInstructionCountOz`
+/// episode reward: `(O0 - instructions) / max(O0 - Oz, 1)`; 1 is as good
+/// as -Oz) and `vs_oz` (`Oz / instructions`); then, when the sweep
+/// recorded features (`features = true`), the program's InstCount and
+/// Autophase before any pass (`before_instcount_TotalInsts`, …,
+/// `before_autophase_BBNumArgsHi`, …) and the trial's after its ordering
+/// (`after_…`). A value not measured is empty.
+fn write_dataset(path: &Path, trials: &BTreeMap<(String, usize, usize), Json>) -> Result<()> {
+    use crate::module::features::{instcount_names, AUTOPHASE};
+    let io = |e: csv::Error| Error::Invalid(format!("{}: {e}", path.display()));
+    let names: Vec<String> = instcount_names()
+        .iter()
+        .map(|n| format!("instcount_{n}"))
+        .chain(AUTOPHASE.iter().map(|n| format!("autophase_{n}")))
+        .collect();
+    let with_features = trials
+        .values()
+        .any(|r| r.get("autophase").is_some_and(|a| a.is_array()));
+    let mut w = csv::Writer::from_path(path).map_err(io)?;
+    let mut header: Vec<String> = [
+        "program",
+        "phase",
+        "trial",
+        "ordering",
+        "verdict",
+        "instructions",
+        "size",
+        "runtime_ns",
+        "instructions_o0",
+        "instructions_oz",
+        "reward",
+        "vs_oz",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_features {
+        for when in ["before", "after"] {
+            header.extend(names.iter().map(|n| format!("{when}_{n}")));
+        }
+    }
+    w.write_record(&header).map_err(io)?;
+    let features = |r: &Json| -> Option<Vec<i64>> {
+        let ints = |k: &str| -> Option<Vec<i64>> {
+            r.get(k)?.as_array()?.iter().map(Json::as_i64).collect()
+        };
+        let mut v = ints("instcount")?;
+        v.extend(ints("autophase")?);
+        Some(v)
+    };
+    let text = |v: Option<&Json>| match v {
+        Some(Json::String(s)) => s.clone(),
+        Some(Json::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let baseline = |program: &str, ordering: &[&str]| {
+        trials
+            .range((program.to_string(), 0, 0)..(program.to_string(), 1, 0))
+            .map(|(_, r)| r)
+            .find(|r| {
+                r.get("ordering").and_then(Json::as_array).is_some_and(|o| {
+                    o.iter()
+                        .map(|p| p.as_str().unwrap_or(""))
+                        .eq(ordering.iter().copied())
+                })
+            })
+    };
+    for ((program, _, _), r) in trials {
+        let level = |l: &str| BASELINES.iter().find(|(n, _)| *n == l).map(|(_, p)| *p);
+        let o0 = level("O0").and_then(|p| baseline(program, &[p]));
+        let oz = level("Oz").and_then(|p| baseline(program, &[p]));
+        let count = |r: Option<&Json>| r.and_then(|r| r.get("instructions")).and_then(Json::as_u64);
+        let (c, c0, cz) = (count(Some(r)), count(o0), count(oz));
+        let reward = match (c, c0, cz) {
+            (Some(c), Some(c0), Some(cz)) => {
+                format!(
+                    "{}",
+                    (c0 as f64 - c as f64) / (c0 as f64 - cz as f64).max(1.0)
+                )
+            }
+            _ => String::new(),
+        };
+        let vs_oz = match (c, cz) {
+            (Some(c), Some(cz)) if c > 0 => format!("{}", cz as f64 / c as f64),
+            _ => String::new(),
+        };
+        let ordering: Vec<&str> = r
+            .get("ordering")
+            .and_then(Json::as_array)
+            .map(|o| o.iter().filter_map(Json::as_str).collect())
+            .unwrap_or_default();
+        let mut row = vec![
+            program.clone(),
+            text(r.get("phase")),
+            text(r.get("trial")),
+            ordering.join(","),
+            text(r.get("verdict")),
+            text(r.get("instructions")),
+            text(r.get("size")),
+            text(r.get("runtime_ns")),
+            c0.map_or(String::new(), |v| v.to_string()),
+            cz.map_or(String::new(), |v| v.to_string()),
+            reward,
+            vs_oz,
+        ];
+        if with_features {
+            for f in [o0.and_then(features), features(r)] {
+                match f {
+                    Some(v) => row.extend(v.iter().map(|x| x.to_string())),
+                    None => row.extend(std::iter::repeat_n(String::new(), names.len())),
+                }
+            }
+        }
+        w.write_record(&row).map_err(io)?;
+    }
+    w.flush().map_err(|e| Error::io(path.display(), e))
 }
 
 fn slug(name: &str) -> String {

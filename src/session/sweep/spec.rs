@@ -166,6 +166,7 @@ const KEYS: &[&str] = &[
     "pool",
     "orderings",
     "timeout",
+    "features",
 ];
 
 impl SweepSpec {
@@ -181,7 +182,8 @@ impl SweepSpec {
     /// trials = 200                   # or seconds = 30 (per strategy)
     /// seed = 1
     /// length = [10, 40]
-    /// pool = ["instcombine", "gvn"]  # default: :tune's pool
+    /// pool = ["instcombine", "gvn"]  # default: :tune's pool; "size": the pool for code size
+    /// features = true                # record CompilerGym's InstCount and Autophase per trial
     ///
     /// [[program]]                    # a program with a function to check
     /// path = "zlib/adler32.c"
@@ -260,7 +262,7 @@ impl SweepSpec {
                         Strategy::parse(s).ok_or_else(|| {
                             bad(
                                 path,
-                                format!("unknown strategy '{s}' (random, greedy, hill)"),
+                                format!("unknown strategy '{s}' (random, greedy, hill, local)"),
                             )
                         })
                     })
@@ -307,9 +309,19 @@ impl SweepSpec {
             };
             tune.lengths = (*lo, *hi);
         }
+        match t.get("features") {
+            None => {}
+            Some(toml::Value::Boolean(b)) => tune.features = *b,
+            Some(v) => {
+                return Err(bad(
+                    path,
+                    format!("'features' must be true or false, found a {}", v.type_str()),
+                ))
+            }
+        }
         let pool = strings(path, &t, "pool")?;
         if !pool.is_empty() {
-            tune.pool = pool;
+            tune.pool = crate::tune::expand_pool(&pool);
         }
         tune.validate()?;
         let cflags = strings(path, &t, "cflags")?;
@@ -427,6 +439,7 @@ impl SweepSpec {
             i => match &self.tune.strategies[i - 1] {
                 Strategy::Random => trials * ((lo + hi) / 2).max(1) as u64,
                 Strategy::Hill => trials * (lo + (hi - lo) / 4).max(1) as u64,
+                Strategy::Local => trials * (crate::tune::OZ_ORDERING.len() as u64 / 2 + 1),
                 Strategy::Greedy => trials * 3,
                 Strategy::List(l) => l.iter().map(|o| o.len() as u64 * 10).sum(),
             },
