@@ -131,7 +131,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                     number(k, hi, "MIN..MAX such as 10..30")?,
                 );
             }
-            "pool" => spec.pool = crate::tune::expand_pool(&comma_list(v)),
+            "pool" => spec.pool = super::tune::pool("hunt", v)?,
             "oracle" => {
                 spec.oracle = match v.as_str() {
                     "native" => Oracle::Native,

@@ -39,6 +39,30 @@ pub(super) fn details() -> String {
     )
 }
 
+/// A `pool=` setting: passes and named pools (`size`), the pools replaced
+/// by their passes; a name that is neither is refused with the nearest
+/// passes or pools.
+pub(super) fn pool(command: &str, v: &str) -> Result<Vec<String>> {
+    let names = comma_list(v);
+    for n in &names {
+        if crate::tune::POOLS.iter().any(|(p, _)| p == n) {
+            continue;
+        }
+        if let Err(e) = crate::pipeline::parse(n) {
+            let pools = crate::nearest_names(n, crate::tune::POOLS.iter().map(|(p, _)| *p));
+            if pools.is_empty() {
+                return Err(e);
+            }
+            return Err(Error::Command {
+                command: command.into(),
+                message: format!("'{n}' is neither a pass nor a pool of passes"),
+                suggestions: pools,
+            });
+        }
+    }
+    Ok(crate::tune::expand_pool(&names))
+}
+
 fn bad_setting(k: &str) -> Error {
     Error::Command {
         command: "tune".into(),
@@ -95,7 +119,7 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                 spec.budget = Budget::Seconds(s)
             }
             "seed" => spec.seed = number(k, v, "a number")?,
-            "pool" => spec.pool = crate::tune::expand_pool(&comma_list(v)),
+            "pool" => spec.pool = pool("tune", v)?,
             "length" => {
                 let (lo, hi) = v.split_once("..").unwrap_or((v, v));
                 spec.lengths = (

@@ -315,7 +315,7 @@ impl HuntSpec {
             spec.orderings = n as usize;
         }
         if let Some(p) = strings("pool")? {
-            spec.pool = p;
+            spec.pool = crate::tune::expand_pool(&p);
         }
         if let Some(l) = t.get("length") {
             match l.as_array().map(|a| a.as_slice()) {
