@@ -301,6 +301,52 @@ fn sweep(dir: &Path) {
     }
 }
 
+/// Local search's trials per second with and without resuming from the
+/// modules kept after the best ordering's prefixes, same run, on zlib's
+/// adler32.c and Lua's lparser.c (pool size, instruction goal, unchecked).
+fn prefixes() {
+    println!(
+        "local search, pool 'size', instruction goal, unchecked, 150 trials: trials/s with prefixes kept and resumed vs every trial from the input; medians of {} rounds:",
+        rounds()
+    );
+    for (name, src) in corpus()
+        .into_iter()
+        .filter(|(n, _)| n == "zlib/adler32.c" || n == "lua/lparser.c")
+    {
+        let m = passlab::Module::load(&[src]).unwrap();
+        let mut per = Vec::new();
+        let mut bests = Vec::new();
+        for reuse in [true, false] {
+            let spec = TuneSpec {
+                strategies: vec![Strategy::Local],
+                pool: passlab::tune::expand_pool(&["size".to_string()]),
+                budget: Budget::Trials(150),
+                levels: false,
+                reuse_prefixes: reuse,
+                ..TuneSpec::default()
+            };
+            let mut times = Vec::new();
+            let mut best = 0;
+            for _ in 0..rounds() {
+                let start = Instant::now();
+                let t = tune(&m, None, &spec, &[], &mut |_, _| {}).unwrap();
+                times.push(start.elapsed());
+                best = t.best(1)[0].instructions.unwrap();
+            }
+            per.push(150.0 / median(times).as_secs_f64());
+            bests.push(best);
+        }
+        println!(
+            "  {name:<16} kept and resumed {:.0} trials/s, from the input {:.0} trials/s: {:.2}x; best {} and {} instructions",
+            per[0],
+            per[1],
+            per[0] / per[1],
+            bests[0],
+            bests[1]
+        );
+    }
+}
+
 /// The leaderboard's corpus: zlib's library files and Lua's core files (the
 /// CORE_O list of Lua's makefile), each translation unit a program, those
 /// with at least 50 instructions after -Oz (zlib's zutil.c and gzclose.c,
@@ -352,8 +398,8 @@ fn leaderboard(dir: &Path) {
         passlab::tune::SIZE_POOL.len()
     );
     println!(
-        "  {:<16} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6}  checked",
-        "program", "O0", "-Oz", "best", "vs -Oz", "trials", "wall s", "opt-19"
+        "  {:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>6}  checked",
+        "program", "O0", "-Oz", "seed", "best", "vs -Oz", "trials", "wall s", "opt-19"
     );
     let mut logs = Vec::new();
     let mut rows = Vec::new();
@@ -413,10 +459,14 @@ fn leaderboard(dir: &Path) {
         let ratio = oz as f64 / count as f64;
         logs.push(ratio.ln());
         println!(
-            "  {:<16} {:>7} {:>7} {:>7} {:>7.3}x {:>7} {:>7.1} {:>6}",
+            "  {:<16} {:>7} {:>7} {:>7} {:>7} {:>7.3}x {:>7} {:>7.1} {:>6}  {}",
             name,
             m.instruction_count(),
             oz,
+            t.searched()
+                .next()
+                .and_then(|s| s.instructions)
+                .map_or("-".to_string(), |c| c.to_string()),
             count,
             ratio,
             t.searched().count(),
@@ -425,6 +475,13 @@ fn leaderboard(dir: &Path) {
                 "same".to_string()
             } else {
                 by_opt.to_string()
+            },
+            match &check {
+                Some(passlab::jit::Subject::Call { function, .. }) => format!(
+                    "{function}(): {} miscompiles excluded",
+                    t.miscompiles().count()
+                ),
+                _ => "-".to_string(),
             }
         );
         if by_opt != count {
@@ -467,6 +524,9 @@ fn main() {
     }
     if wanted("sweep") {
         sweep(&dir);
+    }
+    if wanted("prefixes") {
+        prefixes();
     }
     if wanted("leaderboard") {
         leaderboard(&dir);

@@ -72,7 +72,13 @@ fn serve(
         let Some((name, ordering)) = d.next() else {
             break;
         };
-        let index = d.searches[d.phase].1.trials();
+        let search = &d.searches[d.phase].1;
+        let index = search.trials();
+        ev.share_prefixes = spec.reuse_prefixes
+            && matches!(
+                search.strategy(),
+                Strategy::Local | Strategy::Hill | Strategy::Greedy
+            );
         let t = ev.evaluate(&name, index, &ordering);
         line(out, &t.to_json());
         d.tell(t);

@@ -392,6 +392,10 @@ pub(crate) struct Evaluator<'a, 'b> {
     fewest: Option<u64>,
     /// Whether each trial records CompilerGym's features of its module.
     pub features: bool,
+    /// Whether orderings share prefixes (those of local search, hill
+    /// climbing and greedy search do, random ones do not): only then are
+    /// modules kept after prefixes, and trials resumed from them.
+    pub share_prefixes: bool,
 }
 
 /// How often (in passes) an ordering's module is kept for orderings that
@@ -460,6 +464,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             prefixes: None,
             fewest: None,
             features: false,
+            share_prefixes: false,
             measured: HashMap::new(),
             here,
         };
@@ -516,9 +521,9 @@ impl<'a, 'b> Evaluator<'a, 'b> {
     }
 
     /// Runs `ordering` pass by pass on a copy of the input module, or, when
-    /// `resume`, on a copy of the module a kept prefix of it made (see
-    /// [`Prefixes`]); whether it resumed.
-    fn run(&mut self, ordering: &[String], resume: bool) -> Result<(Module, bool)> {
+    /// `resume`, on a copy of the module a kept prefix of it made, keeping
+    /// its own prefixes when `keep` (see [`Prefixes`]); whether it resumed.
+    fn run(&mut self, ordering: &[String], resume: bool, keep: bool) -> Result<(Module, bool)> {
         let found = match (&mut self.prefixes, resume) {
             (Some(p), true) => p.resume(ordering),
             _ => None,
@@ -533,7 +538,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             let pass = self.pass(name)?;
             crate::pass::call(pass.as_ref(), &mut m, &self.context)?;
             let done = i + 1;
-            if done % CHECKPOINT == 0 && done < ordering.len() {
+            if keep && done % CHECKPOINT == 0 && done < ordering.len() {
                 if let Some(p) = &mut self.prefixes {
                     p.keep(&ordering[..done], &m);
                 }
@@ -545,12 +550,13 @@ impl<'a, 'b> Evaluator<'a, 'b> {
     /// Evaluates one ordering; every failure becomes the trial's verdict.
     pub fn evaluate(&mut self, phase: &str, index: usize, ordering: &[String]) -> Trial {
         let start = Instant::now();
-        let mut run = self.run(ordering, true);
+        let share = self.share_prefixes;
+        let mut run = self.run(ordering, share, share);
         // A resumed run that would be the best so far is run again from
         // the input (see `Prefixes`).
         if let Ok((m, true)) = &run {
             if self.fewest.is_none_or(|f| m.instruction_count() < f) {
-                run = self.run(ordering, false);
+                run = self.run(ordering, false, true);
             }
         }
         let compile_s = start.elapsed().as_secs_f64();

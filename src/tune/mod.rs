@@ -86,6 +86,11 @@ pub struct TuneSpec {
     /// Whether each trial records CompilerGym's InstCount and Autophase of
     /// the module it made (the O0 baseline's are the input's).
     pub features: bool,
+    /// Whether trials of strategies that change the best ordering in one
+    /// place (local, hill, greedy) resume from modules kept after its
+    /// prefixes, for an instruction-count goal (see `evaluate.rs`); off,
+    /// every trial runs from the input.
+    pub reuse_prefixes: bool,
 }
 
 impl Default for TuneSpec {
@@ -105,6 +110,7 @@ impl Default for TuneSpec {
             trial_timeout: Duration::from_secs(60),
             levels: true,
             features: false,
+            reuse_prefixes: true,
         }
     }
 }
