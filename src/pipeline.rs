@@ -146,7 +146,7 @@ pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
     // analysis an earlier one left valid, and make another module.
     let spelled = parts
         .iter()
-        .map(|p| crate::llvm::spell_pipeline(p).ok())
+        .map(|p| Some(as_given(&crate::llvm::spell_pipeline(p).ok()?, p)))
         .collect::<Option<Vec<_>>>()?;
     let passes = match spelled.as_slice() {
         [one] => one.clone(),
@@ -157,6 +157,45 @@ pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
         plugins,
         exact,
     })
+}
+
+/// `spelled` (LLVM's printing of the one pass `part`) with the pass written
+/// as `part` wrote it, inside the adaptors LLVM printed: LLVM's printer
+/// leaves some parameters out (`ipsccp<no-func-spec>` prints as `ipsccp`,
+/// which opt then runs with function specialization), and passlab runs
+/// the pass as written. A pipeline (`default<O2>`) or a part whose pass
+/// does not appear once is left as LLVM printed it.
+fn as_given(spelled: &str, part: &str) -> String {
+    let name = part.split('<').next().unwrap_or(part);
+    if name.is_empty() || part.contains('(') {
+        return spelled.to_string();
+    }
+    // Where `name` stands as a pass: after the start, `(` or `,`, and
+    // followed by its parameters, `)`, `,` or the end.
+    let bytes = spelled.as_bytes();
+    let found: Vec<(usize, usize)> = spelled
+        .match_indices(name)
+        .filter_map(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            if !matches!(before, None | Some(b'(') | Some(b',')) {
+                return None;
+            }
+            let mut end = at + name.len();
+            match bytes.get(end) {
+                None | Some(b')') | Some(b',') => {}
+                Some(b'<') => {
+                    let close = spelled[end..].find('>')?;
+                    end += close + 1;
+                }
+                _ => return None,
+            }
+            Some((at, end))
+        })
+        .collect();
+    match found.as_slice() {
+        [(at, end)] => format!("{}{part}{}", &spelled[..*at], &spelled[*end..]),
+        _ => spelled.to_string(),
+    }
 }
 
 /// The pipeline run when none is given, for an opt level: at 0, LLVM's
@@ -352,12 +391,27 @@ mod tests {
     #[test]
     fn a_list_is_spelled_for_opt_pass_by_pass_with_fresh_analyses() {
         let one = llvm_spelling("licm").unwrap();
-        assert_eq!(one.passes, "function(loop-mssa(licm<allowspeculation>))");
+        assert_eq!(one.passes, "function(loop-mssa(licm))");
         let two = llvm_spelling("sroa,licm").unwrap();
         assert_eq!(
             two.passes,
-            "module(function(sroa<modify-cfg>),invalidate<all>,function(loop-mssa(licm<allowspeculation>)))"
+            "module(function(sroa),invalidate<all>,function(loop-mssa(licm)))"
         );
         assert!(two.exact);
+        // LLVM prints ipsccp without its parameter; opt must not
+        // specialize functions where passlab did not.
+        assert_eq!(
+            llvm_spelling("ipsccp<no-func-spec>").unwrap().passes,
+            "ipsccp<no-func-spec>"
+        );
+        assert_eq!(
+            llvm_spelling("licm<no-allowspeculation>").unwrap().passes,
+            "function(loop-mssa(licm<no-allowspeculation>))"
+        );
+        assert_eq!(
+            as_given("function(sroa<modify-cfg>)", "sroa"),
+            "function(sroa)"
+        );
+        assert_eq!(as_given("function(a,b)", "c"), "function(a,b)");
     }
 }
