@@ -388,8 +388,9 @@ pub(crate) struct Evaluator<'a, 'b> {
     /// Modules after prefixes of the orderings evaluated lately (see
     /// [`Prefixes`]); only for an instruction-count goal.
     prefixes: Option<Prefixes>,
-    /// The fewest instructions a trial has had so far.
-    fewest: Option<u64>,
+    /// The best valid trial so far as `best` ranks it: the fewest
+    /// instructions, then the shortest ordering.
+    fewest: Option<(u64, usize)>,
     /// Whether each trial records CompilerGym's features of its module.
     pub features: bool,
     /// Whether orderings share prefixes (those of local search, hill
@@ -555,7 +556,10 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         // A resumed run that would be the best so far is run again from
         // the input (see `Prefixes`).
         if let Ok((m, true)) = &run {
-            if self.fewest.is_none_or(|f| m.instruction_count() < f) {
+            if self
+                .fewest
+                .is_none_or(|f| (m.instruction_count(), ordering.len()) < f)
+            {
                 run = self.run(ordering, false, true);
             }
         }
@@ -605,7 +609,8 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         };
         let instructions = m.instruction_count();
         if measured.verdict.is_valid() {
-            self.fewest = Some(self.fewest.map_or(instructions, |f| f.min(instructions)));
+            let this = (instructions, ordering.len());
+            self.fewest = Some(self.fewest.map_or(this, |f| f.min(this)));
         }
         Trial {
             phase: phase.to_string(),
