@@ -691,6 +691,23 @@ impl Property<'_> {
                     // Fresh memory painted this time: a program that
                     // reads memory it never wrote (a reduction easily
                     // makes one) prints what the paint says.
+                    // And the code and data elsewhere: a reserved range
+                    // moves where the JIT maps them, so a program whose
+                    // output depends on addresses (undefined behaviour a
+                    // reduction makes) differs from itself here, instead
+                    // of only from one address layout to the next.
+                    // SAFETY: an anonymous mapping without access, of this
+                    // forked child's own, never used, gone when it exits.
+                    unsafe {
+                        libc::mmap(
+                            std::ptr::null_mut(),
+                            (3 << 20) + (5 << 12),
+                            libc::PROT_NONE,
+                            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                            -1,
+                            0,
+                        )
+                    };
                     crate::jit::paint_fresh_memory(Some(0xA5));
                     let again = outcome(first);
                     crate::jit::paint_fresh_memory(None);
