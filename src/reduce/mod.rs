@@ -9,10 +9,14 @@
 //! shell script for each candidate; the script writes the candidate's path
 //! into a FIFO and waits for the answer on another, and this process,
 //! which holds the session (its buffers, its Rust worker, its passes),
-//! decides with [`Property::holds`] and answers. One candidate at a time
-//! (`-j 1`, `--n 1`): the session answers in order. The smallest
-//! interesting candidate is kept as the reduction goes, so an interrupt
-//! (or a time budget) ends it with the smallest found so far.
+//! decides with [`Property::holds`] and answers. Candidates are decided in
+//! forked children, as many at once as the reducer is told to test
+//! (`-j`, `--n`: the processors, or one when a Rust pass or predicate
+//! needs the session's one Rust worker); a child that decides one
+//! candidate generates its code in-process, since nothing there outlives
+//! the answer. The smallest interesting candidate is kept as the reduction
+//! goes, so an interrupt (or a time budget) ends it with the smallest
+//! found so far.
 //!
 //! [`reproducer`] writes a finding as a folder others can run without
 //! passlab: the reduced IR, the pipeline, the property, and `repro.sh`,
@@ -189,17 +193,23 @@ impl Oracle {
             ));
         }
         let script = dir.join("interesting.sh");
+        // No more processes than needed (each costs a millisecond or more
+        // a candidate): the answer's FIFO is named after the script's pid
+        // (unique among scripts running at once; a stale one left by a
+        // killed script is replaced), and passlab removes it once answered.
         let which = match candidate {
-            Some(name) => format!("\"$PWD/{name}\""),
-            None => "\"$(realpath \"$1\")\"".into(),
+            Some(name) => format!("c=\"$PWD/{name}\""),
+            None => "case \"$1\" in /*) c=$1 ;; *) c=$PWD/$1 ;; esac".into(),
         };
         std::fs::write(
             &script,
             format!(
                 "#!/bin/sh\n# Asks passlab whether the candidate is interesting (exit 0: yes).\n\
-                 a=$(mktemp -u '{dir}/answer.XXXXXXXX') && mkfifo \"$a\" || exit 2\n\
-                 printf '%s\\t%s\\n' {which} \"$a\" > '{requests}'\n\
-                 read answer < \"$a\"\nrm -f \"$a\"\nexit \"$answer\"\n",
+                 {which}\n\
+                 a='{dir}/answer.'$$\n\
+                 mkfifo \"$a\" 2>/dev/null || {{ rm -f \"$a\" && mkfifo \"$a\"; }} || exit 2\n\
+                 printf '%s\\t%s\\n' \"$c\" \"$a\" > '{requests}'\n\
+                 read answer < \"$a\"\nexit \"$answer\"\n",
                 dir = dir.display(),
                 requests = requests.display(),
             ),
@@ -243,12 +253,18 @@ impl Oracle {
             match f {
                 Ok(mut f) => {
                     let _ = f.write_all(if yes { b"0\n" } else { b"1\n" });
+                    // The script has it open: its read still gets the
+                    // answer.
+                    let _ = std::fs::remove_file(to);
                     return;
                 }
                 Err(_) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_micros(200))
                 }
-                Err(_) => return,
+                Err(_) => {
+                    let _ = std::fs::remove_file(to);
+                    return;
+                }
             }
         }
     }

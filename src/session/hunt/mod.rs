@@ -288,9 +288,13 @@ fn check(
     });
     let mut r = base("miscompile");
     r["detail"] = json!(format!(
-        "prints {:?} (exit {}) natively, {outcome} after {pipeline_text}",
+        "prints {:?} (exit {}) {}, {outcome} after {pipeline_text}",
         oracle.stdout.lines().last().unwrap_or(""),
-        oracle.status
+        oracle.status,
+        match spec.oracle {
+            Oracle::Native => "natively",
+            Oracle::JitO0 => "at -O0 through the JIT",
+        }
     ));
     match found {
         Ok(f) => {
