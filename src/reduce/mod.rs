@@ -197,8 +197,10 @@ impl Oracle {
         // a candidate): the answer's FIFO is named after the script's pid
         // (unique among scripts running at once; a stale one left by a
         // killed script is replaced), and passlab removes it once answered.
+        // Every name written into the script is quoted for the shell (a
+        // C file's name is the user's).
         let which = match candidate {
-            Some(name) => format!("c=\"$PWD/{name}\""),
+            Some(name) => format!("c=\"$PWD\"/{}", repro::quote(name)),
             None => "case \"$1\" in /*) c=$1 ;; *) c=$PWD/$1 ;; esac".into(),
         };
         std::fs::write(
@@ -206,12 +208,12 @@ impl Oracle {
             format!(
                 "#!/bin/sh\n# Asks passlab whether the candidate is interesting (exit 0: yes).\n\
                  {which}\n\
-                 a='{dir}/answer.'$$\n\
+                 a={answers}$$\n\
                  mkfifo \"$a\" 2>/dev/null || {{ rm -f \"$a\" && mkfifo \"$a\"; }} || exit 2\n\
-                 printf '%s\\t%s\\n' \"$c\" \"$a\" > '{requests}'\n\
+                 printf '%s\\t%s\\n' \"$c\" \"$a\" > {requests}\n\
                  read answer < \"$a\"\nexit \"$answer\"\n",
-                dir = dir.display(),
-                requests = requests.display(),
+                answers = repro::quote(&format!("{}/answer.", dir.display())),
+                requests = repro::quote(&requests.display().to_string()),
             ),
         )
         .map_err(|e| Error::io(script.display(), e))?;
@@ -692,4 +694,65 @@ pub fn reduce_c(
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the oracle's script (with `arg`, in `dir`), reads its request,
+    /// answers `yes` and gives the candidate's path and the script's exit
+    /// code.
+    fn ask(oracle: &Oracle, dir: &Path, arg: Option<&str>, yes: bool) -> (PathBuf, i32) {
+        use std::io::Read;
+        let mut script = std::process::Command::new("sh");
+        script.arg(&oracle.script).current_dir(dir);
+        if let Some(a) = arg {
+            script.arg(a);
+        }
+        let mut script = script.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut line = Vec::new();
+        while !line.contains(&b'\n') {
+            assert!(Instant::now() < deadline, "no request from the script");
+            let mut buf = [0u8; 512];
+            match (&oracle.requests).read(&mut buf) {
+                Ok(n) => line.extend_from_slice(&buf[..n]),
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let line = String::from_utf8(line).unwrap();
+        let (path, answer) = line.trim_end().split_once('\t').unwrap();
+        Oracle::answer(Path::new(answer), yes);
+        let code = script.wait().unwrap().code().unwrap();
+        assert!(!Path::new(answer).exists(), "the answer's FIFO is removed");
+        (PathBuf::from(path), code)
+    }
+
+    #[test]
+    fn the_script_sends_any_file_name_in_any_folder_and_exits_with_the_answer() {
+        let dir = std::env::temp_dir().join(format!(
+            "passlab-oracle-{} it's $HOME \"here\"",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        // cvise: the candidate is the file beside the script's working folder.
+        let name = "a'b $x\"c.c";
+        let oracle = Oracle::new(&dir, Some(name)).unwrap();
+        assert_eq!(ask(&oracle, &dir, None, true), (dir.join(name), 0));
+        assert_eq!(ask(&oracle, &dir, None, false), (dir.join(name), 1));
+        drop(oracle);
+        std::fs::remove_file(dir.join("requests")).unwrap();
+        // llvm-reduce: the candidate's path, relative or absolute.
+        let oracle = Oracle::new(&dir, None).unwrap();
+        assert_eq!(
+            ask(&oracle, &dir, Some("c $1.ll"), true),
+            (dir.join("c $1.ll"), 0)
+        );
+        assert_eq!(
+            ask(&oracle, &dir, Some("/x/y z.ll"), false),
+            (PathBuf::from("/x/y z.ll"), 1)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

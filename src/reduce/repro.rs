@@ -29,7 +29,8 @@ pub struct Reproducer {
     pub output: String,
 }
 
-fn quote(s: &str) -> String {
+/// `s` quoted for a POSIX shell.
+pub(super) fn quote(s: &str) -> String {
     shlex::try_quote(s).map_or_else(|_| format!("'{s}'"), |q| q.into_owned())
 }
 
