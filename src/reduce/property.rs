@@ -702,11 +702,11 @@ impl Property<'_> {
                 // In a child: a candidate may crash a pass that ran well
                 // on the original.
                 in_child(|| {
-                    let outcome = |p: &str| outcome(subject, module, p, codegen, *limit);
-                    let Some(a) = outcome(first)? else {
+                    let run = |p: &str, cg: &Codegen| outcome(subject, module, p, cg, *limit);
+                    let Some(a) = run(first, codegen)? else {
                         return Ok(false);
                     };
-                    let Some(b) = outcome(second)? else {
+                    let Some(b) = run(second, codegen)? else {
                         return Ok(false);
                     };
                     if a == b || !symptom.shown_by(&a, &b) {
@@ -741,20 +741,16 @@ impl Property<'_> {
                     // first giving what it gave, the second still showing
                     // the symptom.
                     crate::jit::paint_fresh_memory(Some(0xA5));
-                    let again = |p: &str| self::outcome(subject, module, p, checked, *limit);
-                    let stable = match again(first) {
-                        Ok(Some(a2)) if a2 == a => {
-                            if codegen == checked {
-                                Ok(true)
-                            } else {
-                                again(second).map(|b2| {
-                                    matches!(b2, Some(b2) if b2 != a2 && symptom.shown_by(&a2, &b2))
-                                })
-                            }
+                    let stable = (|| -> Result<bool> {
+                        if run(first, checked)?.as_ref() != Some(&a) {
+                            return Ok(false);
                         }
-                        Ok(_) => Ok(false),
-                        Err(e) => Err(e),
-                    };
+                        if codegen == checked {
+                            return Ok(true);
+                        }
+                        Ok(matches!(run(second, checked)?,
+                                    Some(b2) if b2 != a && symptom.shown_by(&a, &b2)))
+                    })();
                     crate::jit::paint_fresh_memory(None);
                     stable
                 })

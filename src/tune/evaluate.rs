@@ -390,7 +390,7 @@ pub(crate) struct Evaluator<'a, 'b> {
     prefixes: Option<Prefixes>,
     /// The best valid trial so far as `best` ranks it: the fewest
     /// instructions, then the shortest ordering.
-    fewest: Option<(u64, usize)>,
+    leader: Option<(u64, usize)>,
     /// Whether each trial records CompilerGym's features of its module.
     pub features: bool,
     /// Whether orderings share prefixes (those of local search, hill
@@ -463,7 +463,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
             context,
             passes: HashMap::new(),
             prefixes: None,
-            fewest: None,
+            leader: None,
             features: false,
             share_prefixes: false,
             measured: HashMap::new(),
@@ -557,7 +557,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         // the input (see `Prefixes`).
         if let Ok((m, true)) = &run {
             if self
-                .fewest
+                .leader
                 .is_none_or(|f| (m.instruction_count(), ordering.len()) < f)
             {
                 run = self.run(ordering, false, true);
@@ -610,7 +610,7 @@ impl<'a, 'b> Evaluator<'a, 'b> {
         let instructions = m.instruction_count();
         if measured.verdict.is_valid() {
             let this = (instructions, ordering.len());
-            self.fewest = Some(self.fewest.map_or(this, |f| f.min(this)));
+            self.leader = Some(self.leader.map_or(this, |f| f.min(this)));
         }
         Trial {
             phase: phase.to_string(),
