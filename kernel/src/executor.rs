@@ -1,51 +1,20 @@
-//! The thread that owns the `Session`: it runs cells and answers the
-//! requests that need the session's state (completion, inspection,
-//! is_complete, history), publishing output on iopub as it comes.
+//! The `Session`, on the thread that reads the shell socket (see
+//! `server`): it runs cells and answers the requests that need the
+//! session's state (completion, inspection, is_complete, history),
+//! publishing output on iopub as it comes.
 
 use crate::outbox::Outbox;
 use crate::reply;
 use jupyter_protocol::JupyterMessage;
 use passlab::session::{Bundle, Completeness, Item, Session};
 use serde_json::{json, Value};
-use std::sync::mpsc;
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
-
-/// A shell request for the session, and where its reply goes.
-pub struct Job {
-    pub request: JupyterMessage,
-    pub done: oneshot::Sender<Done>,
-}
+use tokio::sync::mpsc::UnboundedSender;
 
 /// A reply's content, and whether the kernel should exit after sending it
 /// (`:quit`).
 pub struct Done {
     pub content: Value,
     pub exit: bool,
-}
-
-/// Starts the executor thread.
-pub fn spawn(
-    iopub: UnboundedSender<JupyterMessage>,
-) -> (mpsc::Sender<Job>, std::thread::JoinHandle<()>) {
-    let (tx, rx) = mpsc::channel::<Job>();
-    let handle = std::thread::Builder::new()
-        .name("passlab-session".into())
-        .spawn(move || {
-            let mut e = Executor::new(iopub);
-            while let Ok(job) = rx.recv() {
-                // The session catches a panic in a command; this catches
-                // one anywhere else here (rendering, a reply), so that the
-                // thread, and with it the session, keeps serving.
-                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    passlab::panic_point(&format!("kernel::{}", job.request.message_type()));
-                    e.handle(&job.request)
-                }))
-                .unwrap_or_else(|panic| internal_error(&job.request, &panic));
-                let _ = job.done.send(done);
-            }
-        })
-        .expect("cannot start the session thread");
-    (tx, handle)
 }
 
 /// The reply to a request whose handling panicked.
@@ -62,7 +31,7 @@ fn internal_error(req: &JupyterMessage, panic: &Box<dyn std::any::Any + Send>) -
     }
 }
 
-struct Executor {
+pub struct Executor {
     session: Session,
     count: u32,
     history: Vec<(u32, String)>,
@@ -72,7 +41,8 @@ struct Executor {
 }
 
 impl Executor {
-    fn new(iopub: UnboundedSender<JupyterMessage>) -> Executor {
+    /// A new session whose output goes to `iopub`.
+    pub fn new(iopub: UnboundedSender<JupyterMessage>) -> Executor {
         let mut session = Session::new();
         let outbox = Outbox::new(iopub);
         let progress = outbox.clone();
@@ -123,6 +93,17 @@ impl Executor {
             outputs: Default::default(),
             outbox,
         }
+    }
+
+    /// Answers one shell request. The session catches a panic in a
+    /// command; this catches one anywhere else here (rendering, a reply),
+    /// so that the session keeps serving.
+    pub fn answer(&mut self, req: &JupyterMessage) -> Done {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            passlab::panic_point(&format!("kernel::{}", req.message_type()));
+            self.handle(req)
+        }))
+        .unwrap_or_else(|panic| internal_error(req, &panic))
     }
 
     fn handle(&mut self, req: &JupyterMessage) -> Done {

@@ -2,10 +2,11 @@
 //!
 //! `passlab-kernel install [--user | --sys-prefix | --prefix DIR]` writes the
 //! kernelspec; Jupyter then starts `passlab-kernel --connection-file FILE`.
-//! Everything a cell does is the core library's `Session`, which lives on
-//! one thread (`executor`); the sockets (`server`) only carry messages to it
-//! and its output back, so the control channel answers (interrupts,
-//! shutdown) while a cell runs.
+//! Everything a cell does is the core library's `Session` (`executor`),
+//! which lives on the thread that reads the shell socket; control, the
+//! heartbeat and iopub are served on the main thread (`server`), so the
+//! control channel answers (interrupts, shutdown) and output goes out while
+//! a cell runs.
 
 mod decode;
 mod executor;

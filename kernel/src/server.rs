@@ -1,12 +1,15 @@
-//! The five sockets. Shell requests run one at a time, in order: those that
-//! need the session go to the executor thread. Control (interrupt,
-//! shutdown, kernel_info) is answered at once, also while a cell runs.
-//! Iopub is an XPUB socket that greets each new subscriber with
-//! `iopub_welcome`; every message for it goes through one channel, so
-//! output always precedes the `idle` that ends its request. A message whose
+//! The five sockets, on two threads. The session's thread reads the shell
+//! socket and answers each request in turn, running cells itself (no hop
+//! to another thread: a trivial command's round trip is the sockets'), so
+//! requests run one at a time, in order. The main thread serves control
+//! (interrupt, shutdown, kernel_info: answered at once, also while a cell
+//! runs), the heartbeat, and iopub: an XPUB socket that greets each new
+//! subscriber with `iopub_welcome`; every message for it goes through one
+//! channel, so output always precedes the `idle` that ends its request,
+//! and a long cell's output goes out while it runs. A message whose
 //! signature does not verify is logged to standard error and dropped.
 
-use crate::executor::{self, Done, Job};
+use crate::executor::Executor;
 use crate::reply::{self, message, status};
 use anyhow::Context;
 use jupyter_protocol::{ConnectionInfo, JupyterMessage};
@@ -14,14 +17,13 @@ use jupyter_zmq_client::connection::RawMessage;
 use jupyter_zmq_client::{
     create_kernel_control_connection, create_kernel_heartbeat_connection,
     create_kernel_iopub_xpub_connection, create_kernel_shell_connection,
-    create_kernel_stdin_connection, SubscriptionEvent,
+    create_kernel_stdin_connection, KernelShellConnection, SubscriptionEvent,
 };
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::sync::oneshot;
 
 /// Serves the kernel described by the connection file until shutdown.
@@ -31,10 +33,70 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
     let info: ConnectionInfo = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a connection file", connection_file.display()))?;
     check_signing(&info)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let (out, outgoing) = unbounded_channel::<JupyterMessage>();
+    let (exit_tx, exit_rx) = unbounded_channel::<Exit>();
+    let (bound_tx, bound) = oneshot::channel::<anyhow::Result<()>>();
+    let (ready, ready_rx) = oneshot::channel::<()>();
+    {
+        let (info, out, exit_tx) = (info.clone(), out.clone(), exit_tx.clone());
+        std::thread::Builder::new()
+            .name("passlab-session".into())
+            .spawn(move || session_thread(info, out, exit_tx, bound_tx, ready_rx))
+            .context("cannot start the session thread")?;
+    }
+    runtime()?.block_on(serve(info, out, outgoing, exit_tx, exit_rx, bound, ready))
+}
+
+/// The session's thread: binds shell (saying how on `bound`) and, once the
+/// other sockets are bound too (`ready`), serves it with the session. A panic outside a request (the session catches
+/// those) ends the kernel rather than leaving shell unanswered.
+fn session_thread(
+    info: ConnectionInfo,
+    out: UnboundedSender<JupyterMessage>,
+    exit: UnboundedSender<Exit>,
+    bound: oneshot::Sender<anyhow::Result<()>>,
+    ready: oneshot::Receiver<()>,
+) {
+    let end = exit.clone();
+    let serve = async move {
+        let shell = match create_kernel_shell_connection(&info, &session_id()).await {
+            Ok(shell) => shell,
+            Err(e) => {
+                let e = anyhow::Error::from(e).context("cannot bind the shell socket");
+                let _ = bound.send(Err(e));
+                return;
+            }
+        };
+        let _ = bound.send(Ok(()));
+        if ready.await.is_err() {
+            return; // the kernel could not start
+        }
+        serve_shell(shell, Executor::new(out.clone()), out, exit).await
+    };
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime().map(|rt| rt.block_on(serve))
+    }));
+    match served {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => log(&format!("the session thread cannot start: {e}")),
+        Err(panic) => {
+            let panic = passlab::panic_message(&panic);
+            log(&format!("the session thread stopped: {panic}"));
+            let _ = end.send(Exit);
+        }
+    }
+}
+
+/// A runtime on the calling thread.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
-    runtime.block_on(serve(info))
+        .build()
+}
+
+/// The ZeroMQ identity of this kernel's sockets.
+fn session_id() -> String {
+    format!("passlab-kernel-{}", std::process::id())
 }
 
 /// Messages are signed with HMAC-SHA256 and the connection file's key. An
@@ -65,17 +127,26 @@ const QUEUED: Duration = Duration::ZERO;
 /// What ends the kernel: a shutdown request (on shell or control) or `:quit`.
 struct Exit;
 
-async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
-    let session_id = format!("passlab-kernel-{}", std::process::id());
-    let mut shell = create_kernel_shell_connection(&info, &session_id).await?;
+/// The main thread's sockets: control, heartbeat and iopub (see the module
+/// documentation); returns on `Exit`.
+async fn serve(
+    info: ConnectionInfo,
+    out: UnboundedSender<JupyterMessage>,
+    mut outgoing: tokio::sync::mpsc::UnboundedReceiver<JupyterMessage>,
+    exit_tx: UnboundedSender<Exit>,
+    mut exit_rx: tokio::sync::mpsc::UnboundedReceiver<Exit>,
+    bound: oneshot::Receiver<anyhow::Result<()>>,
+    ready: oneshot::Sender<()>,
+) -> anyhow::Result<()> {
+    let session_id = session_id();
     let mut control = create_kernel_control_connection(&info, &session_id).await?;
     let _stdin = create_kernel_stdin_connection(&info, &session_id).await?;
     let mut iopub = create_kernel_iopub_xpub_connection(&info, &session_id).await?;
     let mut heartbeat = create_kernel_heartbeat_connection(&info).await?;
-
-    let (out, mut outgoing) = unbounded_channel::<JupyterMessage>();
-    let (jobs, executor) = executor::spawn(out.clone());
-    let (exit_tx, mut exit_rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();
+    bound
+        .await
+        .map_err(|_| anyhow::anyhow!("the session thread stopped while starting"))??;
+    let _ = ready.send(());
 
     let iopub_task = tokio::spawn(async move {
         loop {
@@ -146,105 +217,94 @@ async fn serve(info: ConnectionInfo) -> anyhow::Result<()> {
         }
     });
 
-    let shell_exit = exit_tx.clone();
-    let shell_task = tokio::spawn(async move {
-        let mut jobs = Some(jobs);
-        // After a cell fails with stop_on_error, the executes already
-        // queued behind it (a notebook's "run all") are answered "aborted"
-        // without running, as ipykernel does: they are read off the socket
-        // at once and kept here, marked.
-        let mut queued: VecDeque<(JupyterMessage, bool)> = VecDeque::new();
-        loop {
-            let (req, aborting) = match queued.pop_front() {
-                Some(q) => q,
-                None => match receive(&mut shell).await {
-                    Ok(req) => (req, false),
-                    Err(e) => {
-                        log(&format!("shell: dropped a message: {e}"));
-                        continue;
-                    }
-                },
-            };
-            let mut failed = false;
-            let _ = out.send(status("busy", &req));
-            let mut exit = false;
-            let content = match req.message_type() {
-                "execute_request" if aborting => Some(json!({"status": "aborted",
-                    "execution_count": null, "user_expressions": {}, "payload": []})),
-                "kernel_info_request" => Some(reply::kernel_info()),
-                "comm_info_request" => Some(json!({"status": "ok", "comms": {}})),
-                "shutdown_request" => {
-                    exit = true;
-                    Some(shutdown_reply(&req))
-                }
-                "execute_request"
-                | "complete_request"
-                | "inspect_request"
-                | "is_complete_request"
-                | "history_request" => match &jobs {
-                    None => Some(session_gone()),
-                    Some(j) => match ask(j, &req).await {
-                        Some(done) => {
-                            exit = done.exit;
-                            let stop = serde_json::to_value(&req.content)
-                                .ok()
-                                .and_then(|c| c.get("stop_on_error").and_then(Value::as_bool))
-                                .unwrap_or(true);
-                            failed = stop
-                                && req.message_type() == "execute_request"
-                                && done.content["status"] == "error";
-                            Some(done.content)
-                        }
-                        None => {
-                            jobs = None;
-                            Some(session_gone())
-                        }
-                    },
-                },
-                other => {
-                    log(&format!("shell: no handler for {other}"));
-                    None
-                }
-            };
-            // Before the reply goes out: what a client sends after seeing
-            // the error is not queued behind the failed cell.
-            if failed {
-                loop {
-                    match tokio::time::timeout(QUEUED, receive(&mut shell)).await {
-                        Ok(Ok(next)) => queued.push_back((next, true)),
-                        Ok(Err(e)) => log(&format!("shell: dropped a message: {e}")),
-                        Err(_) => break,
-                    }
-                }
-            }
-            if let Some(content) = content {
-                let reply_type = req.message_type().replace("_request", "_reply");
-                if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
-                    log(&format!("shell: cannot reply: {e}"));
-                }
-            }
-            let _ = out.send(status("idle", &req));
-            if exit {
-                let _ = shell_exit.send(Exit);
-            }
-        }
-    });
-
     exit_rx.recv().await;
     // Stop a call that may be running, let iopub send what is queued, and
     // leave: the session's thread ends with the process.
     passlab::interrupt::request();
-    shell_task.abort();
     tokio::time::sleep(Duration::from_millis(50)).await;
     iopub_task.abort();
-    drop(executor);
     Ok(())
 }
 
-/// The reply to a request for the session once its thread has stopped.
-fn session_gone() -> Value {
-    json!({"status": "error", "ename": "KernelError",
-        "evalue": "the session thread has stopped", "traceback": []})
+/// The session's thread: shell requests, answered one at a time, in
+/// order, the session's own run here.
+async fn serve_shell(
+    mut shell: KernelShellConnection,
+    mut executor: Executor,
+    out: UnboundedSender<JupyterMessage>,
+    shell_exit: UnboundedSender<Exit>,
+) {
+    // After a cell fails with stop_on_error, the executes already
+    // queued behind it (a notebook's "run all") are answered "aborted"
+    // without running, as ipykernel does: they are read off the socket
+    // at once and kept here, marked.
+    let mut queued: VecDeque<(JupyterMessage, bool)> = VecDeque::new();
+    loop {
+        let (req, aborting) = match queued.pop_front() {
+            Some(q) => q,
+            None => match receive(&mut shell).await {
+                Ok(req) => (req, false),
+                Err(e) => {
+                    log(&format!("shell: dropped a message: {e}"));
+                    continue;
+                }
+            },
+        };
+        let mut failed = false;
+        let _ = out.send(status("busy", &req));
+        let mut exit = false;
+        let content = match req.message_type() {
+            "execute_request" if aborting => Some(json!({"status": "aborted",
+                    "execution_count": null, "user_expressions": {}, "payload": []})),
+            "kernel_info_request" => Some(reply::kernel_info()),
+            "comm_info_request" => Some(json!({"status": "ok", "comms": {}})),
+            "shutdown_request" => {
+                exit = true;
+                Some(shutdown_reply(&req))
+            }
+            "execute_request"
+            | "complete_request"
+            | "inspect_request"
+            | "is_complete_request"
+            | "history_request" => {
+                let done = executor.answer(&req);
+                exit = done.exit;
+                let stop = serde_json::to_value(&req.content)
+                    .ok()
+                    .and_then(|c| c.get("stop_on_error").and_then(Value::as_bool))
+                    .unwrap_or(true);
+                failed = stop
+                    && req.message_type() == "execute_request"
+                    && done.content["status"] == "error";
+                Some(done.content)
+            }
+            other => {
+                log(&format!("shell: no handler for {other}"));
+                None
+            }
+        };
+        // Before the reply goes out: what a client sends after seeing
+        // the error is not queued behind the failed cell.
+        if failed {
+            loop {
+                match tokio::time::timeout(QUEUED, receive(&mut shell)).await {
+                    Ok(Ok(next)) => queued.push_back((next, true)),
+                    Ok(Err(e)) => log(&format!("shell: dropped a message: {e}")),
+                    Err(_) => break,
+                }
+            }
+        }
+        if let Some(content) = content {
+            let reply_type = req.message_type().replace("_request", "_reply");
+            if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
+                log(&format!("shell: cannot reply: {e}"));
+            }
+        }
+        let _ = out.send(status("idle", &req));
+        if exit {
+            let _ = shell_exit.send(Exit);
+        }
+    }
 }
 
 fn shutdown_reply(req: &JupyterMessage) -> Value {
@@ -263,18 +323,6 @@ async fn receive<S: zeromq::SocketRecv>(
     let multipart = conn.socket.recv().await.map_err(|e| e.to_string())?;
     let raw = RawMessage::from_multipart(multipart, &conn.mac).map_err(|e| e.to_string())?;
     crate::decode::decode(raw)
-}
-
-/// Sends a request to the session thread and waits for its reply; `None`
-/// when the thread is gone.
-async fn ask(jobs: &mpsc::Sender<Job>, req: &JupyterMessage) -> Option<Done> {
-    let (done, wait) = oneshot::channel();
-    jobs.send(Job {
-        request: req.clone(),
-        done,
-    })
-    .ok()?;
-    wait.await.ok()
 }
 
 fn log(text: &str) {

@@ -407,7 +407,7 @@ pub enum Property<'a> {
         /// re-run), or the reduced module may show the bug only at level 0
         /// (undefined behaviour the reduction brought in, which the two
         /// code generators happen to treat differently).
-        checked: Codegen,
+        checked: Box<Codegen>,
     },
     /// Running `pipeline` ends the same way as `ending` (its
     /// [`Ending::signature`]): the same kind of failure, in the same pass,
@@ -641,7 +641,7 @@ impl<'a> Property<'a> {
             symptom,
             limit,
             codegen,
-            checked: context_codegen,
+            checked: Box::new(context_codegen),
         })
     }
 }
@@ -745,7 +745,7 @@ impl Property<'_> {
                         if run(first, checked)?.as_ref() != Some(&a) {
                             return Ok(false);
                         }
-                        if codegen == checked {
+                        if *codegen == **checked {
                             return Ok(true);
                         }
                         Ok(matches!(run(second, checked)?,
