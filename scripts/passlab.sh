@@ -6,8 +6,8 @@
 #   bash scripts/passlab.sh setup   # install what is missing, build for use
 #
 # Set-up is idempotent and non-interactive: on a fresh Debian bookworm
-# machine (root, Rust toolchain only) it installs LLVM 19, clang 19 and
-# python3-venv from Debian's packages, and the Jupyter packages the kernel's
+# machine (root, Rust toolchain only) it installs LLVM 19, clang 19, g++
+# and python3-venv from Debian's packages, and the Jupyter packages the kernel's
 # tests use into a virtualenv (target/venv); what is there already is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,9 @@ install_missing() {
 }
 
 setup() {
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev python3-venv mold csmith libcsmith-dev
+    # g++ builds the C++ shim (a Rust toolchain brings a C linker, not
+    # always a C++ compiler).
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev
     # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
     export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }

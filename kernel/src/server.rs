@@ -48,8 +48,9 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
 }
 
 /// The session's thread: binds shell (saying how on `bound`) and, once the
-/// other sockets are bound too (`ready`), serves it with the session. A panic outside a request (the session catches
-/// those) ends the kernel rather than leaving shell unanswered.
+/// other sockets are bound too (`ready`), serves it with the session. A
+/// panic outside a request (the session catches those) ends the kernel
+/// rather than leaving shell unanswered.
 fn session_thread(
     info: ConnectionInfo,
     out: UnboundedSender<JupyterMessage>,
@@ -226,8 +227,8 @@ async fn serve(
     Ok(())
 }
 
-/// The session's thread: shell requests, answered one at a time, in
-/// order, the session's own run here.
+/// Shell requests, answered one at a time, in order, on the session's
+/// thread: cells run here.
 async fn serve_shell(
     mut shell: KernelShellConnection,
     mut executor: Executor,
