@@ -2,8 +2,8 @@
 # Times the README's commands on a fresh machine: a Debian bookworm chroot
 # made with debootstrap (minbase), given this machine's Rust toolchain
 # (rustup's stable, copied) and what that toolchain needs to link (gcc,
-# libc6-dev), git and the CA certificates this machine trusts, and nothing
-# else; then a fresh clone of this repository's HEAD, `../shared` beside it
+# libc6-dev), git, the CA certificates this machine trusts and an
+# /etc/hosts naming localhost, and nothing else; then a fresh clone of this repository's HEAD, `../shared` beside it
 # when there is one, and `bash scripts/passlab.sh COMMAND` run in it.
 #
 #   bash scripts/fresh-machine.sh demo|test [DIR]   # DIR: /srv/passlab-fresh
@@ -27,7 +27,11 @@ trap unmount EXIT
 command -v debootstrap >/dev/null ||
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 unmount
-rm -rf "$root"
+if grep -q " $root/" /proc/mounts; then
+    echo "fresh-machine: something is still mounted under $root; not removing it" >&2
+    exit 1
+fi
+rm -rf --one-file-system "$root"
 debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
 mkdir -p "$root/root/.rustup/toolchains" "$root/root/.cargo/bin"
 toolchain=$(rustup show active-toolchain | cut -d' ' -f1)
@@ -37,6 +41,9 @@ printf 'default_toolchain = "%s"\nprofile = "default"\nversion = "12"\n' "$toolc
     >"$root/root/.rustup/settings.toml"
 cp -a "$HOME/.cargo/bin/." "$root/root/.cargo/bin/"
 cp /etc/resolv.conf "$root/etc/"
+# As every Debian install has (debootstrap writes none); the machine's own
+# name is left out, as on machines whose name does not resolve.
+echo "127.0.0.1 localhost" >"$root/etc/hosts"
 if [ -f /etc/apt/sources.list.d/debian.sources ]; then
     cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
     rm -f "$root/etc/apt/sources.list"

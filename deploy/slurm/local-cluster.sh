@@ -9,7 +9,9 @@
 #
 # Needs Debian's slurmctld, slurmd, slurm-client and munge (bash
 # scripts/passlab.sh test installs them). Run as root (SlurmUser=root).
-# Ports: SLURMCTLD_PORT and SLURMD_PORT (default 6817, 6818).
+# Ports: SLURMCTLD_PORT and SLURMD_PORT (default 6817, 6818). The daemons
+# talk over 127.0.0.1, so the machine's name need not resolve (it does not
+# in a fresh chroot or in some containers).
 set -euo pipefail
 
 usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
@@ -63,7 +65,7 @@ up() {
     mkdir -p "$dir/spool/$node"
     cat >"$dir/slurm.conf" <<EOF
 ClusterName=passlab
-SlurmctldHost=$node
+SlurmctldHost=$node(127.0.0.1)
 SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
@@ -87,19 +89,21 @@ ReturnToService=2
 MailProg=/bin/true
 MinJobAge=4
 SchedulerParameters=batch_sched_delay=0
-NodeName=$node $hw State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 $hw State=UNKNOWN
 PartitionName=main Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
     export SLURM_CONF="$dir/slurm.conf"
     slurmctld -f "$SLURM_CONF"
     slurmd -f "$SLURM_CONF"
-    for _ in $(seq 1 100); do
-        case "$(sinfo -h -o %T 2>/dev/null | head -1)" in
+    # Up to 30 s, however long each sinfo takes.
+    local deadline=$((SECONDS + 30))
+    while [ $SECONDS -lt $deadline ]; do
+        case "$(timeout 5 sinfo -h -o %T 2>/dev/null | head -1)" in
         idle | mixed | allocated) echo "SLURM_CONF=$SLURM_CONF"; return 0 ;;
         esac
         sleep 0.1
     done
-    echo "$0: the cluster did not come up; logs in $dir/log" >&2
+    echo "$0: the cluster did not come up within 30 s; logs in $dir/log" >&2
     tail -5 "$dir"/log/*.log >&2 || true
     down
     exit 1

@@ -50,9 +50,6 @@ class RemarksTests(KernelCase):
         self.assertEqual(reply["content"]["status"], "error", cell)
         return reply["content"]["evalue"]
 
-    def tearDown(self):
-        self.run_cell(":instrument clear")
-
     def test_remarks_table_source_compare_and_chart(self):
         self.ok(LOOPS + ":instrument remarks explore\n:run default<O2>")
         # The table: a missed vectorization with its reason, filters.
