@@ -45,6 +45,12 @@ setup_browser() {
     install_missing " (for the browser test)" chromium
 }
 
+# Debian's cvise, for `:reduce ... with=cvise source=FILE.c` (C-level
+# reduction; the transcripts test it).
+setup_reduce() {
+    install_missing " (for :reduce with=cvise)" cvise
+}
+
 # Debian's Slurm and munge, for the test and benchmark of sweeps on a real
 # one-node cluster (deploy/slurm/local-cluster.sh starts it in a folder;
 # nothing is started as a service).
@@ -147,6 +153,7 @@ case "${1:-}" in
 setup)
     # What the REPL, the kernel and Rust cells need, built for release.
     setup
+    setup_reduce
     build_release
     setup_rust target/release/passlab
     link_inputs
@@ -169,6 +176,7 @@ demo)
 test)
     total=$SECONDS
     phase "set-up: packages" setup
+    phase "set-up: cvise" setup_reduce
     phase "set-up: slurm" setup_slurm
     phase "set-up: browser" setup_browser
     phase "set-up: python" setup_python
