@@ -195,30 +195,46 @@ test)
     # a package's own integration tests; the worker has none.)
     phase "build: everything the tests run (test profile)" cargo build "${all[@]}" --bins --tests --examples
     export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
-    # Rust workers take turns in the build folder the set-up warmed (a
-    # test that starts one before the warm-up is over waits for it)
-    # rather than building passlab again in another.
+    # The tests' Rust worker compiles passlab and the cells unoptimized, as
+    # the tests' own build is (at evcxr's opt-level 2 its build folder took
+    # 167 s to warm instead of 88 s), in build folders of the tests' own, so
+    # that a user's optimized ones are not built again after a test run
+    # (outside this folder: Cargo would take them for workspace members).
+    export PASSLAB_EVCXR_OPT=0 PASSLAB_EVCXR_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/evcxr-test"
+    # Rust workers take turns in that folder, warmed below (a test that
+    # starts one before the warm-up is over waits for it), rather than
+    # building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
     install_kernel debug
-    # In the background, beside the Rust tests: the worker's build folder
-    # is warmed (it compiles passlab there once), then Jupyter's kernel
-    # test suite and our protocol tests run (they mostly wait on the
-    # kernels they drive). Logs are shown when waited for.
+    # Three streams side by side (two cores; the tests mostly wait on the
+    # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
+    # 1. in the background, the worker's build folder is warmed (passlab
+    #    compiled there once), then Jupyter's kernel test suite and our
+    #    protocol tests run, then each lesson is opened in JupyterLab, in a
+    #    real browser, from its own folder, run, and its outputs compared
+    #    with the stored ones;
+    # 2. in the background, the transcripts and the lessons' twins, the
+    #    longest Rust tests (they run scripts one after another);
+    # 3. every other Rust test.
+    # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
     (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr &&
-        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py') \
+        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py' &&
+        phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb) \
         >target/logs/background.log 2>&1 &
     background=$!
+    long=(transcripts_match notebook_twins_run_to_the_stored_results)
+    phase "cargo test: transcripts and twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[@]}" \
+        >target/logs/transcripts.log 2>&1 &
+    transcripts=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
-    # Every Rust test: the core's, the fuzz targets over their seed corpora
-    # (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
+    # Every other Rust test: the core's, the fuzz targets over their seed
+    # corpora (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
-    phase "cargo test" cargo test "${all[@]}"
-    phase "waiting for the worker and the kernel tests" wait_for "$background" target/logs/background.log
-    # Each lesson opened in JupyterLab, in a real browser, from its own
-    # folder, run, and its outputs compared with the stored ones.
-    phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
+    phase "cargo test" cargo test "${all[@]}" -- "${long[@]/#/--skip=}"
+    phase "waiting for the transcripts and twins" wait_for "$transcripts" target/logs/transcripts.log
+    phase "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;
 bench)

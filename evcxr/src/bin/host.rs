@@ -20,6 +20,9 @@
 //! evcxr's build folder is kept between sessions (`~/.cache/passlab/evcxr/N`,
 //! or `PASSLAB_EVCXR_DIR`), so passlab and LLVM's bindings are compiled once,
 //! by the set-up; concurrent sessions take different numbered folders.
+//! Cells and passlab are compiled at evcxr's opt-level 2, or at
+//! `PASSLAB_EVCXR_OPT` (0, 1, 2, 3, s or z; the test command uses 0, with
+//! folders of its own).
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
@@ -220,6 +223,15 @@ fn start(request: &Value) -> Result<Host> {
     let t = Instant::now();
     let (ctx, outputs) = evcxr::CommandContext::new().map_err(|e| anyhow::anyhow!("{e}"))?;
     timing("evcxr context", t);
+    let mut ctx = ctx;
+    if let Some(level) = std::env::var_os("PASSLAB_EVCXR_OPT") {
+        let level = level.to_string_lossy();
+        if !["0", "1", "2", "3", "s", "z"].contains(&level.as_ref()) {
+            bail!("PASSLAB_EVCXR_OPT expects an opt-level: 0, 1, 2, 3, s or z, got '{level}'");
+        }
+        ctx.set_opt_level(&level)
+            .map_err(|e| anyhow::anyhow!("PASSLAB_EVCXR_OPT: {e}"))?;
+    }
     let mut host = Host {
         ctx,
         stdout: Gathered::follow(outputs.stdout),
