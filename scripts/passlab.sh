@@ -79,6 +79,19 @@ warm_worker() {
     echo "passlab: the Rust worker is ready (evcxr's build folder warmed in $((SECONDS - start)) s)" >&2
 }
 
+# spare_worker_folders N: folders 1..N under PASSLAB_EVCXR_DIR made again as
+# copies of the warmed folder 0, so that N+1 Rust workers run at once, each
+# in a warm folder (a copy is warm: Cargo records where a crate's sources
+# and outputs are relative to their folders, and builds nothing again).
+spare_worker_folders() {
+    local base=$PASSLAB_EVCXR_DIR n
+    for n in $(seq 1 "$1"); do
+        rm -rf "$base/$n" "$base/.copy"
+        cp -a "$base/0" "$base/.copy"
+        mv -T "$base/.copy" "$base/$n"
+    done
+}
+
 # A virtualenv with kernel/requirements.txt, made again when that changes.
 # Jupyter's data directory is target/jupyter, so the kernelspec the tests
 # install is the one they run, whatever the user has installed.
@@ -201,15 +214,15 @@ test)
     # that a user's optimized ones are not built again after a test run
     # (outside this folder: Cargo would take them for workspace members).
     export PASSLAB_EVCXR_OPT=0 PASSLAB_EVCXR_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/evcxr-test"
-    # Rust workers take turns in that folder, warmed below (a test that
-    # starts one before the warm-up is over waits for it), rather than
-    # building passlab again in another.
+    # Rust workers take turns in three such folders, one warmed below and
+    # copied twice (a test that starts one before then waits for it),
+    # rather than building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
     install_kernel debug
     # Three streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
     # 1. in the background, the worker's build folder is warmed (passlab
-    #    compiled there once), then Jupyter's kernel test suite and our
+    #    compiled there once) and copied, then Jupyter's kernel test suite and our
     #    protocol tests run, then each lesson is opened in JupyterLab, in a
     #    real browser, from its own folder, run, and its outputs compared
     #    with the stored ones;
@@ -219,6 +232,7 @@ test)
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
     (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr &&
+        spare_worker_folders 2 &&
         phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py' &&
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb) \
         >target/logs/background.log 2>&1 &

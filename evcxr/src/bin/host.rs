@@ -134,7 +134,9 @@ fn serve(protocol: File) -> Result<()> {
     Ok(())
 }
 
-/// A build folder of our own: the first free numbered one.
+/// A build folder of our own: the first free one of the numbered folders
+/// there are (each warm, or being warmed), waiting for one to be free
+/// before taking a new one.
 fn build_dir() -> Result<(PathBuf, File)> {
     let base = match std::env::var_os("PASSLAB_EVCXR_DIR") {
         Some(d) => PathBuf::from(d),
@@ -146,41 +148,55 @@ fn build_dir() -> Result<(PathBuf, File)> {
             cache.join("passlab/evcxr")
         }
     };
-    // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for the first folder (the
-    // one the set-up warmed) before taking another, which would compile
-    // passlab and LLVM's bindings again (minutes). The test command sets
-    // it, so that its REPL and kernel tests, which run side by side, take
-    // turns. By default 10 s: the worker of a session that just ended
-    // holds the folder for a second or two while it stops, and a session
-    // started right after it should not build everything again.
+    // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for one of the folders
+    // there are (the set-up warmed them) to be free before taking a new
+    // one, which would compile passlab and LLVM's bindings again
+    // (minutes). The test command sets it, so that its REPL and kernel
+    // tests, which run side by side, take turns. By default 10 s: the
+    // worker of a session that just ended holds its folder for a second or
+    // two while it stops, and a session started right after it should not
+    // build everything again.
     let wait = std::env::var("PASSLAB_EVCXR_WAIT")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .map(std::time::Duration::from_secs)
         .unwrap_or(std::time::Duration::from_secs(10));
     let start = std::time::Instant::now();
-    let mut n = 0;
-    while n < 64 {
-        let dir = base.join(n.to_string());
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let lock = File::create(dir.join(".lock"))?;
-        // SAFETY: a plain flock on a descriptor we own.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&lock),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } == 0
-        {
-            return Ok((dir, lock));
+    loop {
+        let there = (0..64)
+            .take_while(|n| base.join(n.to_string()).is_dir())
+            .count()
+            .max(1);
+        for n in 0..there {
+            if let Some(taken) = take(&base.join(n.to_string()))? {
+                return Ok(taken);
+            }
         }
-        if n == 0 && start.elapsed() < wait {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            continue;
+        if start.elapsed() >= wait {
+            for n in there..64 {
+                if let Some(taken) = take(&base.join(n.to_string()))? {
+                    return Ok(taken);
+                }
+            }
+            bail!("all 64 build folders under {} are in use", base.display())
         }
-        n += 1;
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    bail!("all 64 build folders under {} are in use", base.display())
+}
+
+/// The folder `dir` (made if missing) and its lock, unless another worker
+/// holds it.
+fn take(dir: &std::path::Path) -> Result<Option<(PathBuf, File)>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let lock = File::create(dir.join(".lock"))?;
+    // SAFETY: a plain flock on a descriptor we own.
+    let locked = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&lock),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    } == 0;
+    Ok(locked.then(|| (dir.to_path_buf(), lock)))
 }
 
 /// The folder of the toolchain's `libstd-*.so`, which every compiled cell
