@@ -214,40 +214,44 @@ test)
     # that a user's optimized ones are not built again after a test run
     # (outside this folder: Cargo would take them for workspace members).
     export PASSLAB_EVCXR_OPT=0 PASSLAB_EVCXR_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/evcxr-test"
-    # Rust workers take turns in three such folders, one warmed below and
-    # copied twice (a test that starts one before then waits for it),
+    # Rust workers take turns in four such folders, one warmed below and
+    # copied (a test that starts one before then waits for it),
     # rather than building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
     install_kernel debug
-    # Three streams side by side (two cores; the tests mostly wait on the
+    # Four streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
     # 1. in the background, the worker's build folder is warmed (passlab
     #    compiled there once) and copied, then Jupyter's kernel test suite and our
     #    protocol tests run, then each lesson is opened in JupyterLab, in a
     #    real browser, from its own folder, run, and its outputs compared
     #    with the stored ones;
-    # 2. in the background, the transcripts and the lessons' twins, the
-    #    longest Rust tests (they run scripts one after another);
-    # 3. every other Rust test.
+    # 2. and 3. in the background, the transcripts, and the lessons' twins:
+    #    the longest Rust tests (each runs scripts one after another);
+    # 4. every other Rust test.
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
     (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr &&
-        spare_worker_folders 2 &&
+        spare_worker_folders 3 &&
         phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py' &&
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb) \
         >target/logs/background.log 2>&1 &
     background=$!
     long=(transcripts_match notebook_twins_run_to_the_stored_results)
-    phase "cargo test: transcripts and twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[@]}" \
+    phase "cargo test: transcripts" cargo test "${all[@]}" --test transcripts -- --exact "${long[0]}" \
         >target/logs/transcripts.log 2>&1 &
     transcripts=$!
+    phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}" \
+        >target/logs/twins.log 2>&1 &
+    twins=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
     # Every other Rust test: the core's, the fuzz targets over their seed
     # corpora (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
     phase "cargo test" cargo test "${all[@]}" -- "${long[@]/#/--skip=}"
-    phase "waiting for the transcripts and twins" wait_for "$transcripts" target/logs/transcripts.log
+    phase "waiting for the transcripts" wait_for "$transcripts" target/logs/transcripts.log
+    phase "waiting for the twins" wait_for "$twins" target/logs/twins.log
     phase "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;

@@ -396,13 +396,20 @@ fn notebook_twins_are_what_passlab_script_writes() {
     }
 }
 
-/// Each twin, run by `passlab run` in the notebooks' folder (where Jupyter
-/// starts their kernel), gives the stored results
-/// (repl/tests/twins/NAME.out; `PASSLAB_BLESS=1` updates them).
+/// Each twin, run by `passlab run`, gives the stored results
+/// (repl/tests/twins/NAME.out; `PASSLAB_BLESS=1` updates them). They run in
+/// a folder of their own beside the notebooks' (`target/twins-run`), as
+/// from a copy of a notebook elsewhere (the lessons find their inputs on
+/// passlab's search path): the test command runs the lessons in JupyterLab
+/// at the same time, and a hunt starts afresh in its folder (`passlab-hunt/`
+/// in the session's folder), so two runs in one folder would undo each
+/// other's.
 #[test]
 fn notebook_twins_run_to_the_stored_results() {
     let _turn = rust_worker_turn();
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notebooks");
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/twins-run");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
     let expected_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/twins");
     let bless = blessing();
     let mut failures = Vec::new();
@@ -410,12 +417,13 @@ fn notebook_twins_run_to_the_stored_results() {
         let twin = nb.with_extension("plab");
         let name = twin.file_stem().unwrap().to_string_lossy().into_owned();
         let varies = varying_commands(&std::fs::read_to_string(&twin).unwrap());
+        std::fs::copy(&twin, folder.join(twin.file_name().unwrap())).unwrap();
         let got = mask(&without_varying_output(
             &run_merged(
                 Command::new(env!("CARGO_BIN_EXE_passlab"))
                     .args(["run", "--echo"])
                     .arg(twin.file_name().unwrap())
-                    .args(["--charts", "../target/twin-charts"])
+                    .args(["--charts", "../twin-charts"])
                     .current_dir(&folder),
             ),
             &varies,
