@@ -79,15 +79,18 @@ warm_worker() {
     echo "passlab: the Rust worker is ready (evcxr's build folder warmed in $((SECONDS - start)) s)" >&2
 }
 
-# spare_worker_folders N: folders 1..N under PASSLAB_EVCXR_DIR made again as
-# copies of the warmed folder 0, so that N+1 Rust workers run at once, each
-# in a warm folder (a copy is warm: Cargo records where a crate's sources
-# and outputs are relative to their folders, and builds nothing again).
+# spare_worker_folders N: folders 1..N under PASSLAB_EVCXR_DIR as copies of
+# the warmed folder 0, so that N+1 Rust workers run at once, each in a warm
+# folder (a copy is warm: Cargo records where a crate's sources and outputs
+# are relative to their folders, and builds nothing again). Each appears
+# whole (copied, then renamed); one that is there already is in use.
 spare_worker_folders() {
     local base=$PASSLAB_EVCXR_DIR n
     for n in $(seq 1 "$1"); do
-        rm -rf "$base/$n" "$base/.copy"
-        cp -a "$base/0" "$base/.copy"
+        [ -e "$base/$n" ] && continue
+        rm -rf "$base/.copy"
+        # (under folder 0's lock, which a worker takes before using it)
+        flock "$base/0/.lock" cp -a "$base/0" "$base/.copy"
         mv -T "$base/.copy" "$base/$n"
     done
 }
@@ -218,6 +221,10 @@ test)
     # copied (a test that starts one before then waits for it),
     # rather than building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
+    # Only folder 0 until it is warm: a worker must not take an old copy
+    # (built from other sources) while the copies are made again.
+    mkdir -p "$PASSLAB_EVCXR_DIR"
+    find "$PASSLAB_EVCXR_DIR" -mindepth 1 -maxdepth 1 ! -name 0 -exec rm -rf {} +
     install_kernel debug
     # Four streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
