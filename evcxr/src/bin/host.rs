@@ -226,6 +226,17 @@ fn start(request: &Value) -> Result<Host> {
         .as_str()
         .context("start: no socket path")?
         .to_string();
+    // Checked before anything slow starts.
+    let opt_level = match std::env::var_os("PASSLAB_EVCXR_OPT") {
+        Some(level) => {
+            let level = level.to_string_lossy().into_owned();
+            if !["0", "1", "2", "3", "s", "z"].contains(&level.as_str()) {
+                bail!("PASSLAB_EVCXR_OPT expects an opt-level: 0, 1, 2, 3, s or z, got '{level}'");
+            }
+            Some(level)
+        }
+        None => None,
+    };
     let (dir, lock) = build_dir()?;
     // Read by evcxr when its context is made, and by its child.
     std::env::set_var("EVCXR_TMPDIR", &dir);
@@ -240,12 +251,8 @@ fn start(request: &Value) -> Result<Host> {
     let (ctx, outputs) = evcxr::CommandContext::new().map_err(|e| anyhow::anyhow!("{e}"))?;
     timing("evcxr context", t);
     let mut ctx = ctx;
-    if let Some(level) = std::env::var_os("PASSLAB_EVCXR_OPT") {
-        let level = level.to_string_lossy();
-        if !["0", "1", "2", "3", "s", "z"].contains(&level.as_ref()) {
-            bail!("PASSLAB_EVCXR_OPT expects an opt-level: 0, 1, 2, 3, s or z, got '{level}'");
-        }
-        ctx.set_opt_level(&level)
+    if let Some(level) = &opt_level {
+        ctx.set_opt_level(level)
             .map_err(|e| anyhow::anyhow!("PASSLAB_EVCXR_OPT: {e}"))?;
     }
     let mut host = Host {
