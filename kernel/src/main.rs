@@ -71,7 +71,10 @@ fn main() -> anyhow::Result<()> {
                     "give --connection-file FILE (Jupyter does), or run `passlab-kernel install`"
                 )
             })?;
-            server::run(&file)
+            let done = server::run(&file);
+            // Its Rust worker's build folder free for the next kernel.
+            passlab::user::stop_worker();
+            done
         }
     }
 }

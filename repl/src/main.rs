@@ -143,14 +143,15 @@ enum SweepSub {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    match cli.command {
+    let done = match cli.command {
         Some(Sub::Run {
             file,
             keep_going,
             echo,
         }) => {
-            let ok = script::run(&file, keep_going, echo, Renderer::new(cli.charts))?;
-            std::process::exit(if ok { 0 } else { 1 });
+            let ok = script::run(&file, keep_going, echo, Renderer::new(cli.charts));
+            passlab::user::stop_worker();
+            std::process::exit(if ok? { 0 } else { 1 });
         }
         Some(Sub::Commands) => {
             print!("{}", passlab::session::reference_markdown());
@@ -193,7 +194,10 @@ fn main() -> anyhow::Result<()> {
             )
         }
         None => repl(Renderer::new(cli.charts)),
-    }
+    };
+    // A Rust worker's build folder free for the next session.
+    passlab::user::stop_worker();
+    done
 }
 
 /// Completes as the core's `complete_with` says (commands, their keywords,

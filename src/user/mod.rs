@@ -127,6 +127,17 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Stops the Rust worker, if one runs, and waits for it to end, so that its
+/// build folder is free for the next session when this returns. For a
+/// front end that ends (`passlab run`, the REPL, a kernel shut down): left
+/// alone, a worker ends when it sees its session gone, holding its folder
+/// a moment longer. What the session did in Rust is kept: a later `:rust`
+/// starts a worker again and replays it.
+pub fn stop_worker() {
+    let worker = state().worker.take();
+    drop(worker);
+}
+
 impl State {
     fn registration_code(&self) -> String {
         self.passes

@@ -135,9 +135,11 @@ fn serve(protocol: File) -> Result<()> {
 }
 
 /// A build folder of our own: the first free one of the numbered folders
-/// there are (each warm, or being warmed), waiting for one to be free
-/// before taking a new one.
-fn build_dir() -> Result<(PathBuf, File)> {
+/// that holds what this worker builds (its stamp, see [`stamp`]); else,
+/// once none such is there or after waiting for one, a free folder that
+/// holds something else (Cargo builds passlab again there, not every
+/// crate); else, after the wait, a new one.
+fn build_dir(stamp: &str) -> Result<(PathBuf, File)> {
     let base = match std::env::var_os("PASSLAB_EVCXR_DIR") {
         Some(d) => PathBuf::from(d),
         None => {
@@ -148,32 +150,45 @@ fn build_dir() -> Result<(PathBuf, File)> {
             cache.join("passlab/evcxr")
         }
     };
-    // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for one of the folders
-    // there are (the set-up warmed them) to be free before taking a new
-    // one, which would compile passlab and LLVM's bindings again
-    // (minutes). The test command sets it, so that its REPL and kernel
-    // tests, which run side by side, take turns. By default 10 s: the
-    // worker of a session that just ended holds its folder for a second or
-    // two while it stops, and a session started right after it should not
-    // build everything again.
+    // PASSLAB_EVCXR_WAIT=SECONDS: wait that long for a folder that holds
+    // this worker's build to be free before taking one that holds another
+    // (passlab compiled again: half a minute) or a new one (passlab, LLVM's
+    // bindings and every crate: minutes). The test command sets it, so
+    // that its REPL and kernel tests, which run side by side, take turns.
+    // By default 10 s: the worker of a session that just ended may hold its
+    // folder for a moment while it stops.
     let wait = std::env::var("PASSLAB_EVCXR_WAIT")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .map(std::time::Duration::from_secs)
         .unwrap_or(std::time::Duration::from_secs(10));
+    choose_dir(&base, stamp, wait)
+}
+
+/// [`build_dir`]'s choice among the numbered folders under `base`.
+fn choose_dir(base: &std::path::Path, stamp: &str, wait: Duration) -> Result<(PathBuf, File)> {
     let start = std::time::Instant::now();
     loop {
-        let there = (0..64)
-            .take_while(|n| base.join(n.to_string()).is_dir())
-            .count()
-            .max(1);
-        for n in 0..there {
-            if let Some(taken) = take(&base.join(n.to_string()))? {
+        let folders: Vec<PathBuf> = (0..64)
+            .map(|n| base.join(n.to_string()))
+            .take_while(|d| d.is_dir())
+            .collect();
+        let ours = |d: &PathBuf| std::fs::read_to_string(d.join(STAMP)).is_ok_and(|s| s == stamp);
+        for d in folders.iter().filter(|d| ours(d)) {
+            if let Some(taken) = take(d)? {
                 return Ok(taken);
             }
         }
-        if start.elapsed() >= wait {
-            for n in there..64 {
+        let waited = start.elapsed() >= wait;
+        if waited || !folders.iter().any(ours) {
+            for d in &folders {
+                if let Some(taken) = take(d)? {
+                    return Ok(taken);
+                }
+            }
+        }
+        if waited || folders.is_empty() {
+            for n in folders.len()..64 {
                 if let Some(taken) = take(&base.join(n.to_string()))? {
                     return Ok(taken);
                 }
@@ -182,6 +197,31 @@ fn build_dir() -> Result<(PathBuf, File)> {
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+/// The file in a build folder that says what it holds compiled.
+const STAMP: &str = ".stamp";
+
+/// What a folder holds once this worker has started in it: this worker's
+/// executable (its size and time: a new build of passlab makes a new one),
+/// the opt-level and passlab's folder. Copies of a folder keep it.
+fn stamp(passlab: &str, opt_level: Option<&str>) -> Result<String> {
+    let exe = std::env::current_exe().context("this worker's executable")?;
+    let meta = std::fs::metadata(&exe).with_context(|| format!("{}", exe.display()))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!(
+        "{} {} {modified}
+opt-level {}
+passlab {passlab}
+",
+        exe.display(),
+        meta.len(),
+        opt_level.unwrap_or("2")
+    ))
 }
 
 /// The folder `dir` (made if missing) and its lock, unless another worker
@@ -237,7 +277,13 @@ fn start(request: &Value) -> Result<Host> {
         }
         None => None,
     };
-    let (dir, lock) = build_dir()?;
+    let stamp = stamp(passlab, opt_level.as_deref())?;
+    let (dir, lock) = build_dir(&stamp)?;
+    // A folder that held another build says so no more until this start
+    // has built there.
+    if std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s != stamp) {
+        let _ = std::fs::remove_file(dir.join(STAMP));
+    }
     // Read by evcxr when its context is made, and by its child.
     std::env::set_var("EVCXR_TMPDIR", &dir);
     let mut paths = vec![std_lib_dir()?];
@@ -271,6 +317,8 @@ fn start(request: &Value) -> Result<Host> {
     );
     bootstrap(&mut host, &deps, "")?;
     timing("service", t);
+    // (Only a preference among folders: without it, a folder is taken last.)
+    let _ = std::fs::write(dir.join(STAMP), stamp);
     Ok(host)
 }
 
@@ -525,4 +573,75 @@ fn diagnostic(e: &evcxr::CompilationError) -> Value {
         "spans": user_spans,
         "notes": notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Holds `dir`'s lock as another worker would.
+    fn hold(dir: &std::path::Path) -> File {
+        take(dir).unwrap().expect("free").1
+    }
+
+    fn folders(stamps: &[Option<&str>]) -> PathBuf {
+        let base = std::env::temp_dir().join(format!(
+            "passlab-host-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+        for (n, s) in stamps.iter().enumerate() {
+            let d = base.join(n.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            if let Some(s) = s {
+                std::fs::write(d.join(STAMP), s).unwrap();
+            }
+        }
+        base
+    }
+
+    fn chosen(base: &std::path::Path, wait_ms: u64) -> String {
+        let (dir, _lock) = choose_dir(base, "ours", Duration::from_millis(wait_ms)).unwrap();
+        dir.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn a_folder_that_holds_this_build_comes_first() {
+        let base = folders(&[Some("old"), Some("ours")]);
+        assert_eq!(chosen(&base, 0), "1");
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn a_busy_folder_of_this_build_is_waited_for_before_another_is_taken() {
+        let base = folders(&[Some("ours"), Some("old")]);
+        let held = hold(&base.join("0"));
+        let freed = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        assert_eq!(chosen(&base, 5_000), "0");
+        freed.join().unwrap();
+        // Still busy after the wait: the folder of another build.
+        let _held = hold(&base.join("0"));
+        assert_eq!(chosen(&base, 0), "1");
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn without_a_folder_of_this_build_a_free_one_is_taken_then_a_new_one() {
+        let base = folders(&[None, Some("old")]);
+        let _held = hold(&base.join("0"));
+        assert_eq!(chosen(&base, 0), "1");
+        let _held1 = hold(&base.join("1"));
+        // Every folder busy: a new one only after the wait.
+        let t = Instant::now();
+        assert_eq!(chosen(&base, 300), "2");
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        std::fs::remove_dir_all(base).unwrap();
+        let empty = folders(&[]);
+        assert_eq!(chosen(&empty, 0), "0");
+        std::fs::remove_dir_all(empty).unwrap();
+    }
 }
