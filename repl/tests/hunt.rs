@@ -223,3 +223,63 @@ fn an_interrupted_hunt_keeps_its_checks_and_finishes_when_run_again() {
     ]);
     assert!(ok, "{text}");
 }
+
+#[test]
+fn a_second_session_running_the_same_hunt_in_one_folder_is_refused() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hunt-two-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("hunt.plab");
+    std::fs::write(
+        &script,
+        ":hunt csmith=1..12 oracle=jit-o0 reduce=no jobs=1 | O1 | O2\n",
+    )
+    .unwrap();
+    let run = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_passlab"));
+        c.current_dir(&dir).args(["run", "hunt.plab"]);
+        c
+    };
+    let mut first = run()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first session's records, once it has checked a program.
+    let file = || {
+        std::fs::read_dir(dir.join("passlab-hunt"))
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("hunt-0-of-1.jsonl"))
+            .find(|f| f.exists())
+    };
+    let done = |f: &Path| records(f).iter().filter(|r| r["kind"] == "program").count();
+    let start = Instant::now();
+    let records_file = loop {
+        if let Some(f) = file().filter(|f| done(f) >= 1) {
+            break f;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no program checked in 2 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let second = run().output().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{said}");
+    assert!(
+        said.contains("another hunt is running in passlab-hunt/"),
+        "{said}"
+    );
+    assert!(said.contains("--out DIR"), "{said}");
+    // The first one's records are still there, and it goes on.
+    assert!(done(&records_file) >= 1);
+    assert!(first.try_wait().unwrap().is_none(), "the first hunt ended");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    first.wait().unwrap();
+    assert!(done(&records_file) >= 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -28,9 +28,35 @@ pub(super) fn details() -> String {
      | PIPELINE | ...   the pipelines every program goes through (default O2); orderings=N adds N random orderings of :tune's pool per program (seed=, length=MIN..MAX, pool=P,...)\n  \
      oracle=native (clang-19 -O0, run) | jit-o0 (the unoptimized module through the JIT)   timeout=S per run (default 5)\n  \
      reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2; 1 when a pipeline has a Rust pass)\n  \
-     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, resume=yes goes on where its records end\n  \
+     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, resume=yes goes on where its records end; one hunt at a time in a folder\n  \
      each reduced finding becomes a module of the session: found-1, found-2, ..."
         .to_string()
+}
+
+/// The hunt folder `dir` (made if missing), locked for this hunt while the
+/// returned file lives; an error if another hunt holds it.
+fn lock_folder(dir: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    let path = dir.join(".lock");
+    let file = std::fs::File::create(&path).map_err(|e| Error::io(path.display(), e))?;
+    // SAFETY: flock on a descriptor this function owns; no pointers.
+    let locked = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    } == 0;
+    if !locked {
+        return Err(Error::Command {
+            command: "hunt".into(),
+            message: format!(
+                "another hunt is running in {} (a session or notebook that started the same :hunt there); wait for it to end, or give this one its own folder with --out DIR",
+                dir.display()
+            ),
+            suggestions: vec![],
+        });
+    }
+    Ok(file)
 }
 
 fn bad_setting(k: &str) -> Error {
@@ -208,6 +234,10 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let dir = std::path::PathBuf::from(
         out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
     );
+    // One hunt at a time in a folder: a second session (another notebook
+    // in the same folder running the same cell) would start afresh there
+    // and remove the first one's records under it.
+    let _lock = lock_folder(&dir)?;
     // A hunt in a session starts afresh (a cell run again does it again);
     // `resume=yes` goes on where the folder's records end, as `passlab
     // hunt` does.
