@@ -37,7 +37,7 @@ use reduce::reduce;
 use rust::{dep, register, rust};
 use tune::tune;
 
-use super::{Active, Args, Code, Item, Output, Scope, Session};
+use super::{Active, Args, Bundle, Code, Item, Output, Scope, Session};
 use crate::instrument::{
     Bisect, Counts, IrSize, PassFilter, PrintChanged, PrintPasses, Timing, Trace, VerifyEach,
 };
@@ -335,9 +335,32 @@ fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
             c.help.to_string(),
         ]);
     }
-    let mut o = table(&t)?;
-    o.push_text(SYNTAX);
+    // As text, a list that a terminal of 80 columns shows whole (a table's
+    // rows would be wider than any screen); as HTML, the table.
+    let mut plain = String::new();
+    for c in COMMANDS {
+        let head = format!(":{} {}", c.name, c.usage);
+        plain.push_str(&wrap(head.trim_end(), "", "      "));
+        plain.push_str(&wrap(c.help, "    ", "    "));
+    }
+    let mut o = Output::default();
+    o.items.push(Item::Display(Bundle {
+        data: vec![
+            ("text/plain".into(), plain),
+            ("text/html".into(), t.to_html()),
+        ],
+    }));
+    o.push_text(wrap(SYNTAX, "", ""));
     Ok(o)
+}
+
+/// `text` in lines of at most 80 columns, the first indented by `first`
+/// and the others by `rest`, each ending in a newline.
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let options = textwrap::Options::new(80)
+        .initial_indent(first)
+        .subsequent_indent(rest);
+    textwrap::fill(text, options) + "\n"
 }
 
 /// How command lines are written, below `:help`'s table and in the
