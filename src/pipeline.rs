@@ -82,20 +82,6 @@ pub fn parse(text: &str) -> Result<PassRef> {
     Ok(Arc::new(Sequential::new(text.trim(), passes)))
 }
 
-/// Whether `text` names a pass written in Rust in a `:rust` cell: such
-/// passes run in the session's one Rust worker, one pipeline at a time.
-pub fn has_user_rust_pass(text: &str) -> bool {
-    let rust: Vec<String> = registry::passes()
-        .into_iter()
-        .filter(|p| matches!(p.origin, crate::registry::Origin::UserRust(_)))
-        .map(|p| p.name)
-        .collect();
-    !rust.is_empty()
-        && split(text)
-            .map(|parts| parts.iter().any(|p| rust.iter().any(|r| r == p)))
-            .unwrap_or(false)
-}
-
 /// A pipeline as `opt-19 -passes=` runs it (see [`llvm_spelling`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LlvmSpelling {

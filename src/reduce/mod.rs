@@ -133,17 +133,13 @@ pub struct Options {
     pub budget: Option<Duration>,
     /// Extra flags for compiling C candidates (cvise).
     pub cflags: Vec<String>,
-    /// Candidates tested at once (0: one per core); a Rust predicate's
-    /// are tested one at a time (they run in the one Rust worker).
+    /// Candidates tested at once (0: one per core).
     pub jobs: usize,
 }
 
 impl Options {
-    /// How many candidates `property` may have tested at once.
-    fn jobs(&self, property: &Property) -> usize {
-        if !property.parallel() {
-            return 1;
-        }
+    /// How many candidates are tested at once.
+    fn jobs(&self) -> usize {
         match self.jobs {
             0 => std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
@@ -504,7 +500,7 @@ pub fn reduce_ir(
         progress(&first);
         let mut best = module.print();
         let (mut tests, mut interesting) = (0, 0);
-        let jobs = options.jobs(property);
+        let jobs = options.jobs();
         let mut command = std::process::Command::new("llvm-reduce-19");
         command
             .arg(format!("--test={}", oracle.script.display()))
@@ -626,7 +622,7 @@ pub fn reduce_c(
         progress(&first);
         let mut best = text.to_string();
         let (mut tests, mut interesting) = (0, 0);
-        let jobs = options.jobs(property);
+        let jobs = options.jobs();
         let mut command = std::process::Command::new("cvise");
         command
             .args([

@@ -647,19 +647,6 @@ impl<'a> Property<'a> {
 }
 
 impl Property<'_> {
-    /// Whether candidates may be decided in several children at once (a
-    /// Rust predicate, or a pipeline with a Rust pass, runs in the
-    /// session's one Rust worker: one at a time).
-    pub fn parallel(&self) -> bool {
-        match self {
-            Property::Accepted { .. } => false,
-            Property::Differs { first, second, .. } => {
-                !pipeline::has_user_rust_pass(first) && !pipeline::has_user_rust_pass(second)
-            }
-            Property::Fails { pipeline: p, .. } => !pipeline::has_user_rust_pass(p),
-        }
-    }
-
     /// In words, for titles and reproducers.
     pub fn describe(&self, argv0: &str) -> String {
         match self {

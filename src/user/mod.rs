@@ -36,7 +36,7 @@ use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-use worker::{PassStop, Step, Worker};
+use worker::{Conn, PassStop, Step, Worker};
 
 pub(crate) use worker::{CellOutput, EvalError};
 
@@ -347,66 +347,38 @@ impl Pass for UserPass {
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let name = &self.reg.info.name;
-        let timeout = ctx.config_int(TIMEOUT_MS)?.max(1) as u64;
-        let config: Vec<_> = ctx
-            .config_set()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let bitcode = module.snapshot().bytes().to_vec();
-        let mut st = state();
-        let registrations = st.registration_code();
-        let w = st.worker()?;
-        let result = w.run_pass(
-            name,
-            &module.name(),
-            bitcode,
-            ctx.opt_level(),
-            config,
-            Duration::from_millis(timeout),
-        );
+        let timeout = Duration::from_millis(ctx.config_int(TIMEOUT_MS)?.max(1) as u64);
+        let request = wire::Request {
+            pass: name.clone(),
+            module_name: module.name(),
+            opt_level: ctx.opt_level(),
+            config: ctx
+                .config_set()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            bitcode: module.snapshot().bytes().to_vec(),
+        };
         let failed = |reason: String| Error::PassFailed {
             pass: name.clone(),
             reason,
         };
-        match result {
-            Ok(reply) => {
-                if !reply.printed.is_empty() {
-                    crate::output::emit(&reply.printed);
-                }
-                match reply.outcome {
-                    wire::Outcome::Unchanged => Ok(()),
-                    wire::Outcome::Changed(bitcode) => {
-                        // What another process sends back is verified
-                        // here, whatever it says it checked.
-                        module.restore(&Snapshot::from_bitcode(bitcode))?;
-                        crate::pass::verified(module, name)
-                    }
-                    wire::Outcome::Failed(message) => Err(remote_error(name, &message)),
-                }
-            }
+        let mut st = state();
+        if let Some(socket) = st
+            .worker
+            .as_ref()
+            .filter(|w| w.in_fork())
+            .map(|w| w.socket_path())
+        {
+            drop(st);
+            return run_in_fork(name, module, &socket, &request, timeout);
+        }
+        let registrations = st.registration_code();
+        let w = st.worker()?;
+        match w.run_pass(&request, timeout) {
+            Ok(reply) => take_reply(name, module, reply),
             Err(stop) => {
-                // What the pass printed before it was stopped, and how it
-                // ended if it could say (a crash handler writes the last line).
-                let printed = w.last_output();
-                let (shown, crash) = match printed.find(service::CRASH_MARK) {
-                    Some(at) => (
-                        &printed[..at],
-                        Some(
-                            printed[at + service::CRASH_MARK.len()..]
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                                .to_string(),
-                        ),
-                    ),
-                    None => (printed.as_str(), None),
-                };
-                let printed_note = if shown.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!("; it printed:\n{}", shown.trim_end())
-                };
+                let (shown, crash) = stopped_output(&w.last_output());
                 let restarted = w.restart(&registrations);
                 let again = match &restarted {
                     Ok(_) => "the Rust worker was restarted and your passes registered again".to_string(),
@@ -418,13 +390,13 @@ impl Pass for UserPass {
                 match stop {
                     PassStop::Interrupted => Err(Error::Interrupted { pass: name.clone() }),
                     PassStop::TimedOut(d) => Err(failed(format!(
-                        "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was, and {again}{printed_note}",
+                        "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was, and {again}{shown}",
                         d.as_millis()
                     ))),
                     PassStop::Died => {
                         let how = crash.or_else(|| restarted.ok().filter(|h| !h.is_empty()));
                         Err(failed(format!(
-                            "crashed{}; the module is as it was, and {again}{printed_note}",
+                            "crashed{}; the module is as it was, and {again}{shown}",
                             how.map(|h| format!(": {h}")).unwrap_or_default()
                         )))
                     }
@@ -432,6 +404,103 @@ impl Pass for UserPass {
             }
         }
     }
+}
+
+/// This process's own connection when it is a fork of the session (the
+/// process id it was made in, and the connection).
+static FORK_CONN: Mutex<Option<(u32, Conn)>> = Mutex::new(None);
+
+/// [`UserPass::run`] in a fork of the session (a hunt's worker, a
+/// reducer's candidate): over a connection of this process's own, served by
+/// a fork of the service, so that forks run passes at once. A crash, a
+/// timeout or an interrupt ends only that fork of the service; the next
+/// pass connects again.
+fn run_in_fork(
+    name: &str,
+    module: &mut Module,
+    socket: &std::path::Path,
+    request: &wire::Request,
+    timeout: Duration,
+) -> Result<()> {
+    let mut slot = FORK_CONN.lock().unwrap_or_else(|p| p.into_inner());
+    let me = std::process::id();
+    if slot.as_ref().map_or(true, |(pid, _)| *pid != me) {
+        // (A fork's copy of its parent's connection is left alone: the
+        // parent may still use it.)
+        if let Some(old) = slot.take() {
+            std::mem::forget(old);
+        }
+        *slot = Some((me, Conn::open(socket, true)?));
+    }
+    let (_, conn) = slot.as_mut().expect("set above");
+    let result = conn.run_pass(request, timeout);
+    let failed = |reason: String| Error::PassFailed {
+        pass: name.to_string(),
+        reason,
+    };
+    match result {
+        Ok(reply) => take_reply(name, module, reply),
+        Err(stop) => {
+            let (shown, crash) = stopped_output(&conn.last_output());
+            let _ = std::fs::remove_file(conn.output_file());
+            *slot = None;
+            match stop {
+                PassStop::Interrupted => Err(Error::Interrupted {
+                    pass: name.to_string(),
+                }),
+                PassStop::TimedOut(d) => Err(failed(format!(
+                    "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was{shown}",
+                    d.as_millis()
+                ))),
+                PassStop::Died => Err(failed(format!(
+                    "crashed{}; the module is as it was{shown}",
+                    crash.map(|h| format!(": {h}")).unwrap_or_default()
+                ))),
+            }
+        }
+    }
+}
+
+/// The module after a reply from the service: what the pass printed goes
+/// to the output, a changed module is verified here before it is taken.
+fn take_reply(name: &str, module: &mut Module, reply: wire::Reply) -> Result<()> {
+    if !reply.printed.is_empty() {
+        crate::output::emit(&reply.printed);
+    }
+    match reply.outcome {
+        wire::Outcome::Unchanged => Ok(()),
+        wire::Outcome::Changed(bitcode) => {
+            // What another process sends back is verified here, whatever it
+            // says it checked.
+            module.restore(&Snapshot::from_bitcode(bitcode))?;
+            crate::pass::verified(module, name)
+        }
+        wire::Outcome::Failed(message) => Err(remote_error(name, &message)),
+    }
+}
+
+/// What a stopped pass printed, as a suffix for the error ("; it printed:
+/// ..."), and how it ended if its crash handler could say.
+fn stopped_output(printed: &str) -> (String, Option<String>) {
+    let (shown, crash) = match printed.find(service::CRASH_MARK) {
+        Some(at) => (
+            &printed[..at],
+            Some(
+                printed[at + service::CRASH_MARK.len()..]
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            ),
+        ),
+        None => (printed, None),
+    };
+    let shown = if shown.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; it printed:\n{}", shown.trim_end())
+    };
+    (shown, crash)
 }
 
 /// An error the child reported, as the session's error for `pass`.

@@ -19,6 +19,9 @@
 //! an alternate signal stack; what a pass prints goes to a file beside the
 //! socket, where a crash handler also names a segmentation fault or a stack
 //! overflow before the process dies, so the session can say what happened.
+//! A connection from a fork of the session (a hunt's worker, a reducer's
+//! candidate) is served by a fork of this process, so that they run at once
+//! and a crash costs that fork only.
 
 use super::wire::{self, Outcome, Reply, Request};
 use crate::context::PassContext;
@@ -76,6 +79,7 @@ impl Service {
         let table: Table = Arc::default();
         let served = table.clone();
         let output = output_path(&path);
+        let (sessions, session) = std::sync::mpsc::channel::<UnixStream>();
         std::thread::Builder::new()
             .name("passlab-service".into())
             // Room for deep recursion in a pass; an endless one still
@@ -83,9 +87,30 @@ impl Service {
             .stack_size(64 << 20)
             .spawn(move || {
                 crash::note_stack();
-                for stream in listener.incoming().flatten() {
+                for stream in session {
                     // One session at a time; when it goes, wait for the next.
                     let _ = serve(stream, &served, &output);
+                }
+            })?;
+        let forked = table.clone();
+        let socket = path.clone();
+        std::thread::Builder::new()
+            .name("passlab-accept".into())
+            // A fork serves on this thread: the same room as above.
+            .stack_size(64 << 20)
+            .spawn(move || {
+                for mut stream in listener.incoming().flatten() {
+                    let mut first = [0u8; 1];
+                    match std::io::Read::read_exact(&mut stream, &mut first) {
+                        Ok(()) if first[0] == wire::FORKED => {
+                            serve_forked(stream, &forked, &socket)
+                        }
+                        Ok(()) if first[0] == wire::SESSION => {
+                            let _ = sessions.send(stream);
+                        }
+                        // Not a client of this protocol: dropped.
+                        _ => {}
+                    }
                 }
             })?;
         Ok(Service { table, path })
@@ -192,6 +217,54 @@ fn serve(stream: UnixStream, table: &Table, output: &Path) -> std::io::Result<()
         let (outcome, printed) = captured_output(output, || run(&request, body));
         Reply { outcome, printed }.write(&mut writer)?;
     }
+}
+
+/// Serves a connection from a fork of the session in a fork of this
+/// process, which ends with the connection: several such run at once (a
+/// hunt's workers, a reducer's candidates), each prints into a file of its
+/// own ([`forked_output_path`]), and a crash ends only that fork. The
+/// fork has the passes registered when it was made.
+fn serve_forked(stream: UnixStream, table: &Table, socket: &Path) {
+    // Held across the fork, so that no other thread holds the table's lock
+    // in the fork's copy of it.
+    let held = table.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: fork has no memory-safety preconditions. In the fork only
+    // this thread runs; it takes no lock another thread could have held
+    // (the table's is held here, the session's serving thread waits on its
+    // channel or on its socket, and evcxr's thread for its next cell), and
+    // it ends with `_exit`, running no destructor or exit handler.
+    let pid = unsafe { libc::fork() };
+    drop(held);
+    match pid {
+        0 => {
+            crash::note_stack();
+            // SAFETY: getpid has no preconditions.
+            let output = forked_output_path(socket, unsafe { libc::getpid() } as u32);
+            let _ = serve(stream, table, &output);
+            let _ = std::fs::remove_file(&output);
+            // SAFETY: ends the fork without running the process's exit
+            // handlers or destructors, which belong to the service.
+            unsafe { libc::_exit(0) }
+        }
+        -1 => drop(stream),
+        pid => {
+            drop(stream);
+            std::thread::spawn(move || {
+                let mut status = 0;
+                // SAFETY: reaps the fork made above, which nothing else
+                // waits for; `status` is a live local.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+        }
+    }
+}
+
+/// Where the fork of the service with process id `pid` (see
+/// [`serve_forked`]) writes what passes print.
+pub(crate) fn forked_output_path(socket: &Path, pid: u32) -> PathBuf {
+    let mut p = output_path(socket).into_os_string();
+    p.push(format!(".{pid}"));
+    PathBuf::from(p)
 }
 
 /// Runs one request; every failure is an outcome, never a panic here.

@@ -8,7 +8,15 @@ use std::io::{self, Read, Write};
 
 /// Changes whenever the messages change: a child built from another
 /// version of passlab is refused instead of misread.
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
+
+/// The byte a connection opens with: the session's own connection, served
+/// in the service's process, where cells register passes.
+pub(crate) const SESSION: u8 = b'S';
+/// The byte a connection from a fork of the session opens with (a hunt's
+/// worker, a reducer's candidate): served by a fork of the service, so
+/// that several run at once and a crash costs only that fork.
+pub(crate) const FORKED: u8 = b'F';
 
 /// What the session asks: run one registered pass on a module.
 #[derive(Debug, PartialEq)]
@@ -76,8 +84,10 @@ fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
-/// The greeting the service sends on a new connection: the version and
-/// the child's process id (which the session needs to stop a runaway pass).
+/// The greeting the service sends on a new connection, after the
+/// connection's first byte ([`SESSION`] or [`FORKED`]): the version and
+/// the process id of what serves it (which the session needs to stop a
+/// runaway pass).
 pub(crate) fn write_hello(w: &mut impl Write, pid: u32) -> io::Result<()> {
     put_u32(w, VERSION)?;
     put_u32(w, pid)?;

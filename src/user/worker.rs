@@ -11,6 +11,10 @@
 //! Nothing that runs user code runs in the session: a crash or a hang ends
 //! evcxr's child (or the host), the session keeps every module, and the
 //! worker is brought back with the user's definitions and registrations.
+//! A fork of the session (a hunt's worker, a reducer's candidate) does not
+//! share the session's connection: it opens its own ([`Conn`]), which a
+//! fork of the service serves, so forks run passes at once and a crash or
+//! a hang costs that fork of the service only.
 //!
 //! `passlab-evcxr` is found by `PASSLAB_EVCXR`, beside this program, in a
 //! release build above it, or on `PATH`. Waiting for either process polls
@@ -22,12 +26,11 @@
 //! knows nothing of evcxr's API: only these JSON lines and socket messages.
 
 use super::wire::{self, Reply, Request};
-use crate::config::ConfigValue;
 use crate::{interrupt, Error, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -80,9 +83,106 @@ pub(crate) struct Worker {
     to_host: BufWriter<ChildStdin>,
     from_host: Receiver<String>,
     dir: PathBuf,
-    socket: Option<(BufReader<UnixStream>, BufWriter<UnixStream>)>,
+    socket: Option<Conn>,
     /// evcxr's child, where passes run (changes when it is restarted).
     child_pid: u32,
+    /// The session's process, which started this worker (a fork of the
+    /// session has a copy of it, and connects anew: [`Conn`]).
+    owner: u32,
+}
+
+/// A connection to the service in evcxr's child: the session's own, or one
+/// a fork of the session makes (a hunt's worker, a reducer's candidate),
+/// which a fork of the service serves.
+pub(crate) struct Conn {
+    reader: BufReader<UnixStream>,
+    writer: BufWriter<UnixStream>,
+    /// The process that serves it: evcxr's child, or a fork of it.
+    served_pid: u32,
+    /// Where that process writes what a pass prints.
+    output: PathBuf,
+}
+
+impl Conn {
+    /// Connects to the service listening at `socket`; `forked`: from a
+    /// fork of the session.
+    pub(crate) fn open(socket: &Path, forked: bool) -> Result<Conn> {
+        let unreachable = |e: std::io::Error| {
+            Error::Invalid(format!(
+                "cannot reach the Rust worker's service at {}: {e}",
+                socket.display()
+            ))
+        };
+        let mut stream = UnixStream::connect(socket).map_err(unreachable)?;
+        stream
+            .write_all(&[if forked { wire::FORKED } else { wire::SESSION }])
+            .map_err(unreachable)?;
+        let mut reader = BufReader::new(stream.try_clone().map_err(unreachable)?);
+        let served_pid = wire::read_hello(&mut reader)
+            .map_err(|e| Error::Invalid(format!("the Rust worker's service: {e}")))?;
+        let output = if forked {
+            super::service::forked_output_path(socket, served_pid)
+        } else {
+            super::service::output_path(socket)
+        };
+        Ok(Conn {
+            reader,
+            writer: BufWriter::new(stream),
+            served_pid,
+            output,
+        })
+    }
+
+    /// Runs a registered pass on a module (as bitcode) where this
+    /// connection is served. An interrupt or the time limit stops that
+    /// process (SIGKILL); then, or when it died, the connection is done.
+    pub(crate) fn run_pass(
+        &mut self,
+        request: &Request,
+        timeout: Duration,
+    ) -> std::result::Result<Reply, PassStop> {
+        if request.write(&mut self.writer).is_err() {
+            return Err(PassStop::Died);
+        }
+        // Wait for the reply without blocking interrupts or the time limit.
+        let fd = std::os::fd::AsRawFd::as_raw_fd(self.reader.get_ref());
+        let start = Instant::now();
+        loop {
+            if !self.reader.buffer().is_empty() {
+                break;
+            }
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: `pfd` is one live, initialised pollfd and the count
+            // passed is 1; `fd` is the socket `reader` keeps open.
+            let n = unsafe { libc::poll(&mut pfd, 1, 20) };
+            if n > 0 {
+                break;
+            }
+            if interrupt::requested() {
+                kill(self.served_pid);
+                return Err(PassStop::Interrupted);
+            }
+            if start.elapsed() >= timeout {
+                kill(self.served_pid);
+                return Err(PassStop::TimedOut(timeout));
+            }
+        }
+        Reply::read(&mut self.reader).map_err(|_| PassStop::Died)
+    }
+
+    /// What the last pass printed (also when its process died during it).
+    pub(crate) fn last_output(&self) -> String {
+        super::service::read_output(&self.output)
+    }
+
+    /// The file [`Conn::last_output`] reads, for a fork's to be removed.
+    pub(crate) fn output_file(&self) -> &Path {
+        &self.output
+    }
 }
 
 /// Where the host binary is, or why it cannot be used.
@@ -212,6 +312,7 @@ impl Worker {
             dir,
             socket: None,
             child_pid: 0,
+            owner: std::process::id(),
         };
         let socket = worker.dir.join("service.sock");
         let reply = worker.ask(&json!({
@@ -304,23 +405,21 @@ impl Worker {
             return Ok(());
         }
         self.socket = None;
-        let path = self.dir.join("service.sock");
-        let stream = UnixStream::connect(&path).map_err(|e| {
-            Error::Invalid(format!(
-                "cannot reach the Rust worker's service at {}: {e}",
-                path.display()
-            ))
-        })?;
-        let mut reader = BufReader::new(
-            stream
-                .try_clone()
-                .map_err(|e| Error::Invalid(format!("socket: {e}")))?,
-        );
-        let served_pid = wire::read_hello(&mut reader)
-            .map_err(|e| Error::Invalid(format!("the Rust worker's service: {e}")))?;
-        self.child_pid = served_pid;
-        self.socket = Some((reader, BufWriter::new(stream)));
+        let conn = Conn::open(&self.socket_path(), false)?;
+        self.child_pid = conn.served_pid;
+        self.socket = Some(conn);
         Ok(())
+    }
+
+    /// Where the service listens.
+    pub(crate) fn socket_path(&self) -> PathBuf {
+        self.dir.join("service.sock")
+    }
+
+    /// Whether this is a fork's copy of the session's worker (the fork then
+    /// connects anew rather than use the session's connection or host).
+    pub(crate) fn in_fork(&self) -> bool {
+        self.owner != std::process::id()
     }
 
     /// Evaluates Rust code (items, statements, `:dep` lines) in evcxr.
@@ -377,70 +476,22 @@ impl Worker {
     /// restarts it ([`Worker::restart`]).
     pub(crate) fn run_pass(
         &mut self,
-        pass: &str,
-        module_name: &str,
-        bitcode: Vec<u8>,
-        opt_level: u32,
-        config: Vec<(String, ConfigValue)>,
+        request: &Request,
         timeout: Duration,
     ) -> std::result::Result<Reply, PassStop> {
-        let request = Request {
-            pass: pass.to_string(),
-            module_name: module_name.to_string(),
-            opt_level,
-            config,
-            bitcode,
-        };
-        let Some((reader, writer)) = self.socket.as_mut() else {
+        let Some(conn) = self.socket.as_mut() else {
             return Err(PassStop::Died);
         };
-        if request.write(writer).is_err() {
-            return Err(PassStop::Died);
+        let result = conn.run_pass(request, timeout);
+        if result.is_err() {
+            self.socket = None;
         }
-        // Wait for the reply without blocking interrupts or the time limit.
-        let fd = std::os::fd::AsRawFd::as_raw_fd(reader.get_ref());
-        let start = Instant::now();
-        loop {
-            if !reader.buffer().is_empty() {
-                break;
-            }
-            let mut pfd = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: `pfd` is one live, initialised pollfd and the count
-            // passed is 1; `fd` is the socket `reader` keeps open.
-            let n = unsafe { libc::poll(&mut pfd, 1, 20) };
-            if n > 0 {
-                break;
-            }
-            if interrupt::requested() {
-                self.stop_child();
-                return Err(PassStop::Interrupted);
-            }
-            if start.elapsed() >= timeout {
-                self.stop_child();
-                return Err(PassStop::TimedOut(timeout));
-            }
-        }
-        match Reply::read(reader) {
-            Ok(reply) => Ok(reply),
-            Err(_) => {
-                self.socket = None;
-                Err(PassStop::Died)
-            }
-        }
+        result
     }
 
     /// What the last pass printed (also when its process died during it).
     pub(crate) fn last_output(&self) -> String {
-        super::service::read_output(&super::service::output_path(&self.dir.join("service.sock")))
-    }
-
-    fn stop_child(&mut self) {
-        kill(self.child_pid);
-        self.socket = None;
+        super::service::read_output(&super::service::output_path(&self.socket_path()))
     }
 
     /// Brings evcxr's child back after it died or was stopped: the host

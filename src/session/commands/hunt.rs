@@ -27,7 +27,7 @@ pub(super) fn details() -> String {
      corpus=PATTERN   C files instead (src/*.c)\n  \
      | PIPELINE | ...   the pipelines every program goes through (default O2); orderings=N adds N random orderings of :tune's pool per program (seed=, length=MIN..MAX, pool=P,...)\n  \
      oracle=native (clang-19 -O0, run) | jit-o0 (the unoptimized module through the JIT)   timeout=S per run (default 5)\n  \
-     reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2; 1 when a pipeline has a Rust pass)\n  \
+     reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2)\n  \
      --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, resume=yes goes on where its records end; one hunt at a time in a folder\n  \
      each reduced finding becomes a module of the session: found-1, found-2, ..."
         .to_string()
@@ -222,13 +222,6 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         for p in &spec.pool {
             registry::get_pass(p)?;
         }
-    }
-    if spec
-        .pipelines
-        .iter()
-        .any(|p| pipeline::has_user_rust_pass(p))
-    {
-        spec.jobs = 1;
     }
     // By default a folder per hunt (named by its spec's fingerprint).
     let dir = std::path::PathBuf::from(

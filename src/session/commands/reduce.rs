@@ -15,7 +15,7 @@ pub(super) fn details() -> String {
      fails PIPELINE   the pipeline fails as it does now: the same crash, LLVM fatal error or verifier failure, in the same pass\n  \
      rust PREDICATE   the :rust function fn PREDICATE(m: &Module) -> bool says yes\n  \
      budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
-     jobs=N   candidates tested at once (default: one per core; a Rust predicate's one at a time; with jobs=1 a reduction tests the same candidates every time)\n  \
+     jobs=N   candidates tested at once (default: one per core, Rust passes and predicates included; with jobs=1 a reduction tests the same candidates every time)\n  \
      with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] (Debian's cvise over the C source the module was compiled from)\n  \
      --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's) and repro.plab\n  \
      The result becomes a new module NAME-reduced, the current one."
