@@ -129,6 +129,18 @@ pub enum Error {
     #[error("error in pass {pass}: {reason}")]
     PassFailed { pass: String, reason: String },
 
+    /// A pass written in Rust crashed where it ran (the Rust worker, or a
+    /// fork of its service): `how` as its crash handler said (a
+    /// segmentation fault, a stack overflow), `reason` the whole message.
+    /// Its kind is [`ErrorKind::PassFailed`]; a hunt or a reduction counts
+    /// it as a crash.
+    #[error("error in pass {pass}: {reason}")]
+    PassCrashed {
+        pass: String,
+        how: String,
+        reason: String,
+    },
+
     #[error("IR does not verify after pass {pass}:\n{message}")]
     Verify {
         pass: String,
@@ -212,7 +224,7 @@ impl Error {
             Error::Pipeline { .. } => ErrorKind::Pipeline,
             Error::DependencyCycle { .. } => ErrorKind::DependencyCycle,
             Error::UnknownConfig { .. } | Error::ConfigType { .. } => ErrorKind::Config,
-            Error::PassFailed { .. } => ErrorKind::PassFailed,
+            Error::PassFailed { .. } | Error::PassCrashed { .. } => ErrorKind::PassFailed,
             Error::Verify { .. } => ErrorKind::Verify,
             Error::FunctionSetChanged { .. } => ErrorKind::FunctionSetChanged,
             Error::NotFound { .. } => ErrorKind::NotFound,

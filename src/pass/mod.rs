@@ -160,8 +160,10 @@ pub(crate) fn guard_panics<R>(pass: &str, f: impl FnOnce() -> Result<R>) -> Resu
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(
-            e
-            @ (Error::PassFailed { .. } | Error::Verify { .. } | Error::FunctionSetChanged { .. }),
+            e @ (Error::PassFailed { .. }
+            | Error::PassCrashed { .. }
+            | Error::Verify { .. }
+            | Error::FunctionSetChanged { .. }),
         )) => Err(e),
         Ok(Err(e)) => Err(Error::PassFailed {
             pass: pass.to_string(),

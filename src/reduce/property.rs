@@ -159,6 +159,11 @@ pub fn run_isolated(
             Err(Error::Verify { pass, message, .. }) => {
                 format!("V\t{}\t{}\n", pass, message.replace('\n', "\u{1f}"))
             }
+            // A Rust pass that crashed in its own process: a crash, as if
+            // here.
+            Err(Error::PassCrashed { pass, how, .. }) => {
+                format!("C\t{}\t{}\n", pass, how.replace('\n', " "))
+            }
             Err(e) => format!("E\t{}\n", e.to_string().replace('\n', "\u{1f}")),
         };
         crate::child::write_all(out, line.as_bytes());
@@ -199,6 +204,13 @@ pub fn run_isolated(
                 end = Some(Ending::Invalid {
                     pass: p.to_string(),
                     message: m.replace('\u{1f}', "\n"),
+                });
+            }
+            Some(("C", rest)) => {
+                let (p, how) = rest.split_once('\t').unwrap_or((rest, ""));
+                end = Some(Ending::Crash {
+                    pass: p.to_string(),
+                    signal: how.to_string(),
                 });
             }
             Some(("E", m)) => {

@@ -395,10 +395,11 @@ impl Pass for UserPass {
                     ))),
                     PassStop::Died => {
                         let how = crash.or_else(|| restarted.ok().filter(|h| !h.is_empty()));
-                        Err(failed(format!(
-                            "crashed{}; the module is as it was, and {again}{shown}",
-                            how.map(|h| format!(": {h}")).unwrap_or_default()
-                        )))
+                        Err(crashed(
+                            name,
+                            how,
+                            format!("the module is as it was, and {again}{shown}"),
+                        ))
                     }
                 }
             }
@@ -452,12 +453,26 @@ fn run_in_fork(
                     "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was{shown}",
                     d.as_millis()
                 ))),
-                PassStop::Died => Err(failed(format!(
-                    "crashed{}; the module is as it was{shown}",
-                    crash.map(|h| format!(": {h}")).unwrap_or_default()
-                ))),
+                PassStop::Died => Err(crashed(
+                    name,
+                    crash,
+                    format!("the module is as it was{shown}"),
+                )),
             }
         }
+    }
+}
+
+/// The error for a pass whose process died while it ran: `how`, as its
+/// crash handler said, if it could; `rest` after it.
+fn crashed(pass: &str, how: Option<String>, rest: String) -> Error {
+    Error::PassCrashed {
+        pass: pass.to_string(),
+        reason: format!(
+            "crashed{}; {rest}",
+            how.as_ref().map(|h| format!(": {h}")).unwrap_or_default()
+        ),
+        how: how.unwrap_or_else(|| "its process died".into()),
     }
 }
 
