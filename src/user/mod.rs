@@ -425,7 +425,7 @@ fn run_in_fork(
 ) -> Result<()> {
     let mut slot = FORK_CONN.lock().unwrap_or_else(|p| p.into_inner());
     let me = std::process::id();
-    if slot.as_ref().map_or(true, |(pid, _)| *pid != me) {
+    if slot.as_ref().is_none_or(|(pid, _)| *pid != me) {
         // (A fork's copy of its parent's connection is left alone: the
         // parent may still use it.)
         if let Some(old) = slot.take() {
