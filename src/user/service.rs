@@ -100,8 +100,13 @@ impl Service {
             .stack_size(64 << 20)
             .spawn(move || {
                 for mut stream in listener.incoming().flatten() {
+                    // A client says which it is at once; one that does not
+                    // is dropped rather than keep the others waiting.
+                    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
                     let mut first = [0u8; 1];
-                    match std::io::Read::read_exact(&mut stream, &mut first) {
+                    let said = std::io::Read::read_exact(&mut stream, &mut first);
+                    let _ = stream.set_read_timeout(None);
+                    match said {
                         Ok(()) if first[0] == wire::FORKED => {
                             serve_forked(stream, &forked, &socket)
                         }
