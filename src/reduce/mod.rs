@@ -11,8 +11,8 @@
 //! which holds the session (its buffers, its Rust worker, its passes),
 //! decides with [`Property::holds`] and answers. Candidates are decided in
 //! forked children, as many at once as the reducer is told to test
-//! (`-j`, `--n`: the processors, or one when a Rust pass or predicate
-//! needs the session's one Rust worker); a child that decides one
+//! (`-j`, `--n`: the processors; a Rust pass or predicate runs for each
+//! child in a fork of the Rust worker's service); a child that decides one
 //! candidate generates its code in-process, since nothing there outlives
 //! the answer. The smallest interesting candidate is kept as the reduction
 //! goes, so an interrupt (or a time budget) ends it with the smallest
