@@ -359,10 +359,6 @@ impl Pass for UserPass {
                 .collect(),
             bitcode: module.snapshot().bytes().to_vec(),
         };
-        let failed = |reason: String| Error::PassFailed {
-            pass: name.clone(),
-            reason,
-        };
         let mut st = state();
         if let Some(socket) = st
             .worker
@@ -387,21 +383,8 @@ impl Pass for UserPass {
                 if restarted.is_err() {
                     st.worker = None;
                 }
-                match stop {
-                    PassStop::Interrupted => Err(Error::Interrupted { pass: name.clone() }),
-                    PassStop::TimedOut(d) => Err(failed(format!(
-                        "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was, and {again}{shown}",
-                        d.as_millis()
-                    ))),
-                    PassStop::Died => {
-                        let how = crash.or_else(|| restarted.ok().filter(|h| !h.is_empty()));
-                        Err(crashed(
-                            name,
-                            how,
-                            format!("the module is as it was, and {again}{shown}"),
-                        ))
-                    }
-                }
+                let how = crash.or_else(|| restarted.ok().filter(|h| !h.is_empty()));
+                Err(stopped(name, stop, how, &format!(", and {again}{shown}")))
             }
         }
     }
@@ -434,45 +417,39 @@ fn run_in_fork(
         *slot = Some((me, Conn::open(socket, true)?));
     }
     let (_, conn) = slot.as_mut().expect("set above");
-    let result = conn.run_pass(request, timeout);
-    let failed = |reason: String| Error::PassFailed {
-        pass: name.to_string(),
-        reason,
-    };
-    match result {
+    match conn.run_pass(request, timeout) {
         Ok(reply) => take_reply(name, module, reply),
         Err(stop) => {
             let (shown, crash) = stopped_output(&conn.last_output());
             let _ = std::fs::remove_file(conn.output_file());
             *slot = None;
-            match stop {
-                PassStop::Interrupted => Err(Error::Interrupted {
-                    pass: name.to_string(),
-                }),
-                PassStop::TimedOut(d) => Err(failed(format!(
-                    "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was{shown}",
-                    d.as_millis()
-                ))),
-                PassStop::Died => Err(crashed(
-                    name,
-                    crash,
-                    format!("the module is as it was{shown}"),
-                )),
-            }
+            Err(stopped(name, stop, crash, &shown))
         }
     }
 }
 
-/// The error for a pass whose process died while it ran: `how`, as its
-/// crash handler said, if it could; `rest` after it.
-fn crashed(pass: &str, how: Option<String>, rest: String) -> Error {
-    Error::PassCrashed {
-        pass: pass.to_string(),
-        reason: format!(
-            "crashed{}; {rest}",
-            how.as_ref().map(|h| format!(": {h}")).unwrap_or_default()
-        ),
-        how: how.unwrap_or_else(|| "its process died".into()),
+/// The error for a pass that was stopped (an interrupt, the time limit) or
+/// whose process died while it ran: `how`, as its crash handler said, if it
+/// could; `after` follows "the module is as it was".
+fn stopped(pass: &str, stop: PassStop, how: Option<String>, after: &str) -> Error {
+    let pass = pass.to_string();
+    match stop {
+        PassStop::Interrupted => Error::Interrupted { pass },
+        PassStop::TimedOut(d) => Error::PassFailed {
+            pass,
+            reason: format!(
+                "did not finish in {} ms (config.{TIMEOUT_MS}) and was stopped; the module is as it was{after}",
+                d.as_millis()
+            ),
+        },
+        PassStop::Died => Error::PassCrashed {
+            pass,
+            reason: format!(
+                "crashed{}; the module is as it was{after}",
+                how.as_ref().map(|h| format!(": {h}")).unwrap_or_default()
+            ),
+            how: how.unwrap_or_else(|| "its process died".into()),
+        },
     }
 }
 

@@ -173,15 +173,17 @@ fn choose_dir(base: &std::path::Path, stamp: &str, wait: Duration) -> Result<(Pa
             .map(|n| base.join(n.to_string()))
             .take_while(|d| d.is_dir())
             .collect();
-        let ours = |d: &PathBuf| std::fs::read_to_string(d.join(STAMP)).is_ok_and(|s| s == stamp);
-        for d in folders.iter().filter(|d| ours(d)) {
+        let (ours, others): (Vec<&PathBuf>, Vec<&PathBuf>) = folders
+            .iter()
+            .partition(|d| std::fs::read_to_string(d.join(STAMP)).is_ok_and(|s| s == stamp));
+        for d in &ours {
             if let Some(taken) = take(d)? {
                 return Ok(taken);
             }
         }
         let waited = start.elapsed() >= wait;
-        if waited || !folders.iter().any(ours) {
-            for d in &folders {
+        if waited || ours.is_empty() {
+            for d in &others {
                 if let Some(taken) = take(d)? {
                     return Ok(taken);
                 }
@@ -214,10 +216,7 @@ fn stamp(passlab: &str, opt_level: Option<&str>) -> Result<String> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     Ok(format!(
-        "{} {} {modified}
-opt-level {}
-passlab {passlab}
-",
+        "{} {} {modified}\nopt-level {}\npasslab {passlab}\n",
         exe.display(),
         meta.len(),
         opt_level.unwrap_or("2")
