@@ -23,9 +23,14 @@ times measured in the same round do. Figures are medians of the rounds.
    reduced by `passlab run` (`:reduce differs exec | no-op-module |
    planted-cmp budget=BUDGET`) against llvm-reduce-19 driven by a shell
    interestingness script (opt-19 with the plugin, lli-19 for both
-   pipelines, the checksum lines compared), same budget: the size reached
-   and the time to reach 5% of the instructions (if reached). Goal: <= 5%
-   in <= 60 s.
+   pipelines, the checksum lines compared), same budget: the size reached,
+   each one's whole wall time (passlab's process from start to end, the
+   reduction's budget included, not capped), and the time to reach 5% of
+   the instructions: passlab's from the reproducer's progress.csv (each
+   smaller candidate, with the seconds since the reduction started), the
+   shell's from a log its interestingness script appends to for each
+   interesting candidate (the time, and the candidate's instructions),
+   both counted from when the reducer started. Goal: <= 5% in <= 60 s.
 3. A 4-shard hunt as a Slurm job array on the one-node cluster
    (deploy/slurm/local-cluster.sh, deploy/slurm/hunt.sbatch) against one
    process (jobs=1 and jobs=2), the spec of 1 over SLURM_PROGRAMS seeds
@@ -166,7 +171,8 @@ def small_program():
 
 INTERESTING = r"""#!/bin/sh
 # llvm-reduce's interestingness test: the program prints another checksum
-# after planted-cmp than without it (both runs must end).
+# after planted-cmp than without it (both runs must end). Each interesting
+# candidate's time and instruction count go to {log}.
 f=$1
 opt-19 -passes=no-op-module "$f" -o "$f.a.bc" 2>/dev/null || exit 1
 opt-19 -load-pass-plugin={plugin} -passes=planted-cmp "$f" -o "$f.b.bc" 2>/dev/null || exit 1
@@ -175,7 +181,10 @@ b=$(timeout 2 lli-19 "$f.b.bc" 2>/dev/null) || {{ rm -f "$f.a.bc" "$f.b.bc"; exi
 rm -f "$f.a.bc" "$f.b.bc"
 case "$a" in "checksum = "*) ;; *) exit 1 ;; esac
 case "$b" in "checksum = "*) ;; *) exit 1 ;; esac
-[ "$a" != "$b" ]
+[ "$a" != "$b" ] || exit 1
+n=$(awk '/^define /{{i=1;next}} /^}}/{{i=0}} i && /^  / && !/^ *;/ {{n++}} END{{print n+0}}' "$f")
+echo "$(date +%s.%N) $n" >> {log}
+exit 0
 """
 
 
@@ -213,24 +222,50 @@ def reduction(rnd):
         sys.exit(log.stdout + log.stderr)
     m = re.search(r"(\d+) → (\d+) instructions", log.stdout)
     ours_after = int(m.group(2)) if m else before
-    steps = os.path.join(work, "ours", "reduced.ll")
-    # llvm-reduce with the shell script.
+    # The time to 5%: the first smaller candidate at or under 5% of the
+    # instructions, in the reduction's own record of its steps.
+    ours_5 = None
+    with open(os.path.join(work, "ours", "progress.csv")) as f:
+        next(f)
+        for row in f:
+            seconds, count = row.split(",")[:2]
+            if int(count) <= 0.05 * before:
+                ours_5 = float(seconds)
+                break
+    # llvm-reduce with the shell script, stopped at the same budget (as
+    # passlab's reduction is).
+    progress = os.path.join(work, "theirs-progress.txt")
     test = os.path.join(work, "interesting.sh")
     with open(test, "w") as f:
-        f.write(INTERESTING.format(plugin=plugin()))
+        f.write(INTERESTING.format(plugin=plugin(), log=progress))
     os.chmod(test, 0o755)
+    start = time.time()
     t = time.perf_counter()
     out = os.path.join(work, "theirs.ll")
     try:
         subprocess.run(["llvm-reduce-19", f"--test={test}", "-j", "2", "-o", out, ll],
                        cwd=work, capture_output=True, timeout=BUDGET)
-        theirs_s = time.perf_counter() - t
     except subprocess.TimeoutExpired:
-        theirs_s = BUDGET
+        pass
+    theirs_s = time.perf_counter() - t
     theirs_after = instructions(out) if os.path.exists(out) else before
+    theirs_5 = None
+    if os.path.exists(progress):
+        for line in open(progress):
+            at, count = line.split()
+            if int(count) <= 0.05 * before:
+                seconds = float(at) - start
+                theirs_5 = seconds if theirs_5 is None else min(theirs_5, seconds)
+        if theirs_after == before:
+            # Stopped before it wrote its output: the smallest it found.
+            theirs_after = min((int(l.split()[1]) for l in open(progress)), default=before)
     shutil.rmtree(work, ignore_errors=True)
-    return {"seed": seed, "before": before, "ours_after": ours_after, "ours_s": min(ours_s, BUDGET + 10),
-            "theirs_after": theirs_after, "theirs_s": theirs_s}
+    return {"seed": seed, "before": before, "ours_after": ours_after, "ours_s": ours_s, "ours_5": ours_5,
+            "theirs_after": theirs_after, "theirs_s": theirs_s, "theirs_5": theirs_5}
+
+
+def seconds(x):
+    return "not reached" if x is None else f"{x:.1f} s"
 
 
 def slurm(rnd):
@@ -289,8 +324,10 @@ def main():
         rounds.append((t, red, sl))
         print(f"  round {r + 1}: hunt {t['ours']:.1f} checks/s ({t['checks']} in {t['ours_s']:.1f} s), "
               f"script {t['script']:.2f} checks/s ({t['script_s']:.1f} s): {t['ours'] / t['script']:.1f}x; "
-              f"reduce csmith-{red['seed']} {red['before']} -> {red['ours_after']} in {red['ours_s']:.1f} s, "
-              f"llvm-reduce-19 + shell -> {red['theirs_after']} in {red['theirs_s']:.1f} s; "
+              f"reduce csmith-{red['seed']} {red['before']} -> {red['ours_after']} in {red['ours_s']:.1f} s "
+              f"(5% after {seconds(red['ours_5'])}), "
+              f"llvm-reduce-19 + shell -> {red['theirs_after']} in {red['theirs_s']:.1f} s "
+              f"(5% after {seconds(red['theirs_5'])}); "
               f"slurm 4 tasks {sl['array']:.1f} s, one process jobs=1 {sl['one-1']:.1f} s, jobs=2 {sl['one-2']:.1f} s",
               file=sys.stderr)
     med = lambda f: statistics.median(f(r) for r in rounds)
@@ -300,11 +337,19 @@ def main():
           f"{med(lambda r: r[0]['script']):.2f} checks/s ({med(lambda r: 2 / r[0]['script']):.2f} s per program"
           f" for two pipelines): {t_ratio:.1f}x (goal >= 5x)")
     red = rounds[-1][1]
+
+    def median_time(key):
+        # A round that never reached 5% counts as never (None sorts last).
+        xs = sorted((r[1][key] for r in rounds), key=lambda x: (x is None, x or 0))
+        return xs[len(xs) // 2]
+
     print(f"  2. reduction of csmith-{red['seed']} (planted-cmp, {red['before']} instructions), budget {BUDGET} s: "
           f"passlab {med(lambda r: r[1]['ours_after'])} instructions "
-          f"({100 * med(lambda r: r[1]['ours_after']) / red['before']:.1f}%) in {med(lambda r: r[1]['ours_s']):.1f} s; "
+          f"({100 * med(lambda r: r[1]['ours_after']) / red['before']:.1f}%), 5% after {seconds(median_time('ours_5'))}, "
+          f"whole run {med(lambda r: r[1]['ours_s']):.1f} s; "
           f"llvm-reduce-19 + shell script {med(lambda r: r[1]['theirs_after'])} instructions "
-          f"({100 * med(lambda r: r[1]['theirs_after']) / red['before']:.1f}%) in {med(lambda r: r[1]['theirs_s']):.1f} s "
+          f"({100 * med(lambda r: r[1]['theirs_after']) / red['before']:.1f}%), 5% after {seconds(median_time('theirs_5'))}, "
+          f"whole run {med(lambda r: r[1]['theirs_s']):.1f} s "
           f"(goal <= 5% in <= 60 s)")
     print(f"  3. Slurm ({SLURM_PROGRAMS} programs): 4 tasks {med(lambda r: r[2]['array']):.1f} s against one process "
           f"{med(lambda r: r[2]['one-1']):.1f} s (jobs=1): {med(lambda r: r[2]['one-1'] / r[2]['array']):.2f}x; "

@@ -157,12 +157,15 @@ wait_for() {
 }
 
 # phase NAME COMMAND...: runs the command and says how long it took, so
-# that where a run's time goes is in its log.
+# that where a run's time goes is in its log; fails as the command did
+# (also inside an && list, where `set -e` does not stop a function: the
+# kernel tests' failures once went unnoticed there).
 phase() {
-    local name=$1 start=$SECONDS
+    local name=$1 start=$SECONDS status=0
     shift
-    "$@"
+    "$@" || status=$?
     echo "passlab: [$name] took $((SECONDS - start)) s" >&2
+    return "$status"
 }
 
 case "${1:-}" in

@@ -37,6 +37,7 @@
 #include "llvm/IR/ModuleSlotTracker.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/PassManager.h"
+#include "llvm/IR/ValueSymbolTable.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -844,6 +845,77 @@ void plab_write_bitcode(LLVMModuleRef M, bool uselist_order, plab_sink sink, voi
   raw_svector_ostream OS(Buf);
   if (guarded([&] { WriteBitcodeToFile(*unwrapM(M), OS, uselist_order); }))
     send(sink, user, StringRef(Buf.data(), Buf.size()));
+}
+
+// ---------------------------------------------------------------------------
+// Name counters: each symbol table's `LastUnique`, which picks the suffix of
+// the next name that collides (`%cmp9`). Neither bitcode nor cloning keeps
+// it, so a module read back (from clang's child, a snapshot) or copied
+// would name what passes create otherwise than the module it came from
+// (`%cmp6`): clang -O2's own output is the in-memory module's. The counter
+// is private; the explicit instantiation below is the standard's way to
+// name a private member (access is not checked there).
+
+} // extern "C"
+
+namespace {
+template <typename Tag, typename Tag::type Member> struct Expose {
+  friend typename Tag::type member(Tag) { return Member; }
+};
+struct LastUniqueTag {
+  typedef uint32_t ValueSymbolTable::*type;
+  friend type member(LastUniqueTag);
+};
+template struct Expose<LastUniqueTag, &ValueSymbolTable::LastUnique>;
+
+uint32_t &lastUnique(const ValueSymbolTable &T) {
+  return const_cast<ValueSymbolTable &>(T).*member(LastUniqueTag());
+}
+} // namespace
+
+extern "C" {
+
+/// The counters of `M`'s symbol tables as little-endian 32-bit words: the
+/// module's, then each function's in order (0 for a declaration).
+void plab_name_counters(LLVMModuleRef MR, plab_sink sink, void *user) {
+  Module &M = *unwrapM(MR);
+  std::string S;
+  auto put = [&](uint32_t V) {
+    for (int I = 0; I < 4; I++)
+      S.push_back(static_cast<char>((V >> (8 * I)) & 0xff));
+  };
+  put(lastUnique(M.getValueSymbolTable()));
+  for (Function &F : M) {
+    const ValueSymbolTable *T = F.getValueSymbolTable();
+    put(T ? lastUnique(*T) : 0);
+  }
+  send(sink, user, S);
+}
+
+/// Sets `M`'s counters from words `plab_name_counters` wrote for a module
+/// with the same functions in the same order (extra words are ignored,
+/// missing ones leave counters as they are).
+void plab_set_name_counters(LLVMModuleRef MR, const uint8_t *data, size_t len) {
+  Module &M = *unwrapM(MR);
+  size_t At = 0;
+  auto next = [&](uint32_t &V) {
+    if (At + 4 > len)
+      return false;
+    V = uint32_t(data[At]) | uint32_t(data[At + 1]) << 8 | uint32_t(data[At + 2]) << 16 |
+        uint32_t(data[At + 3]) << 24;
+    At += 4;
+    return true;
+  };
+  uint32_t V;
+  if (!next(V))
+    return;
+  lastUnique(M.getValueSymbolTable()) = V;
+  for (Function &F : M) {
+    if (!next(V))
+      return;
+    if (ValueSymbolTable *T = F.getValueSymbolTable())
+      lastUnique(*T) = V;
+  }
 }
 
 /// Verifies `M`; returns true when it is valid, else sends the messages.

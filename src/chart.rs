@@ -351,7 +351,7 @@ impl Chart {
                 )))
             }
         };
-        std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+        crate::folder::write_file(std::path::Path::new(path), bytes, "writing a chart")
     }
 
     fn error(&self, message: String) -> Error {

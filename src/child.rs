@@ -5,7 +5,9 @@
 //! time limit, and turns how it ended into words ([`signal_name`]).
 //!
 //! [`spawn`] is the common shape: the child's stdout and stderr go to one
-//! pipe ("what it said"), and it writes its result to another. The JIT's
+//! pipe ("what it said"), and it writes its result to another;
+//! [`in_child`] runs work there and brings its bytes back (code
+//! generation, the C and C++ front end). The JIT's
 //! call ([`crate::jit`]'s isolate) needs three pipes and a child that does
 //! not allocate, so it uses the pieces ([`pipe`], [`fork`],
 //! [`default_signals`], [`drain`]) directly.
@@ -232,6 +234,161 @@ pub fn close(fds: &[i32]) {
         // SAFETY: closing a descriptor this process owns.
         unsafe { libc::close(fd) };
     }
+}
+
+/// How work in a child went wrong.
+pub enum ChildError {
+    /// An interrupt stopped it.
+    Interrupted,
+    /// It failed: what it printed (its message, or what it printed before
+    /// it died), and how it ended ([`how_it_ended`]; empty when it could
+    /// not be started).
+    Failed { said: String, how: String },
+}
+
+impl ChildError {
+    /// What it printed, or, if nothing, `who` and how it ended ("the
+    /// compiler crashed with SIGSEGV ...").
+    pub fn message(&self, who: &str) -> String {
+        match self {
+            ChildError::Interrupted => format!("{who} was interrupted"),
+            ChildError::Failed { said, how } if said.is_empty() => format!("{who} {how}"),
+            ChildError::Failed { said, .. } => said.clone(),
+        }
+    }
+}
+
+/// Runs `work` in a forked child and returns the bytes it produced. The
+/// child may use LLVM and allocate (it is the only thread of the child;
+/// glibc makes malloc safe after fork); whatever it prints (LLVM's fatal
+/// errors, MC errors) becomes the error if it fails, exits or dies. An
+/// interrupt (`passlab::interrupt`) kills it.
+pub fn in_child(
+    work: impl FnOnce() -> std::result::Result<Vec<u8>, String>,
+) -> Result<Vec<u8>, ChildError> {
+    in_child_streamed(|_| work(), &mut |_| {})
+}
+
+/// A frame's length word with this bit set carries streamed bytes; without
+/// it, the result.
+const STREAMED: u64 = 1 << 63;
+
+/// As [`in_child`], and what `work` sends through its argument while it
+/// runs (the back end's probes' record, hundreds of megabytes for a whole
+/// program) reaches `on_stream` as it comes, in order, on this thread:
+/// neither side holds all of it twice, and the session reads while the
+/// child still compiles. Streamed bytes come before the result; if the
+/// child fails, what it streamed was still handed over.
+pub fn in_child_streamed(
+    work: impl FnOnce(&mut dyn FnMut(&[u8])) -> std::result::Result<Vec<u8>, String>,
+    on_stream: &mut dyn FnMut(&[u8]),
+) -> Result<Vec<u8>, ChildError> {
+    // Each part goes out with its length first, so that the session has the
+    // result as soon as it is complete: the child's exit (unmapping its
+    // copy of the session's memory) takes milliseconds, and is waited for
+    // on a thread of its own.
+    let c = spawn(|out| {
+        let mut failed_to_send = false;
+        let mut send = |bytes: &[u8]| {
+            let len = (bytes.len() as u64 | STREAMED).to_le_bytes();
+            // Once a write fails, nothing more is sent.
+            if !failed_to_send {
+                failed_to_send = !(write_all(out, &len) && write_all(out, bytes));
+            }
+        };
+        match work(&mut send) {
+            Ok(bytes) => {
+                let len = (bytes.len() as u64).to_le_bytes();
+                if !failed_to_send && write_all(out, &len) && write_all(out, &bytes) {
+                    close(&[out]);
+                    0
+                } else {
+                    74
+                }
+            }
+            Err(message) => {
+                write_all(2, message.as_bytes());
+                71
+            }
+        }
+    })
+    .map_err(|said| ChildError::Failed {
+        said,
+        how: String::new(),
+    })?;
+    let mut said = Vec::new();
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut interrupted = false;
+    // Hands the complete streamed frames at the front of `bytes` over and
+    // drops them; true when what is left is the whole result.
+    let mut frames = |bytes: &mut Vec<u8>| -> bool {
+        let mut at = 0;
+        let complete = loop {
+            let Some(word) = bytes.get(at..at + 8).and_then(|b| b.try_into().ok()) else {
+                break false;
+            };
+            let word = u64::from_le_bytes(word);
+            let len = usize::try_from(word & !STREAMED).unwrap_or(usize::MAX);
+            let have = bytes.len() - at - 8;
+            if word & STREAMED == 0 {
+                // The length comes first: room for all of it at once,
+                // rather than copying a large answer (a whole program's
+                // machine code) as the buffer doubles. A length beyond what
+                // can be had is left to grow as it comes.
+                let _ = bytes.try_reserve(len.saturating_sub(have));
+                break have == len;
+            }
+            if have < len {
+                break false;
+            }
+            on_stream(&bytes[at + 8..at + 8 + len]);
+            at += 8 + len;
+        };
+        bytes.drain(..at);
+        complete
+    };
+    let status = loop {
+        c.poll(5);
+        drain(c.said, &mut said, &mut buf);
+        let done = drain(c.result, &mut bytes, &mut buf);
+        let complete = frames(&mut bytes);
+        if done && complete {
+            c.close();
+            let pid = c.pid;
+            std::thread::spawn(move || {
+                let mut status = 0;
+                // SAFETY: reaps our own child, whose pid nothing else waits
+                // for.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+            bytes.drain(..8);
+            return Ok(bytes);
+        }
+        if let Some(status) = c.try_wait() {
+            break status;
+        }
+        if crate::interrupt::requested() {
+            interrupted = true;
+            break c.kill();
+        }
+    };
+    drain(c.said, &mut said, &mut buf);
+    drain(c.result, &mut bytes, &mut buf);
+    let complete = frames(&mut bytes);
+    c.close();
+    if interrupted {
+        return Err(ChildError::Interrupted);
+    }
+    let said = String::from_utf8_lossy(&said).trim().to_string();
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && complete {
+        bytes.drain(..8);
+        return Ok(bytes);
+    }
+    Err(ChildError::Failed {
+        said,
+        how: how_it_ended(status),
+    })
 }
 
 #[cfg(test)]

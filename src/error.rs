@@ -247,6 +247,300 @@ impl Error {
     }
 }
 
+/// At most `max` bytes of `s` (on character boundaries): its beginning and
+/// its end around a note of how much was left out. What a message quotes
+/// of the input is clipped so, and no error grows with the input.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let head_len = floor_boundary(s, max * 2 / 3);
+    let tail_start = ceil_boundary(s, s.len() - (max / 3).min(s.len()));
+    let tail_start = tail_start.max(head_len);
+    format!(
+        "{}… ({} bytes left out) …{}",
+        &s[..head_len],
+        tail_start - head_len,
+        &s[tail_start..]
+    )
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The last `lines` lines of `text`, at most `max` bytes, after a newline
+/// (empty if `text` is blank): what a crashed child printed last.
+pub fn tail_of(text: &str, lines: usize, max: usize) -> String {
+    let text = text.trim_end();
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    let all: Vec<&str> = text.lines().collect();
+    let from = all.len().saturating_sub(lines);
+    let mut tail = all[from..].join("\n");
+    if tail.len() > max {
+        let at = ceil_boundary(&tail, tail.len() - max);
+        tail = format!("…{}", &tail[at..]);
+    }
+    format!("\n{tail}")
+}
+
+/// The longest quotation an error keeps whole, and the longest text field.
+const QUOTE_MAX: usize = 120;
+const FIELD_MAX: usize = 16 * 1024;
+
+/// `text` with each quotation ('…' or "…") longer than [`QUOTE_MAX`]
+/// clipped, and the whole at most [`FIELD_MAX`].
+fn clip_text(text: &str) -> String {
+    if text.len() <= QUOTE_MAX {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len().min(FIELD_MAX + 256));
+    let mut rest = text;
+    while let Some(open) = rest.find(['\'', '"']) {
+        let quote = rest.as_bytes()[open] as char;
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        match after.find([quote, '\n']) {
+            Some(close) if after.as_bytes()[close] as char == quote => {
+                out.push_str(&clip(&after[..close], QUOTE_MAX));
+                out.push(quote);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                rest = after;
+            }
+        }
+        if out.len() > FIELD_MAX * 2 {
+            break;
+        }
+    }
+    out.push_str(rest);
+    // Unquoted, a word as long (a path made of a long name) is clipped too.
+    if out.split_whitespace().any(|w| w.len() > 2 * QUOTE_MAX) {
+        let mut words = String::with_capacity(out.len().min(FIELD_MAX * 2));
+        let mut rest = out.as_str();
+        while !rest.is_empty() {
+            let start = rest
+                .find(|c: char| !c.is_whitespace())
+                .unwrap_or(rest.len());
+            words.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            words.push_str(&clip(&rest[..end], 2 * QUOTE_MAX));
+            rest = &rest[end..];
+            if words.len() > FIELD_MAX * 2 {
+                break;
+            }
+        }
+        out = words;
+    }
+    clip(&out, FIELD_MAX)
+}
+
+fn clip_all(v: Vec<String>) -> Vec<String> {
+    v.into_iter().take(20).map(|s| clip_text(&s)).collect()
+}
+
+impl Error {
+    /// The same error with every text that may hold the user's input
+    /// clipped: quotations to [`QUOTE_MAX`] bytes, each field to
+    /// [`FIELD_MAX`], a line shown under a parse error to a window around
+    /// its column. Front ends report errors so, whatever their input.
+    pub fn clipped(self) -> Error {
+        use Error::*;
+        let c = |s: String| clip_text(&s);
+        match self {
+            Parse {
+                source_name,
+                line,
+                column,
+                message,
+                line_text,
+            } => {
+                let (line_text, column) = window(&line_text, column);
+                Parse {
+                    source_name: c(source_name),
+                    line,
+                    column,
+                    message: c(message),
+                    line_text,
+                }
+            }
+            Compile {
+                source_name,
+                stderr,
+            } => Compile {
+                source_name: c(source_name),
+                stderr: c(stderr),
+            },
+            Codegen { module, message } => Codegen {
+                module: c(module),
+                message: c(message),
+            },
+            RustCompile { diagnostics } => RustCompile {
+                diagnostics: c(diagnostics),
+            },
+            Link {
+                source_name,
+                into,
+                message,
+            } => Link {
+                source_name: c(source_name),
+                into: c(into),
+                message: c(message),
+            },
+            Io { path, message } => Io {
+                path: c(path),
+                message: c(message),
+            },
+            UnknownPass { name, suggestions } => UnknownPass {
+                name: c(name),
+                suggestions: clip_all(suggestions),
+            },
+            Pipeline {
+                text,
+                message,
+                suggestions,
+            } => Pipeline {
+                text: clip(&text, QUOTE_MAX),
+                message: c(message),
+                suggestions: clip_all(suggestions),
+            },
+            DependencyCycle { chain } => DependencyCycle {
+                chain: clip_all(chain),
+            },
+            UnknownConfig {
+                key,
+                valid,
+                suggestions,
+            } => UnknownConfig {
+                key: clip(&key, QUOTE_MAX),
+                valid,
+                suggestions: clip_all(suggestions),
+            },
+            ConfigType { key, expected, got } => ConfigType {
+                key: clip(&key, QUOTE_MAX),
+                expected,
+                got: clip(&got, QUOTE_MAX),
+            },
+            PassFailed { pass, reason } => PassFailed {
+                pass: c(pass),
+                reason: c(reason),
+            },
+            PassCrashed { pass, how, reason } => PassCrashed {
+                pass: c(pass),
+                how: c(how),
+                reason: c(reason),
+            },
+            Verify { pass, message, ir } => Verify {
+                pass: c(pass),
+                message: c(message),
+                ir,
+            },
+            FunctionSetChanged {
+                pass,
+                change,
+                function,
+            } => FunctionSetChanged {
+                pass: c(pass),
+                change,
+                function: clip(&function, QUOTE_MAX),
+            },
+            NotFound {
+                what,
+                name,
+                suggestions,
+            } => NotFound {
+                what,
+                name: clip(&name, QUOTE_MAX),
+                suggestions: clip_all(suggestions),
+            },
+            Instrument {
+                instrument,
+                hook,
+                message,
+            } => Instrument {
+                instrument: c(instrument),
+                hook,
+                message: c(message),
+            },
+            Command {
+                command,
+                message,
+                suggestions,
+            } => Command {
+                command: clip(&command, QUOTE_MAX),
+                message: c(message),
+                suggestions: clip_all(suggestions),
+            },
+            Interrupted { pass } => Interrupted { pass: c(pass) },
+            Tool { tool, message } => Tool {
+                tool: c(tool),
+                message: c(message),
+            },
+            Chart { title, message } => Chart {
+                title: c(title),
+                message: c(message),
+            },
+            InvalidIr {
+                source_name,
+                line,
+                column,
+                message,
+                line_text,
+                rest,
+            } => {
+                let (line_text, column) = window(&line_text, column);
+                InvalidIr {
+                    source_name: c(source_name),
+                    line,
+                    column,
+                    message: c(message),
+                    line_text,
+                    rest: c(rest),
+                }
+            }
+            Internal { command, message } => Internal {
+                command: c(command),
+                message: c(message),
+            },
+            Invalid(message) => Invalid(c(message)),
+        }
+    }
+}
+
+/// At most [`QUOTE_MAX`] bytes of `line` around `column` (1-based), and
+/// the column in what is kept: a parse error in a line of megabytes shows
+/// where it is, not the whole line.
+fn window(line: &str, column: u32) -> (String, u32) {
+    if line.len() <= QUOTE_MAX {
+        return (line.to_string(), column);
+    }
+    let col = (column.max(1) - 1) as usize;
+    // Column counts characters; work in bytes of the char indices.
+    let at = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+    let start = floor_boundary(line, at.saturating_sub(QUOTE_MAX / 2));
+    let end = ceil_boundary(line, (start + QUOTE_MAX).min(line.len()));
+    let lead = if start > 0 { "…" } else { "" };
+    let tail = if end < line.len() { "…" } else { "" };
+    let kept = format!("{lead}{}{tail}", &line[start..end]);
+    let new_col = line[start..at].chars().count() + lead.chars().count() + 1;
+    (kept, u32::try_from(new_col).unwrap_or(u32::MAX))
+}
+
 /// The message of a caught panic.
 pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
@@ -315,6 +609,10 @@ fn show_line(line: &str, column: u32) -> String {
 /// The names among `candidates` closest to `name`, best first: those within a
 /// small edit distance, or that contain `name`, at most five.
 pub fn nearest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    // No name is this long: an edit distance to it would only cost time.
+    if name.len() > 256 {
+        return Vec::new();
+    }
     let limit = (name.chars().count() / 3).max(2);
     // Names `name` begins (`buf`: `buffer`, `buffers`) come first.
     let candidates: Vec<&str> = candidates.into_iter().collect();
@@ -365,6 +663,37 @@ mod tests {
             nearest_names("buf", ["run", "buffer", "buffers"]),
             vec!["buffer", "buffers"]
         );
+    }
+
+    #[test]
+    fn errors_quote_a_slice_of_a_huge_input() {
+        let huge = "x".repeat(5_000_000);
+        let e = Error::Command {
+            command: "load".into(),
+            message: format!("no file '{huge}' (and again '{huge}')"),
+            suggestions: vec![huge.clone()],
+        }
+        .clipped();
+        let text = e.to_string();
+        assert!(text.len() < 2_000, "{}", text.len());
+        assert!(text.contains("bytes left out"), "{text}");
+        let e = Error::Parse {
+            source_name: "cell".into(),
+            line: 1,
+            column: 4_000_001,
+            message: "expected type".into(),
+            line_text: format!("{}@{}", "y".repeat(4_000_000), "z".repeat(1_000_000)),
+        }
+        .clipped();
+        let text = e.to_string();
+        assert!(text.len() < 400, "{}", text.len());
+        // The caret is under the '@'.
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines[2].len() - 1;
+        assert_eq!(lines[1].chars().nth(caret), Some('@'), "{text}");
+        assert_eq!(tail_of("a\nb\nc\n", 2, 100), "\nb\nc");
+        assert_eq!(clip("héllo wörld", 100), "héllo wörld");
+        assert!(nearest_names(&huge, ["x"]).is_empty());
     }
 
     #[test]

@@ -166,6 +166,8 @@ extern "C" {
         line_sink: Sink,
     ) -> LLVMModuleRef;
     pub fn plab_write_bitcode(m: LLVMModuleRef, uselist: bool, sink: Sink, user: *mut c_void);
+    pub fn plab_name_counters(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
+    pub fn plab_set_name_counters(m: LLVMModuleRef, data: *const u8, len: usize);
     pub fn plab_compile(
         ctx: LLVMContextRef,
         clang_path: *const c_char,

@@ -32,6 +32,7 @@ pub mod diff;
 mod error;
 pub mod explore;
 mod ffi;
+pub mod folder;
 pub mod highlight;
 pub mod info;
 pub mod instrument;

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "interrupt",
             "rng",
             "child",
+            "folder",
         ],
     ),
     ("module", &["module"]),

@@ -12,6 +12,7 @@ pub fn run(
     out: Option<PathBuf>,
     shard: Option<String>,
     shards: Option<usize>,
+    replace: bool,
 ) -> anyhow::Result<()> {
     let spec = HuntSpec::load(spec)?;
     let shard = match shard {
@@ -34,8 +35,9 @@ pub fn run(
         spec.jobs,
         out.display()
     );
+    let dir = hunt::claim_folder(&spec, &out, replace)?;
     let _interrupt = crate::InterruptCommand::new();
-    let summary = hunt::run_shard(&spec, &out, shard, &mut |line| eprintln!("{line}"))?;
+    let summary = hunt::run_shard(&spec, &dir, shard, &mut |line| eprintln!("{line}"))?;
     let verdicts: Vec<String> = summary
         .verdicts
         .iter()
@@ -59,7 +61,12 @@ pub fn run(
 
 /// Merges the shards in `dirs` of the hunt `spec` and writes the report
 /// into `out` (default: `report` in the first folder).
-pub fn merge(spec: &Path, dirs: &[PathBuf], out: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn merge(
+    spec: &Path,
+    dirs: &[PathBuf],
+    out: Option<PathBuf>,
+    replace: bool,
+) -> anyhow::Result<()> {
     if dirs.is_empty() {
         anyhow::bail!("hunt merge expects the spec and the folders its shards wrote into");
     }
@@ -67,7 +74,7 @@ pub fn merge(spec: &Path, dirs: &[PathBuf], out: Option<PathBuf>) -> anyhow::Res
     let report = hunt::merge(&spec, dirs)?;
     let out = out.unwrap_or_else(|| dirs[0].join("report"));
     let title = format!("hunt {}: findings per pass", spec.name);
-    hunt::write_report(&report, &title, &out)?;
+    hunt::write_report(&spec, &report, &title, &out, replace)?;
     print!("{}", report.table(&title));
     eprintln!("wrote {}", out.display());
     Ok(())

@@ -91,6 +91,12 @@ enum Sub {
         /// The number of shards, when the index comes from the environment.
         #[arg(long)]
         shards: Option<usize>,
+        /// A folder passlab did not make, or another job's, is refused;
+        /// with --replace, the job writes beside the files of a folder of
+        /// yours (touching none of them) or removes another job's files
+        /// there (only those that job wrote).
+        #[arg(long)]
+        replace: bool,
     },
     /// Hunt compiler bugs (SPEC, a TOML file): generated or given C
     /// programs through pipelines, each run checked against the program's
@@ -113,6 +119,12 @@ enum Sub {
         /// The number of shards, when the index comes from the environment.
         #[arg(long)]
         shards: Option<usize>,
+        /// A folder passlab did not make, or another job's, is refused;
+        /// with --replace, the job writes beside the files of a folder of
+        /// yours (touching none of them) or removes another job's files
+        /// there (only those that job wrote).
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -126,6 +138,12 @@ enum HuntSub {
         /// Where the report goes (default: DIR/report for the first DIR).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A folder passlab did not make, or another job's, is refused;
+        /// with --replace, the job writes beside the files of a folder of
+        /// yours (touching none of them) or removes another job's files
+        /// there (only those that job wrote).
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -138,6 +156,12 @@ enum SweepSub {
         /// Where the report goes (default: DIR/report for the first DIR).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A folder passlab did not make, or another job's, is refused;
+        /// with --replace, the job writes beside the files of a folder of
+        /// yours (touching none of them) or removes another job's files
+        /// there (only those that job wrote).
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -162,27 +186,35 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Some(Sub::Sweep {
-            merge: Some(SweepSub::Merge { dirs, out }),
+            merge: Some(SweepSub::Merge { dirs, out, replace }),
             ..
-        }) => sweep::merge(&dirs, out),
+        }) => sweep::merge(&dirs, out, replace),
         Some(Sub::Sweep {
             spec: Some(spec),
             out,
             shard,
             shards,
+            replace,
             ..
-        }) => sweep::run(&spec, out, shard, shards),
+        }) => sweep::run(&spec, out, shard, shards, replace),
         Some(Sub::Hunt {
-            merge: Some(HuntSub::Merge { spec, dirs, out }),
+            merge:
+                Some(HuntSub::Merge {
+                    spec,
+                    dirs,
+                    out,
+                    replace,
+                }),
             ..
-        }) => hunt::merge(&spec, &dirs, out),
+        }) => hunt::merge(&spec, &dirs, out, replace),
         Some(Sub::Hunt {
             spec: Some(spec),
             out,
             shard,
             shards,
+            replace,
             ..
-        }) => hunt::run(&spec, out, shard, shards),
+        }) => hunt::run(&spec, out, shard, shards, replace),
         Some(Sub::Hunt { .. }) => {
             anyhow::bail!(
                 "hunt expects SPEC.toml (or: hunt merge SPEC DIR...); see passlab hunt --help"

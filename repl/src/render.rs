@@ -65,11 +65,15 @@ impl Renderer {
         if let Err(e) = std::fs::create_dir_all(&self.dir) {
             return format!("{title}\n(not written: {}: {e})", self.dir.display());
         }
+        // Only files passlab wrote are replaced (a script run again).
+        let write = |path: &std::path::Path, bytes: &[u8]| {
+            passlab::folder::write_file(path, bytes, "writing a chart").map_err(|e| e.to_string())
+        };
         if let Some(svg) = b.get("image/svg+xml") {
             let path = stem.with_extension("svg");
-            match std::fs::write(&path, svg) {
+            match write(&path, svg.as_bytes()) {
                 Ok(()) => written.push(path.display().to_string()),
-                Err(e) => return format!("{title}\n(not written: {}: {e})", path.display()),
+                Err(e) => return format!("{title}\n(not written: {e})"),
             }
         }
         if let Some(png) = b.get("image/png") {
@@ -77,7 +81,7 @@ impl Renderer {
             let bytes = base64::engine::general_purpose::STANDARD.decode(png);
             match bytes
                 .map_err(|e| e.to_string())
-                .and_then(|bytes| std::fs::write(&path, bytes).map_err(|e| e.to_string()))
+                .and_then(|bytes| write(&path, &bytes))
             {
                 Ok(()) => written.push(path.display().to_string()),
                 Err(e) => return format!("{title}\n(not written: {}: {e})", path.display()),

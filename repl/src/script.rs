@@ -132,9 +132,12 @@ fn say(echo: bool, message: &str) {
     }
 }
 
-/// Marks the commands of a notebook cell whose output varies from run to
-/// run (tagged `nbval-ignore-output`: a table sorted by time).
-pub const OUTPUT_VARIES: &str = "# (this cell's output varies from run to run)";
+/// Marks the commands of a notebook cell whose output depends on the
+/// machine it runs on (tagged `nbval-ignore-output`: code for the host's
+/// processor); what varies from run to run (times, rates) is masked value
+/// by value where outputs are compared.
+pub const OUTPUT_VARIES: &str =
+    "# (this cell's output depends on the machine it runs on: code for its processor)";
 
 /// A notebook (`.ipynb`) as a script: what `passlab script` prints.
 pub fn from_notebook(path: &Path) -> anyhow::Result<String> {

@@ -34,6 +34,7 @@ pub fn run(
     out: Option<PathBuf>,
     shard: Option<String>,
     shards: Option<usize>,
+    replace: bool,
 ) -> anyhow::Result<()> {
     let spec = SweepSpec::load(spec)?;
     let shard = match shard {
@@ -56,6 +57,7 @@ pub fn run(
         spec.tune.goal.describe(),
         out.display()
     );
+    let dir = sweep::claim_folder(&spec, &out, replace)?;
     let bar = indicatif::ProgressBar::new(1000);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {msg} ({elapsed})")
@@ -63,7 +65,7 @@ pub fn run(
     );
     let start = std::time::Instant::now();
     let _interrupt = crate::InterruptCommand::new();
-    let summary = sweep::run_shard(&spec, &out, shard, &mut |program, trial| match trial {
+    let summary = sweep::run_shard(&spec, &dir, shard, &mut |program, trial| match trial {
         None => bar.println(program),
         Some((t, fraction)) => {
             bar.set_position((fraction * 1000.0) as u64);
@@ -88,12 +90,12 @@ pub fn run(
 
 /// Merges the shards in `dirs` and writes the report into `out` (default:
 /// `report` in the first folder).
-pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> anyhow::Result<()> {
     if dirs.is_empty() {
         anyhow::bail!("sweep merge expects the folders the shards wrote into");
     }
     let out = out.unwrap_or_else(|| dirs[0].join("report"));
-    let m = sweep::merge(dirs, &out)?;
+    let m = sweep::merge(dirs, &out, replace)?;
     print!("{}", m.text);
     eprintln!(
         "merged {} records of {} programs from {} shard files; wrote {}",

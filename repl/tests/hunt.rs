@@ -270,7 +270,7 @@ fn a_second_session_running_the_same_hunt_in_one_folder_is_refused() {
     let said = String::from_utf8_lossy(&second.stderr);
     assert!(!second.status.success(), "{said}");
     assert!(
-        said.contains("another hunt is running in passlab-hunt/"),
+        said.contains("passlab-hunt/") && said.contains("is in use by another passlab process"),
         "{said}"
     );
     assert!(said.contains("--out DIR"), "{said}");

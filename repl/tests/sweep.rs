@@ -1,7 +1,7 @@
 //! `passlab sweep` without a cluster: the shard from the environment as
 //! Kubernetes Indexed Jobs and Slurm arrays give it, a torn last record
 //! dropped and the shard finished, an output folder of another sweep
-//! refused, a spec's mistakes named; and deploy/kubernetes/sweep-job.yaml
+//! refused (its marker names the sweep that made it), a spec's mistakes named; and deploy/kubernetes/sweep-job.yaml
 //! kept in step with what passlab reads.
 
 use std::path::{Path, PathBuf};
@@ -130,7 +130,10 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
         &[other.to_str().unwrap(), "--out", o, "--shard", "0/2"],
         &[],
     );
-    assert!(!ok && text.contains("belongs to another sweep"), "{text}");
+    assert!(
+        !ok && text.contains("was made by another job") && text.contains("the sweep s1"),
+        "{text}"
+    );
     // Mistakes in a spec are named.
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "corpus = [\"nothing/*.c\"]\nstrategi = \"random\"\n").unwrap();

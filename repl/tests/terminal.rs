@@ -1,5 +1,6 @@
 //! The REPL driven through a pseudo-terminal, as a person would: typing,
-//! tab completion, pasting a multi-line C module, Ctrl-C, Ctrl-D.
+//! tab completion, pasting a multi-line C module (and one that crashes
+//! clang), Ctrl-C, Ctrl-D.
 
 use rexpect::session::spawn_command;
 use std::process::Command;
@@ -43,6 +44,22 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("module m: 1 functions")?;
     p.send_line(":run mem2reg,instcombine")?;
     p.exp_string("ran mem2reg,instcombine on m")?;
+    settle();
+
+    // C that crashes clang itself ends clang's child, not the REPL.
+    for line in [
+        ":module boom --lang c",
+        "#pragma clang __debug crash",
+        "int g(void) { return 1; }",
+        ".",
+    ] {
+        p.send_line(line)?;
+        settle();
+    }
+    p.exp_string("clang-19 itself crashed with SIGILL")?;
+    settle();
+    p.send_line(":show f")?;
+    p.exp_string("define dso_local i32 @f")?;
     settle();
 
     // Ctrl-C during a long JIT call ends the call, not the session.

@@ -69,6 +69,35 @@ fn mask_counts(text: &str, words: &[&str]) -> String {
     out
 }
 
+/// Code for this machine's processor (`cpu=host`): its name, and the
+/// sizes of the code made for it, depend on the machine; in such a line
+/// both become `#`.
+fn mask_host(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.find("cpu host (") {
+            Some(at) => {
+                let end = line[at..].find(')').map_or(line.len(), |i| at + i);
+                let line = format!("{}cpu host (#{}", &line[..at], &line[end..]);
+                let words: Vec<&str> = line
+                    .split(' ')
+                    .map(|w| {
+                        if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) {
+                            "#"
+                        } else {
+                            w
+                        }
+                    })
+                    .collect();
+                out.push_str(&words.join(" "));
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn mask(text: &str) -> String {
     // Where the repository was cloned varies: name it <passlab>.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -81,14 +110,32 @@ fn mask(text: &str) -> String {
     // and not in another, and the reducer's path differs after it (the
     // result does not).
     let text = mask_counts(&text, &[" candidates tested", " interesting"]);
+    let text = mask_host(&text);
     let mut out = String::new();
+    // A table ranked by measured time (`:report timing`): which pass is on
+    // which row varies from run to run, so its rows are masked whole (their
+    // number, the header and the lines after are compared).
+    let mut ranked = 0;
     for line in text.lines() {
         // Table borders are as wide as the (masked) cells: keep their kind only.
         if !line.is_empty() && line.chars().all(|c| matches!(c, '+' | '-' | '=')) {
+            ranked = match ranked {
+                1 if line.contains('=') => 2,
+                2 => 0,
+                r => r,
+            };
             out.push_str(if line.contains('=') { "+=+" } else { "+-+" });
             out.push('\n');
             continue;
         }
+        if line.ends_with("by self time)") {
+            ranked = 1;
+        }
+        if ranked == 2 && line.starts_with('|') {
+            out.push_str("| (a row ranked by measured time) |\n");
+            continue;
+        }
+
         let percentage = line
             .as_bytes()
             .windows(2)
@@ -228,6 +275,12 @@ fn transcripts_match() {
         .collect();
     scripts.sort();
     assert!(!scripts.is_empty());
+    // The folders the transcripts write into start empty: passlab replaces
+    // only files it wrote (and folders it made), not an earlier build's.
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    for d in ["transcript-charts", "reduce-out"] {
+        let _ = std::fs::remove_dir_all(target.join(d));
+    }
     for script in scripts {
         let name = script.file_name().unwrap().to_string_lossy().into_owned();
         let got = mask(&run_merged(
@@ -318,35 +371,49 @@ fn passlab_reference() -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The commands of a twin in cells marked as varying (see `passlab
-/// script`): those after the marker, up to the cell's end (a blank line).
-fn varying_commands(twin: &str) -> std::collections::BTreeSet<String> {
+/// The positions (0 for the twin's first command) of the commands in cells
+/// marked as depending on the machine (see `passlab script`): those after
+/// the marker, up to the cell's end (a blank line). Only their own output
+/// is left out: the same command elsewhere in the lesson is compared.
+fn machine_dependent_commands(twin: &str) -> std::collections::BTreeSet<usize> {
     let mut out = std::collections::BTreeSet::new();
     let mut inside = false;
+    let mut k = 0;
     for line in twin.lines() {
-        if line.starts_with("# (this cell's output varies") {
+        if line.starts_with(MACHINE_DEPENDENT) {
             inside = true;
         } else if line.trim().is_empty() {
             inside = false;
-        } else if inside && line.starts_with(':') {
-            out.insert(line.trim().to_string());
+        } else if line.starts_with(':') {
+            if inside {
+                out.insert(k);
+            }
+            k += 1;
         }
     }
     out
 }
 
-/// `passlab run --echo` output with what those commands printed replaced by
-/// a line saying it varies.
-fn without_varying_output(text: &str, varies: &std::collections::BTreeSet<String>) -> String {
+/// The marker `passlab script` writes before such a cell's commands.
+const MACHINE_DEPENDENT: &str = "# (this cell's output depends on the machine";
+
+/// `passlab run --echo` output with what the commands at `positions`
+/// printed replaced by a line saying why.
+fn without_machine_dependent_output(
+    text: &str,
+    positions: &std::collections::BTreeSet<usize>,
+) -> String {
     let mut out = String::new();
     let mut skipping = false;
+    let mut k = 0;
     for line in text.lines() {
-        if let Some(cmd) = line.strip_prefix("> ") {
-            skipping = varies.contains(cmd.trim());
+        if line.starts_with("> ") {
+            skipping = positions.contains(&k);
+            k += 1;
             out.push_str(line);
             out.push('\n');
             if skipping {
-                out.push_str("(output varies)\n");
+                out.push_str("(output depends on the machine)\n");
             }
         } else if !skipping {
             out.push_str(line);
@@ -409,6 +476,10 @@ fn notebook_twins_run_to_the_stored_results() {
     let _turn = rust_worker_turn();
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/twins-run");
     let _ = std::fs::remove_dir_all(&folder);
+    // The charts' folder too: passlab replaces only files it wrote.
+    let _ = std::fs::remove_dir_all(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/twin-charts"),
+    );
     std::fs::create_dir_all(&folder).unwrap();
     let expected_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/twins");
     let bless = blessing();
@@ -416,9 +487,9 @@ fn notebook_twins_run_to_the_stored_results() {
     for nb in notebooks_with_twins() {
         let twin = nb.with_extension("plab");
         let name = twin.file_stem().unwrap().to_string_lossy().into_owned();
-        let varies = varying_commands(&std::fs::read_to_string(&twin).unwrap());
+        let varies = machine_dependent_commands(&std::fs::read_to_string(&twin).unwrap());
         std::fs::copy(&twin, folder.join(twin.file_name().unwrap())).unwrap();
-        let got = mask(&without_varying_output(
+        let got = mask(&without_machine_dependent_output(
             &run_merged(
                 Command::new(env!("CARGO_BIN_EXE_passlab"))
                     .args(["run", "--echo"])

@@ -36,7 +36,6 @@ use super::backend::Backend;
 use super::codegen::{
     child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen, Probe,
 };
-use super::isolate;
 use crate::module::Module;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -238,7 +237,7 @@ fn generate(
         Ok(out)
     };
     let mut record = super::backend::Reader::default();
-    let bytes = isolate::in_child_streamed(work, &mut |piece| record.feed(piece))
+    let bytes = crate::child::in_child_streamed(work, &mut |piece| record.feed(piece))
         .map_err(|e| child_error(&name, e))?;
     let broken = || Error::Codegen {
         module: name.clone(),

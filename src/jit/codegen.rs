@@ -18,7 +18,7 @@
 //! nor the process defines (the shim walks calls, references and
 //! variables' initializers; `dlsym` decides).
 
-use super::{add_packed_entry, isolate, Signature};
+use super::{add_packed_entry, Signature};
 use crate::context::PassContext;
 use crate::llvm::{self, Target, Tuning};
 use crate::module::Module;
@@ -166,7 +166,7 @@ pub(crate) fn compile_object(
             message,
         })?
     } else {
-        isolate::in_child(work).map_err(|e| child_error(&name, e))?
+        crate::child::in_child(work).map_err(|e| child_error(&name, e))?
     };
     let broken = || Error::Codegen {
         module: name.clone(),
@@ -241,14 +241,14 @@ fn install_gate(m: llvm_sys::prelude::LLVMModuleRef, cg: &Codegen) {
 }
 
 /// A compiling child's failure as the session reports it.
-pub(super) fn child_error(module: &str, e: isolate::ChildError) -> Error {
+pub(super) fn child_error(module: &str, e: crate::child::ChildError) -> Error {
     match e {
-        isolate::ChildError::Interrupted => Error::Interrupted {
+        crate::child::ChildError::Interrupted => Error::Interrupted {
             pass: format!("code generation for {module}"),
         },
-        isolate::ChildError::Failed(message) => Error::Codegen {
+        e @ crate::child::ChildError::Failed { .. } => Error::Codegen {
             module: module.to_string(),
-            message,
+            message: e.message("the compiler"),
         },
     }
 }
@@ -440,7 +440,7 @@ pub fn text_size(module: &Module, cg: &Codegen, here: bool) -> Result<u64> {
             message,
         })?
     } else {
-        isolate::in_child(|| {
+        crate::child::in_child(|| {
             // SAFETY: installing a handler (a plain function) is always sound;
             // this runs in the child.
             unsafe {

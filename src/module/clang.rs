@@ -1,6 +1,7 @@
-//! C and C++ to LLVM IR with clang-19, in process: the shim runs clang's
-//! driver and front end (libclang-cpp) on the command line the clang-19
-//! executable would get, into a module in the caller's context.
+//! C and C++ to LLVM IR with clang-19's own driver and front end
+//! (libclang-cpp, through the shim), on the command line the clang-19
+//! executable would get, in a forked child of the session: a crash of
+//! clang costs the child. The module comes back as bitcode.
 //!
 //! The flags are [`CLANG_FLAGS`]; clang's resource directory is found from
 //! the executable's path, and cc1's `-disable-free` is turned off, since a
@@ -9,7 +10,6 @@
 use super::source::Lang;
 use crate::ffi;
 use crate::{Error, Result};
-use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
@@ -38,15 +38,23 @@ pub const CLANG_FLAGS: &[&str] = &[
     "-c",
 ];
 
-/// Compiles `input` into a new module in `ctx`. `name` names a text input
-/// in diagnostics; clang's messages become [`Error::Compile`].
+/// Compiles `input` into bitcode (with its use-list order, so that the
+/// module parsed from it is the one clang made, down to the order passes
+/// visit uses in) and its symbol tables' name counters (see
+/// `Module::name_counters`), with `name` as its source file name and
+/// identifier.
+/// `name` names a text input in diagnostics; clang's messages become
+/// [`Error::Compile`].
+///
+/// clang runs in a forked child: a crash of the front end (an assertion,
+/// a stack overflow on deeply nested input, `#pragma clang __debug crash`)
+/// ends the child and becomes an error; the session goes on.
 pub(crate) fn compile(
-    ctx: LLVMContextRef,
     lang: Lang,
     input: Input<'_>,
     extra: &[String],
     name: &str,
-) -> Result<LLVMModuleRef> {
+) -> Result<(Vec<u8>, Vec<u8>)> {
     let nul =
         |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
     let mut args: Vec<CString> = CLANG_FLAGS
@@ -64,26 +72,35 @@ pub(crate) fn compile(
     args.push(nul(&file)?);
     let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     let clang = nul(&clang_path().display().to_string())?;
-    let mut sinks = ffi::Sinks::default();
-    // SAFETY: `ctx` is the caller's live context; `clang` and every pointer
-    // in `argv` are NUL-terminated strings owned by `clang`/`args`, which
-    // outlive the call, and `argv.len()` is their count; `data` (when given)
-    // is valid for `len` bytes and the shim copies it; `sinks` outlives the
-    // call and is what `SINK_FIRST` expects behind `sinks.user()`.
-    let raw = unsafe {
-        ffi::plab_compile(
-            ctx,
-            clang.as_ptr(),
-            argv.as_ptr(),
-            argv.len(),
-            data.map_or(std::ptr::null(), |d| d.as_ptr() as *const _),
-            data.map_or(0, |d| d.len()),
-            ffi::SINK_FIRST,
-            sinks.user(),
-        )
-    };
-    if raw.is_null() {
-        let text = sinks.first_text();
+    // LLVM's targets are registered here, before the fork: their one-time
+    // initialisation is guarded by a lock that another thread of this
+    // process (a test harness's, a kernel's) may hold at the moment of the
+    // fork, which the child would then wait on forever.
+    // SAFETY: registers LLVM's targets once; no arguments.
+    unsafe { ffi::plab_init_targets() };
+    let reply =
+        crate::child::in_child(|| Ok(in_this_process(&clang, &argv, data, name))).map_err(|e| {
+            match e {
+                crate::child::ChildError::Interrupted => Error::Interrupted {
+                    pass: format!("clang-19 compiling {name}"),
+                },
+                crate::child::ChildError::Failed { said, how } => Error::Compile {
+                    source_name: name.to_string(),
+                    stderr: format!(
+                        "clang-19 itself {} (a bug in clang; the session is as it was){}",
+                        if how.is_empty() {
+                            "could not be started".to_string()
+                        } else {
+                            how
+                        },
+                        crate::error::tail_of(&said, 12, 4000)
+                    ),
+                },
+            }
+        })?;
+    let (tag, rest) = reply.split_first().unwrap_or((&b'E', &[]));
+    if *tag != b'O' {
+        let text = String::from_utf8_lossy(rest).into_owned();
         let errors = text.matches("error:").count();
         let mut stderr = text.trim_end().to_string();
         if errors > 0 {
@@ -98,9 +115,79 @@ pub(crate) fn compile(
             stderr,
         });
     }
-    let warnings = sinks.first_text();
+    // Two parts, each after its length: the warnings, the counters; then
+    // the bitcode.
+    let mut at = 0;
+    let mut part = || -> &[u8] {
+        let len = rest
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
+        let start = (at + 8).min(rest.len());
+        let end = start
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+            .min(rest.len());
+        at = end;
+        &rest[start..end]
+    };
+    let warnings = String::from_utf8_lossy(part()).into_owned();
+    let counters = part().to_vec();
     if !warnings.is_empty() {
-        crate::output::warn(&warnings);
+        crate::output::warn(warnings.trim_end());
     }
-    Ok(raw)
+    Ok((rest[at..].to_vec(), counters))
+}
+
+/// The compile itself, in this process (the child [`compile`] forks):
+/// `O`, the warnings' length (8 bytes, little-endian) and the warnings, the
+/// name counters' length and the counters, then the bitcode; or `E` and
+/// clang's diagnostics.
+fn in_this_process(
+    clang: &CString,
+    argv: &[*const std::os::raw::c_char],
+    data: Option<&[u8]>,
+    name: &str,
+) -> Vec<u8> {
+    let mut sinks = ffi::Sinks::default();
+    // SAFETY: a new context, owned by this child until it exits.
+    let ctx = unsafe { llvm_sys::core::LLVMContextCreate() };
+    // SAFETY: `ctx` is the live context made above; `clang` and every
+    // pointer in `argv` are NUL-terminated strings that outlive the call,
+    // and `argv.len()` is their count; `data` (when given) is valid for
+    // `len` bytes and the shim copies it; `sinks` outlives the call and is
+    // what `SINK_FIRST` expects behind `sinks.user()`.
+    let raw = unsafe {
+        ffi::plab_compile(
+            ctx,
+            clang.as_ptr(),
+            argv.as_ptr(),
+            argv.len(),
+            data.map_or(std::ptr::null(), |d| d.as_ptr() as *const _),
+            data.map_or(0, |d| d.len()),
+            ffi::SINK_FIRST,
+            sinks.user(),
+        )
+    };
+    if raw.is_null() {
+        let mut out = vec![b'E'];
+        out.extend_from_slice(&sinks.first);
+        return out;
+    }
+    let warnings = std::mem::take(&mut sinks.first);
+    // SAFETY: `raw` is the live module clang just built (non-null);
+    // `name` is valid for `name.len()` bytes, which LLVM copies; `sinks`
+    // is the `Sinks` that `SINK_FIRST` expects, alive for the call.
+    unsafe {
+        llvm_sys::core::LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
+        llvm_sys::core::LLVMSetModuleIdentifier(raw, name.as_ptr() as *const _, name.len());
+        ffi::plab_name_counters(raw, ffi::SINK_SECOND, sinks.user());
+        ffi::plab_write_bitcode(raw, true, ffi::SINK_FIRST, sinks.user());
+    }
+    let mut out = vec![b'O'];
+    for part in [&warnings, &sinks.second] {
+        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(&sinks.first);
+    out
 }

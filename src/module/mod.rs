@@ -87,6 +87,8 @@ impl std::fmt::Debug for Module {
 #[derive(Clone)]
 pub struct Snapshot {
     bitcode: Rc<[u8]>,
+    /// The symbol tables' name counters (see [`Module::name_counters`]).
+    counters: Rc<[u8]>,
 }
 
 impl Snapshot {
@@ -105,6 +107,7 @@ impl Snapshot {
     pub(crate) fn from_bitcode(bitcode: Vec<u8>) -> Snapshot {
         Snapshot {
             bitcode: bitcode.into(),
+            counters: Rc::from([]),
         }
     }
 
@@ -139,7 +142,7 @@ impl Module {
     /// Parses IR text or bitcode and, as opt-19 does, refuses IR that
     /// parses but does not verify, before any pass sees it.
     fn parse_verified(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
-        let module = Self::parse_in(ctx, bytes, name)?;
+        let module = Self::parse_in(ctx, bytes, name, &[])?;
         module
             .verify()
             .map_err(|report| invalid_ir(name, bytes, &report))?;
@@ -176,25 +179,15 @@ impl Module {
         if let Some(ir) = src.ir()? {
             return Self::parse_verified(ctx, &ir, src.name());
         }
-        let raw = src
-            .compile(ctx.raw())
-            .inspect_err(|_| leak_if_fatal(&ctx))?;
-        let name = src.name();
-        // SAFETY: `raw` is the live module clang just built (non-null, or
-        // `?` returned); `name` is valid for `name.len()` bytes, which LLVM
-        // copies (no NUL needed, the length is given).
-        unsafe {
-            LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
-            LLVMSetModuleIdentifier(raw, name.as_ptr() as *const _, name.len());
-        }
-        Ok(Module {
-            raw,
-            ctx,
-            last_snapshot: RefCell::new(None),
-        })
+        // Bitcode from clang's child, named already; parsed, not verified
+        // again (clang's output is valid IR).
+        let (bitcode, counters) = src.compile()?;
+        Self::parse_in(ctx, &bitcode, src.name(), &counters)
     }
 
-    fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
+    /// Parses IR text or bitcode into `ctx`, its symbol tables' name
+    /// counters set from `counters` (empty: as parsed).
+    fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str, counters: &[u8]) -> Result<Module> {
         let c_name =
             CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
         let mut diag = ffi::Diag::default();
@@ -234,8 +227,10 @@ impl Module {
             ctx,
             last_snapshot: RefCell::new(None),
         };
+        module.set_name_counters(counters);
         let snapshot = Snapshot {
             bitcode: Rc::from(bytes),
+            counters: Rc::from(counters),
         };
         *module.last_snapshot.borrow_mut() = Some((module.fingerprint(), snapshot));
         Ok(module)
@@ -392,7 +387,10 @@ impl Module {
             // `sinks` is the `Sinks` that `SINK_FIRST` expects, alive for
             // the call.
             unsafe { ffi::plab_write_bitcode(self.raw, true, ffi::SINK_FIRST, sinks.user()) };
-            if let Ok(copy) = Self::parse_in(LlvmContext::new(), &sinks.first, &self.name()) {
+            let counters = self.name_counters();
+            if let Ok(copy) =
+                Self::parse_in(LlvmContext::new(), &sinks.first, &self.name(), &counters)
+            {
                 return copy;
             }
         }
@@ -400,11 +398,34 @@ impl Module {
         // new module in the same context, which the copy keeps alive by
         // holding `self.ctx`, and which the copy alone owns.
         let raw = unsafe { LLVMCloneModule(self.raw) };
-        Module {
+        let copy = Module {
             raw,
             ctx: self.ctx.clone(),
             last_snapshot: RefCell::new(None),
-        }
+        };
+        copy.set_name_counters(&self.name_counters());
+        copy
+    }
+
+    /// The counters that pick the suffix of the next colliding name in
+    /// each symbol table (the module's, then each function's), which
+    /// neither bitcode nor cloning keeps: a module read back or copied
+    /// names new values as the original would (`%cmp9`, not `%cmp6`).
+    pub(crate) fn name_counters(&self) -> Vec<u8> {
+        let mut sinks = ffi::Sinks::default();
+        // SAFETY: `self.raw` is the live module `self` owns, only read;
+        // `sinks` is the `Sinks` that `SINK_FIRST` expects, alive for the
+        // call.
+        unsafe { ffi::plab_name_counters(self.raw, ffi::SINK_FIRST, sinks.user()) };
+        sinks.first
+    }
+
+    /// Sets the counters [`name_counters`](Module::name_counters) gave for
+    /// a module with the same functions in the same order.
+    pub(crate) fn set_name_counters(&self, counters: &[u8]) {
+        // SAFETY: `self.raw` is the live module `self` owns; `counters` is
+        // valid for `counters.len()` bytes, which the shim only reads.
+        unsafe { ffi::plab_set_name_counters(self.raw, counters.as_ptr(), counters.len()) };
     }
 
     /// A cheap content hash: equal before and after a pass exactly when the
@@ -444,6 +465,8 @@ impl Module {
     }
 
     /// Writes the module to `path`: bitcode for `.bc`, IR text otherwise.
+    /// A file that is there already is replaced only if passlab wrote it
+    /// and it has not changed since ([`crate::folder::write_file`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let bytes = if path.extension().is_some_and(|e| e == "bc") {
@@ -451,7 +474,7 @@ impl Module {
         } else {
             self.print().into_bytes()
         };
-        std::fs::write(path, bytes).map_err(|e| Error::io(path.display(), e))
+        crate::folder::write_file(path, bytes, "saving a module")
     }
 
     /// Takes a snapshot that [`Module::restore`] can put back: the restored
@@ -480,6 +503,7 @@ impl Module {
         unsafe { ffi::plab_write_bitcode(self.raw, false, ffi::SINK_FIRST, sinks.user()) };
         let snapshot = Snapshot {
             bitcode: sinks.first.into(),
+            counters: self.name_counters().into(),
         };
         *self.last_snapshot.borrow_mut() = Some((fingerprint, snapshot.clone()));
         snapshot
@@ -489,7 +513,12 @@ impl Module {
     /// fresh LLVM context, so its types keep their names.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<()> {
         let name = self.name();
-        let restored = Self::parse_in(LlvmContext::new(), &snapshot.bitcode, &name)?;
+        let restored = Self::parse_in(
+            LlvmContext::new(),
+            &snapshot.bitcode,
+            &name,
+            &snapshot.counters,
+        )?;
         *self = restored;
         Ok(())
     }

@@ -3,7 +3,6 @@
 
 use super::clang;
 use crate::{Error, Result};
-use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
 use std::path::{Path, PathBuf};
 
 /// The language of a source.
@@ -133,8 +132,9 @@ impl Source {
         }
     }
 
-    /// Compiles a C or C++ source into a new module in `ctx`.
-    pub(crate) fn compile(&self, ctx: LLVMContextRef) -> Result<LLVMModuleRef> {
+    /// Compiles a C or C++ source into bitcode and its name counters (see
+    /// [`clang::compile`]).
+    pub(crate) fn compile(&self) -> Result<(Vec<u8>, Vec<u8>)> {
         let input = match &self.body {
             Body::File(p) => {
                 if !p.exists() {
@@ -144,6 +144,6 @@ impl Source {
             }
             Body::Text(t) => clang::Input::Text(t),
         };
-        clang::compile(ctx, self.lang, input, &self.clang_args, &self.name)
+        clang::compile(self.lang, input, &self.clang_args, &self.name)
     }
 }

@@ -279,29 +279,10 @@ impl NonBlock for std::fs::OpenOptions {
     }
 }
 
-/// A new private folder for one reduction.
-fn work_dir() -> Result<PathBuf> {
-    let base = std::env::temp_dir();
-    for i in 0..1000u32 {
-        let dir = base.join(format!(
-            "passlab-reduce-{}-{}",
-            std::process::id(),
-            crate::rng::Rng::new(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64)
-                    ^ u64::from(i)
-            )
-            .next_u64()
-                % 1_000_000_000
-        ));
-        if std::fs::create_dir(&dir).is_ok() {
-            return Ok(dir);
-        }
-    }
-    Err(Error::Invalid(
-        "cannot make a folder for the reduction".into(),
-    ))
+/// A new private folder for one reduction (mode 0700, a random name,
+/// made now; removed when dropped).
+fn work_dir() -> Result<tempfile::TempDir> {
+    crate::folder::private_temp_dir("passlab-reduce-")
 }
 
 /// One candidate being decided in a child.
@@ -483,7 +464,8 @@ pub fn reduce_ir(
             property.describe(&module.name())
         )));
     }
-    let dir = work_dir()?;
+    let temp = work_dir()?;
+    let dir = temp.path().to_path_buf();
     let (name, source_name) = (module.name(), module.source_file_name());
     let result = (|| {
         let oracle = Oracle::new(&dir, None)?;
@@ -570,7 +552,7 @@ pub fn reduce_ir(
             stopped,
         })
     })();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(temp);
     result
 }
 
@@ -604,7 +586,8 @@ pub fn reduce_c(
             property.describe(name)
         )));
     }
-    let dir = work_dir()?;
+    let temp = work_dir()?;
+    let dir = temp.path().to_path_buf();
     let result = (|| {
         let file = std::path::Path::new(name)
             .file_name()
@@ -688,13 +671,27 @@ pub fn reduce_c(
             stopped,
         })
     })();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(temp);
     result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reductions_work_folder_is_private_and_new() {
+        use std::os::unix::fs::PermissionsExt;
+        let (a, b) = (work_dir().unwrap(), work_dir().unwrap());
+        assert_ne!(a.path(), b.path());
+        for d in [&a, &b] {
+            let mode = std::fs::metadata(d.path()).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", d.path().display());
+            let name = d.path().file_name().unwrap().to_string_lossy().into_owned();
+            // A random name: nothing of this process's to guess it by.
+            assert!(!name.contains(&std::process::id().to_string()), "{name}");
+        }
+    }
 
     /// Runs the oracle's script (with `arg`, in `dir`), reads its request,
     /// answers `yes` and gives the candidate's path and the script's exit

@@ -7,13 +7,13 @@
 //! interestingness test does; it is run once when written, and the folder
 //! says whether it showed the bug.
 
-use super::{Ending, Property};
+use super::{Ending, Property, Reduction};
+use crate::folder::OwnedDir;
 use crate::jit::{Stdin, Subject};
-use crate::module::Module;
 use crate::pipeline::{llvm_spelling, LlvmSpelling};
 use crate::{Error, Result};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A reproducer written (see the module documentation).
 #[derive(Clone, Debug)]
@@ -34,6 +34,28 @@ pub(super) fn quote(s: &str) -> String {
     shlex::try_quote(s).map_or_else(|_| format!("'{s}'"), |q| q.into_owned())
 }
 
+/// The start of `repro.sh`: it runs in its own folder and keeps what it
+/// makes in a private temporary folder, removed when it ends (nothing is
+/// written beside the reproducer).
+const SCRATCH: &str =
+    "cd \"$(dirname \"$0\")\" || exit 2\nt=$(mktemp -d) || exit 2\ntrap 'rm -rf \"$t\"' EXIT\n";
+
+/// A line of `repro.sh` as a reader would type it: `"$t/first.bc"`
+/// (the scratch folder) as `first.bc`.
+fn unscratch(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("\"$t/") {
+        out.push_str(&rest[..at]);
+        let name = &rest[at + 4..];
+        let end = name.find('"').unwrap_or(name.len());
+        out.push_str(&name[..end]);
+        rest = name.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `opt-19` with the plugins a spelling needs.
 fn opt(spelling: &LlvmSpelling) -> String {
     let mut s = String::from("opt-19");
@@ -43,14 +65,31 @@ fn opt(spelling: &LlvmSpelling) -> String {
     s
 }
 
-/// Writes the reproducer of `module` having `property` into `dir` (made if
-/// missing; files there of the same names are replaced) and runs its
-/// `repro.sh` once.
-pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Reproducer> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    let write = |name: &str, text: &str| -> Result<()> {
-        std::fs::write(dir.join(name), text).map_err(|e| Error::io(dir.join(name).display(), e))
+/// Writes the reproducer of `reduction` (its module having `property`)
+/// into the folder `sub` of `out` (`""`: `out` itself; made if missing),
+/// with `progress.csv`, the reduction's steps, and runs its `repro.sh`
+/// once. Only files the folder's job wrote are replaced: `out` refuses
+/// any other.
+pub fn reproducer(
+    out: &OwnedDir,
+    sub: &str,
+    reduction: &Reduction,
+    property: &Property,
+) -> Result<Reproducer> {
+    let module = &reduction.module;
+    let rel = |name: &str| {
+        if sub.is_empty() {
+            name.to_string()
+        } else {
+            format!("{sub}/{name}")
+        }
     };
+    let dir = if sub.is_empty() {
+        out.path().to_path_buf()
+    } else {
+        out.create_dir(sub)?
+    };
+    let write = |name: &str, text: &str| -> Result<()> { out.write(&rel(name), text).map(|_| ()) };
     let name = module.name();
     let mut files = vec!["reduced.ll".to_string(), "README.md".to_string()];
     write("reduced.ll", &module.print())?;
@@ -82,8 +121,8 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                             words.push("stdin=@stdin.txt".into());
                         }
                         Stdin::File(f) => {
-                            std::fs::copy(f, dir.join("stdin.txt"))
-                                .map_err(|e| Error::io(f.display(), e))?;
+                            let bytes = std::fs::read(f).map_err(|e| Error::io(f.display(), e))?;
+                            out.write(&rel("stdin.txt"), bytes)?;
                             files.push("stdin.txt".into());
                             words.push("stdin=@stdin.txt".into());
                         }
@@ -141,16 +180,20 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                     let argv: Vec<String> = p.args.iter().map(|a| quote(a)).collect();
                     let mut sh = String::from("#!/bin/sh\n");
                     let _ = writeln!(sh, "# {what}");
-                    sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\ncd \"$(dirname \"$0\")\" || exit 2\n");
+                    sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\n");
+                    sh.push_str(SCRATCH);
                     for (out, spelling) in [("first", &a), ("second", &b)] {
                         match spelling {
                             None => {
-                                let _ = writeln!(sh, "llvm-as-19 reduced.ll -o {out}.bc || exit 2");
+                                let _ = writeln!(
+                                    sh,
+                                    "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"
+                                );
                             }
                             Some(s) => {
                                 let _ = writeln!(
                                     sh,
-                                    "{} -passes={} reduced.ll -o {out}.bc || exit 2",
+                                    "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
                                     opt(s),
                                     quote(&s.passes)
                                 );
@@ -160,14 +203,14 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                     for out in ["first", "second"] {
                         let _ = writeln!(
                             sh,
-                            "lli-19 --fake-argv0={} {out}.bc {} < {stdin} > {out}.out 2> {out}.err; echo \"exit $?\" >> {out}.out",
+                            "lli-19 --fake-argv0={} \"$t/{out}.bc\" {} < {stdin} > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
                             quote(&name),
                             argv.join(" ")
                         );
                     }
                     let _ = writeln!(
                         sh,
-                        "if cmp -s first.out second.out && cmp -s first.err second.err; then\n  echo 'the same output after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat first.out first.err\necho '--- after {}:'; cat second.out second.err\nexit 0",
+                        "if cmp -s \"$t/first.out\" \"$t/second.out\" && cmp -s \"$t/first.err\" \"$t/second.err\"; then\n  echo 'the same output after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat \"$t/first.out\" \"$t/first.err\"\necho '--- after {}:'; cat \"$t/second.out\" \"$t/second.err\"\nexit 0",
                         label(first),
                         label(second)
                     );
@@ -179,7 +222,7 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                         "Without passlab: `sh repro.sh` runs the pipelines with `opt-19` and the program with `lli-19`:\n\n```sh\n{}```\n\n",
                         sh.lines()
                             .filter(|l| l.starts_with("opt-19") || l.starts_with("llvm-as-19") || l.starts_with("lli-19"))
-                            .map(|l| format!("{l}\n"))
+                            .map(|l| format!("{}\n", unscratch(l)))
                             .collect::<String>()
                     );
                     if inexact {
@@ -204,10 +247,11 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                 };
                 let mut sh = String::from("#!/bin/sh\n");
                 let _ = writeln!(sh, "# {what}");
-                sh.push_str("# Exits 0 when the bug shows, 1 when it does not.\ncd \"$(dirname \"$0\")\" || exit 2\n");
+                sh.push_str("# Exits 0 when the bug shows, 1 when it does not.\n");
+                sh.push_str(SCRATCH);
                 let _ = writeln!(
                     sh,
-                    "{} -passes={}{verify} reduced.ll -disable-output > opt.out 2>&1; status=$?",
+                    "{} -passes={}{verify} reduced.ll -disable-output > \"$t/opt.out\" 2>&1; status=$?",
                     opt(&s),
                     quote(&s.passes)
                 );
@@ -224,15 +268,20 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
                 };
                 let check = match ending {
                     Ending::Crash { .. } => "[ \"$status\" -gt 128 ]".to_string(),
-                    Ending::Fatal { message, .. } => format!("grep -qF {} opt.out", key(message)),
+                    Ending::Fatal { message, .. } => {
+                        format!("grep -qF {} \"$t/opt.out\"", key(message))
+                    }
                     Ending::Invalid { message, .. } => {
-                        format!("[ \"$status\" -ne 0 ] && grep -qF {} opt.out", key(message))
+                        format!(
+                            "[ \"$status\" -ne 0 ] && grep -qF {} \"$t/opt.out\"",
+                            key(message)
+                        )
                     }
                     _ => "false".to_string(),
                 };
                 let _ = writeln!(
                     sh,
-                    "cat opt.out\nif {check}; then\n  echo \"opt-19 shows the bug (exit status $status)\"\n  exit 0\nfi\necho \"opt-19 ended with status $status: the bug does not show\"\nexit 1"
+                    "cat \"$t/opt.out\"\nif {check}; then\n  echo \"opt-19 shows the bug (exit status $status)\"\n  exit 0\nfi\necho \"opt-19 ended with status $status: the bug does not show\"\nexit 1"
                 );
                 let _ = write!(
                     readme,
@@ -281,6 +330,21 @@ pub fn reproducer(dir: &Path, module: &Module, property: &Property) -> Result<Re
             }
         );
     }
+    // How the reduction went: one row per smaller candidate found.
+    let mut csv = String::from("seconds,instructions,source_bytes,candidates_tested\n");
+    for st in &reduction.steps {
+        let _ = writeln!(
+            csv,
+            "{:.3},{},{},{}",
+            st.at.as_secs_f64(),
+            st.instructions,
+            st.bytes.map_or(String::new(), |b| b.to_string()),
+            st.tests
+        );
+    }
+    write("progress.csv", &csv)?;
+    files.push("progress.csv".into());
+    readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
     write("README.md", &readme)?;
     Ok(Reproducer {
         dir: dir.to_path_buf(),

@@ -404,7 +404,21 @@ impl Session {
     /// [`execute_line`](Session::execute_line) for a command written on line
     /// `line_number` of `origin` (a script's path, `cell`): diagnostics in
     /// its body name the lines there.
+    ///
+    /// An error quotes at most a short slice of what was typed
+    /// ([`Error::clipped`]): no error grows with the input.
     pub fn execute_line_at(
+        &mut self,
+        line: &str,
+        body: Option<&str>,
+        origin: &str,
+        line_number: usize,
+    ) -> Result<Output> {
+        self.execute_line_unclipped(line, body, origin, line_number)
+            .map_err(Error::clipped)
+    }
+
+    fn execute_line_unclipped(
         &mut self,
         line: &str,
         body: Option<&str>,

@@ -635,28 +635,10 @@ pub fn render_diagnostics(
 
 /// A new folder for the worker's socket, that only this user can enter:
 /// a random name under the temporary folder, made with mode 0700 (made
-/// anew, never one that exists: another user cannot prepare it).
+/// anew, never one that exists: another user cannot prepare it). It
+/// outlives this call (the worker removes it when it stops).
 fn private_dir() -> Result<std::path::PathBuf> {
-    use std::io::Read;
-    use std::os::unix::fs::DirBuilderExt;
-    let mut last = None;
-    for _ in 0..8 {
-        let mut random = [0u8; 16];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| f.read_exact(&mut random))
-            .map_err(|e| Error::io("/dev/urandom", e))?;
-        let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        let dir = std::env::temp_dir().join(format!("passlab-rust-{name}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
-            Err(e) => return Err(Error::io(dir.display(), e)),
-        }
-    }
-    Err(Error::Invalid(format!(
-        "cannot make a private folder for the Rust worker's socket (names taken, last {})",
-        last.map(|d| d.display().to_string()).unwrap_or_default()
-    )))
+    Ok(crate::folder::private_temp_dir("passlab-rust-")?.keep())
 }
 
 #[cfg(test)]

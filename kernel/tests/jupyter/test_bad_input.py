@@ -1,6 +1,7 @@
 """Inputs that must not take the kernel down, as cells: computed goto,
 inline assembly that does not assemble, an undefined external, signatures
-calls cannot carry, 200 MB of output, exit(), a stack overflow. Each cell
+calls cannot carry, 200 MB of output, exit(), a stack overflow, C that
+crashes clang itself, cells of 50 MB. Each cell
 gets its reply (an error where it should), and after each one a sentinel
 call in the same session still answers; the kernel process is the same
 one throughout. JIT'd code's standard output and standard error arrive as
@@ -58,6 +59,18 @@ int bye(int x) { exit(x); }
 int deep(int x) { volatile char pad[4096]; pad[0] = x; return deep(x + 1) + pad[0]; }
 .
 :call deep 1""", "error", "SIGSEGV"),
+    # clang itself crashes: the front end runs in a child of the kernel.
+    (""":module boom --lang c
+#pragma clang __debug crash
+int f(void) { return 1; }""", "error", "clang-19 itself crashed with SIGILL"),
+]
+
+# Cells of 50 MB that fail: the error quotes a slice of them, never the
+# whole (the request's own echo, execute_input, is the protocol's).
+HUGE = 50 * 1024 * 1024
+HUGE_CELLS = [
+    (":" + "x" * HUGE, "unknown command"),
+    (":module m --lang llvm\ndefine void @f() { " + "x" * HUGE + " }", "expected instruction opcode"),
 ]
 
 
@@ -79,6 +92,18 @@ class BadInputTests(KernelCase):
             self.assertIn("add(2, 40) = 42", self.text_of(outputs))
         self.assertTrue(self.km.is_alive())
         self.assertEqual(self.km.provisioner.process.pid, pid)
+
+    def test_a_huge_failing_cell_gets_a_small_reply(self):
+        import json
+        for cell, expect in HUGE_CELLS:
+            reply, outputs = self.run_cell(cell, timeout=300)
+            self.assertEqual(reply["content"]["status"], "error")
+            size = len(json.dumps(reply["content"])) + sum(
+                len(json.dumps(m["content"])) for m in outputs if m["msg_type"] != "execute_input")
+            self.assertLess(size, 64 * 1024, cell[:80])
+            self.assertIn(expect, reply["content"]["evalue"])
+        reply, _ = self.run_cell(":modules")
+        self.assertEqual(reply["content"]["status"], "ok")
 
     def test_stdout_and_stderr_are_separate_streams(self):
         reply, outputs = self.run_cell(""":module both --lang c

@@ -57,14 +57,17 @@ class KernelCase(unittest.TestCase):
 
     def interrupted(self, code):
         """Executes code, interrupts it after a second, and returns its
-        reply, which must come within 5 s of the interrupt."""
+        reply, which must come within 15 s of the interrupt (a bound on a
+        hang, not a speed: an interrupted Rust pass's reply follows the
+        worker's restart, which took 5.2 s with the test command's four
+        streams on two cores)."""
         msg_id = self.kc.execute(code)
         time.sleep(1.0)
         start = time.monotonic()
         self.km.interrupt_kernel()
         reply = self.kc.get_shell_msg(timeout=TIMEOUT)
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
-        self.assertLess(time.monotonic() - start, 5)
+        self.assertLess(time.monotonic() - start, 15)
         return reply
 
     def text_of(self, outputs):

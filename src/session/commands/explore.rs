@@ -77,7 +77,7 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     let select = function.map(|f| (f, number));
     if let Some(path) = out_file {
         let (page, stats) = crate::explore::html(rec, select, true, crate::explore::budget());
-        std::fs::write(&path, &page).map_err(|e| Error::io(&path, e))?;
+        crate::folder::write_file(std::path::Path::new(&path), &page, ":explore --out")?;
         o.push_text(format!(
             "wrote {path}: {:.1} MB, the diffs of {} of the {} functions that changed",
             stats.bytes as f64 / 1e6,

@@ -19,6 +19,8 @@ const SETTINGS: &[&str] = &[
     "jobs",
     "length",
     "pool",
+    "resume",
+    "replace",
 ];
 
 /// What `:help hunt` adds.
@@ -28,35 +30,10 @@ pub(super) fn details() -> String {
      | PIPELINE | ...   the pipelines every program goes through (default O2); orderings=N adds N random orderings of :tune's pool per program (seed=, length=MIN..MAX, pool=P,...)\n  \
      oracle=native (clang-19 -O0, run) | jit-o0 (the unoptimized module through the JIT)   timeout=S per run (default 5)\n  \
      reduce=yes|no (default yes: the first program of each finding, budget=S seconds each, default 60)   jobs=N programs at once (default 2)\n  \
-     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, resume=yes goes on where its records end; one hunt at a time in a folder\n  \
+     --out DIR   where the records and the reproducers go (default passlab-hunt/ and a folder per hunt); the same hunt again starts afresh there, removing only what it wrote; resume=yes goes on where its records end; one hunt at a time in a folder\n  \
+     a folder passlab did not make, or another job's, is refused: replace=yes writes beside the files there (a folder of yours) or removes that job's files (only those it wrote)\n  \
      each reduced finding becomes a module of the session: found-1, found-2, ..."
         .to_string()
-}
-
-/// The hunt folder `dir` (made if missing), locked for this hunt while the
-/// returned file lives; an error if another hunt holds it.
-fn lock_folder(dir: &std::path::Path) -> Result<std::fs::File> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    let path = dir.join(".lock");
-    let file = std::fs::File::create(&path).map_err(|e| Error::io(path.display(), e))?;
-    // SAFETY: flock on a descriptor this function owns; no pointers.
-    let locked = unsafe {
-        libc::flock(
-            std::os::fd::AsRawFd::as_raw_fd(&file),
-            libc::LOCK_EX | libc::LOCK_NB,
-        )
-    } == 0;
-    if !locked {
-        return Err(Error::Command {
-            command: "hunt".into(),
-            message: format!(
-                "another hunt is running in {} (a session or notebook that started the same :hunt there); wait for it to end, or give this one its own folder with --out DIR",
-                dir.display()
-            ),
-            suggestions: vec![],
-        });
-    }
-    Ok(file)
 }
 
 fn bad_setting(k: &str) -> Error {
@@ -102,6 +79,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     // csmith= may come after csmith_args=.
     let mut csmith_args: Option<Vec<String>> = None;
     let mut resume = false;
+    let mut replace = false;
     if !pipelines.is_empty() {
         spec.pipelines = pipelines;
     }
@@ -147,15 +125,26 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 spec.source = Source::Corpus(files);
             }
             "orderings" => {
-                spec.orderings = number(k, v, "a number of random orderings per program")?
+                spec.orderings = v.parse().ok().filter(|n| *n <= 1000).ok_or_else(|| {
+                    err(
+                        "hunt",
+                        format!("orderings expects a number of random orderings per program, 0 to 1000, got '{v}'"),
+                    )
+                })?
             }
-            "seed" => spec.seed = number(k, v, "a number")?,
+            "seed" => spec.seed = number(k, v, "a number from 0 to 18446744073709551615")?,
             "length" => {
                 let (lo, hi) = v.split_once("..").unwrap_or((v, v));
-                spec.lengths = (
-                    number(k, lo, "MIN..MAX such as 10..30")?,
-                    number(k, hi, "MIN..MAX such as 10..30")?,
-                );
+                let bounded = |x: &str| x.parse::<usize>().ok().filter(|n| (1..=1000).contains(n));
+                spec.lengths = match (bounded(lo), bounded(hi)) {
+                    (Some(a), Some(b)) if a <= b => (a, b),
+                    _ => {
+                        return Err(err(
+                            "hunt",
+                            format!("length expects MIN..MAX passes with 1 <= MIN <= MAX <= 1000, such as 10..30, got '{v}'"),
+                        ))
+                    }
+                };
             }
             "pool" => spec.pool = super::tune::pool("hunt", v)?,
             "oracle" => {
@@ -186,6 +175,13 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                     "yes" | "true" => true,
                     "no" | "false" => false,
                     _ => return Err(err("hunt", format!("resume expects yes or no, got '{v}'"))),
+                }
+            }
+            "replace" => {
+                replace = match v.as_str() {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(err("hunt", format!("replace expects yes or no, got '{v}'"))),
                 }
             }
             "reduce" => {
@@ -227,26 +223,28 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let dir = std::path::PathBuf::from(
         out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
     );
-    // One hunt at a time in a folder: a second session (another notebook
-    // in the same folder running the same cell) would start afresh there
-    // and remove the first one's records under it.
-    let _lock = lock_folder(&dir)?;
-    // A hunt in a session starts afresh (a cell run again does it again);
-    // `resume=yes` goes on where the folder's records end, as `passlab
-    // hunt` does.
-    if !resume && dir.exists() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), e))? {
-            let p = entry.map_err(|e| Error::io(dir.display(), e))?.path();
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name.starts_with("hunt-") && name.ends_with(".jsonl") {
-                std::fs::remove_file(&p).map_err(|e| Error::io(p.display(), e))?;
-            } else if name == "findings" {
-                std::fs::remove_dir_all(&p).map_err(|e| Error::io(p.display(), e))?;
-            }
-        }
+    // The folder is the hunt's: made with its marker, or one this hunt
+    // made before; one hunt at a time in it (a second session, another
+    // notebook running the same cell, is refused rather than starting
+    // afresh under the first).
+    let owner = crate::folder::Owner::new(
+        ":hunt",
+        format!(":hunt {}", a.rest.trim()),
+        spec.fingerprint(),
+    );
+    let dir = crate::folder::OwnedDir::claim(
+        &dir,
+        &owner,
+        crate::folder::Access::Exclusive,
+        replace,
+        "replace=yes",
+    )
+    .map_err(|e| err("hunt", e.to_string()))?;
+    // A hunt in a session starts afresh (a cell run again does it again),
+    // removing what it wrote there before and nothing else; `resume=yes`
+    // goes on where the folder's records end, as `passlab hunt` does.
+    if !resume {
+        dir.remove_own()?;
     }
     let total = spec.programs().len();
     let mut sink = s.progress.take();
@@ -272,7 +270,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             total,
             stage: String::new(),
         });
-        let report = hunt::merge(&spec, std::slice::from_ref(&dir))?;
+        let report = hunt::merge(&spec, &[dir.path().to_path_buf()])?;
         Ok((summary, report))
     })();
     s.progress = sink;

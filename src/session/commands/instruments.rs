@@ -387,7 +387,11 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
             };
             if let Some(path) = out {
                 let (html, stats) = page(true);
-                std::fs::write(&path, &html).map_err(|e| Error::io(&path, e))?;
+                crate::folder::write_file(
+                    std::path::Path::new(&path),
+                    &html,
+                    ":report remarks source --out",
+                )?;
                 return text(format!(
                     "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
                     stats.bytes as f64 / 1e6,

@@ -601,9 +601,24 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         take_out(&mut own, "exec", ", e.g. :exec 10 --out run.txt")?.map(std::path::PathBuf::from);
     own.extend(words);
     let prog = program("exec", own)?;
+    // Its output goes to files passlab writes anew, or wrote before.
+    let err_file = save.as_ref().map(|f| {
+        let mut e = f.clone().into_os_string();
+        e.push(".err");
+        std::path::PathBuf::from(e)
+    });
+    for f in save.iter().chain(&err_file) {
+        crate::folder::check_replaceable(f, ":exec --out")?;
+    }
     let name = jit_for(s, "exec")?;
     let label = prog.shell_line(s.jits[&name].1.name());
-    let r = s.jits[&name].1.exec_saving(&prog, save.as_deref())?;
+    let r = s.jits[&name].1.exec_saving(&prog, save.as_deref());
+    for f in save.iter().chain(&err_file) {
+        if f.exists() {
+            crate::folder::note_written(f);
+        }
+    }
+    let r = r?;
     let mut o = Output::default();
     if !r.stdout.is_empty() {
         o.items.push(Item::Stream(r.stdout));

@@ -82,7 +82,7 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
             }
             None => code.text.clone(),
         };
-        std::fs::write(file, raw).map_err(|e| Error::io(file, e))?;
+        crate::folder::write_file(std::path::Path::new(file), raw, ":asm --out")?;
     }
     let mut o = Output::default();
     if let Some(r) = &recorded {
@@ -195,6 +195,13 @@ pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                 return Err(err(
                     "mca",
                     format!("{k}= expects a list such as a,b, got '{v}'"),
+                ));
+            }
+            // Each item is a code generation and an llvm-mca run.
+            if items.len() > 16 {
+                return Err(err(
+                    "mca",
+                    format!("{k}= expects 1 to 16 names, got {}", items.len()),
                 ));
             }
             Ok(items)

@@ -6,7 +6,7 @@ use super::jit::{subject_spec, SubjectSpec};
 use super::*;
 use crate::reduce::{self, Ending, Property};
 
-const SETTINGS: &[&str] = &["budget", "with", "source", "cflags", "jobs"];
+const SETTINGS: &[&str] = &["budget", "with", "source", "cflags", "jobs", "replace"];
 
 /// What `:help reduce` adds.
 pub(super) fn details() -> String {
@@ -17,7 +17,7 @@ pub(super) fn details() -> String {
      budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
      jobs=N   candidates tested at once (default: one per core, Rust passes and predicates included; with jobs=1 a reduction tests the same candidates every time)\n  \
      with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] (Debian's cvise over the C source the module was compiled from)\n  \
-     --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's) and repro.plab\n  \
+     --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's), repro.plab and progress.csv (the reduction's steps); a new folder, or one the same :reduce wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)\n  \
      The result becomes a new module NAME-reduced, the current one."
         .to_string()
 }
@@ -139,6 +139,7 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         }
     };
     let mut options = reduce::Options::default();
+    let mut replace = false;
     let mut cvise = false;
     let mut source: Option<String> = None;
     for (k, v) in &settings {
@@ -161,6 +162,18 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 }
             },
             "source" => source = Some(v.clone()),
+            "replace" => {
+                replace = match v.as_str() {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => {
+                        return Err(err(
+                            "reduce",
+                            format!("replace expects yes or no, got '{v}'"),
+                        ))
+                    }
+                }
+            }
             "cflags" => options.cflags = comma_list(v),
             "jobs" => {
                 options.jobs = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
@@ -189,6 +202,37 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     };
     let name = current(s, "reduce")?;
     let argv0 = s.module_named("reduce", &name)?.name();
+    // The reproducer's folder is taken before the reduction: a folder that
+    // is not this job's is refused at once, not after minutes of work.
+    let out = match &out_dir {
+        Some(dir) => {
+            let m = s.module_named("reduce", &name)?;
+            // The same job: the same command on the same module (its text:
+            // a fingerprint holds addresses, which differ from run to run).
+            let job = format!(
+                "{:016x}",
+                crate::jit::fnv1a(
+                    a.rest
+                        .trim()
+                        .bytes()
+                        .chain([0])
+                        .chain(m.print().into_bytes())
+                )
+            );
+            let owner =
+                crate::folder::Owner::new(":reduce", format!(":reduce {}", a.rest.trim()), job);
+            let owned = crate::folder::OwnedDir::claim(
+                std::path::Path::new(dir),
+                &owner,
+                crate::folder::Access::Exclusive,
+                replace,
+                "replace=yes",
+            )
+            .map_err(|e| err("reduce", e.to_string()))?;
+            Some(owned)
+        }
+        None => None,
+    };
     let mut sink = s.progress.take();
     let result = (|| {
         let m = s.module_named("reduce", &name)?;
@@ -252,12 +296,12 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             total: before as usize,
             stage: String::new(),
         });
-        let repro = match &out_dir {
-            Some(dir) => Some(reduce::reproducer(
-                std::path::Path::new(dir),
-                &reduction.module,
-                &property,
-            )?),
+        let repro = match &out {
+            Some(dir) => {
+                // What this job wrote there before goes (a cell run again).
+                dir.remove_own()?;
+                Some(reduce::reproducer(dir, "", &reduction, &property)?)
+            }
             None => None,
         };
         Ok((reduction, repro, property.describe(&argv0)))

@@ -92,11 +92,22 @@ pub fn merge(spec: &HuntSpec, dirs: &[PathBuf]) -> Result<HuntReport> {
         let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e))?;
         let mut files: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .filter(|p| {
+                // A shard's records: hunt-I-of-N.jsonl (nothing else the
+                // folder may hold).
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.strip_prefix("hunt-")
+                        .and_then(|n| n.strip_suffix(".jsonl"))
+                        .and_then(|n| n.split_once("-of-"))
+                        .is_some_and(|(i, c)| {
+                            i.parse::<usize>().is_ok() && c.parse::<usize>().is_ok()
+                        })
+                })
+            })
             .collect();
         files.sort();
         for f in files {
-            records.extend(read_records(&f)?);
+            records.extend(read_records(&f, false)?);
         }
     }
     let fingerprint = spec.fingerprint();
@@ -186,16 +197,37 @@ pub fn merge(spec: &HuntSpec, dirs: &[PathBuf]) -> Result<HuntReport> {
     })
 }
 
-/// Writes the report (`report.txt`, `records.jsonl`) into `out`.
-pub fn write_report(report: &HuntReport, title: &str, out: &Path) -> Result<()> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
+/// Writes the report (`report.txt`, `records.jsonl`) into `out`, a folder
+/// of its own (made with its marker; the same hunt's report is written
+/// again there; anything else is refused unless `replace`, as
+/// [`crate::folder::OwnedDir::claim`] says).
+pub fn write_report(
+    spec: &HuntSpec,
+    report: &HuntReport,
+    title: &str,
+    out: &Path,
+    replace: bool,
+) -> Result<()> {
+    let owner = crate::folder::Owner::new(
+        "passlab hunt merge",
+        format!("the report of the hunt {}", spec.name),
+        spec.fingerprint(),
+    );
+    let dir = crate::folder::OwnedDir::claim(
+        out,
+        &owner,
+        crate::folder::Access::Exclusive,
+        replace,
+        "--replace",
+    )?;
+    dir.remove_own()?;
     let text = report.table(title).to_string();
-    std::fs::write(out.join("report.txt"), &text).map_err(|e| Error::io(out.display(), e))?;
+    dir.write("report.txt", &text)?;
     let mut lines = String::new();
     for c in &report.checks {
         lines.push_str(&c.to_string());
         lines.push('\n');
     }
-    std::fs::write(out.join("records.jsonl"), lines).map_err(|e| Error::io(out.display(), e))?;
+    dir.write("records.jsonl", lines)?;
     Ok(())
 }

@@ -29,6 +29,7 @@ mod spec;
 pub use merge::{merge, write_report, Finding, HuntReport};
 pub use spec::{HuntProgram, HuntSpec, Oracle, Source, CSMITH_ARGS};
 
+use crate::folder::{Access, OwnedDir, Owner};
 use crate::jit::{Codegen, ExecResult, Jit, Program, Subject};
 use crate::module::{Lang, Module};
 use crate::reduce::{self, Ending, Property};
@@ -61,16 +62,10 @@ fn run_limited(
     cmd: &mut std::process::Command,
     limit: Duration,
 ) -> Result<(Option<std::process::ExitStatus>, String, String)> {
-    let dir = std::env::temp_dir();
-    let tag = format!(
-        "passlab-hunt-{}-{}",
-        std::process::id(),
-        crate::jit::fnv1a(format!("{cmd:?}{:?}", Instant::now()).bytes())
-    );
-    let (out_path, err_path) = (
-        dir.join(format!("{tag}.out")),
-        dir.join(format!("{tag}.err")),
-    );
+    // Its output in files of a private folder of this call's (a pipe
+    // could fill up while it runs).
+    let dir = crate::folder::private_temp_dir("passlab-run-")?;
+    let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
     let out = std::fs::File::create(&out_path).map_err(|e| Error::io(out_path.display(), e))?;
     let err = std::fs::File::create(&err_path).map_err(|e| Error::io(err_path.display(), e))?;
     let program = cmd.get_program().to_string_lossy().into_owned();
@@ -97,8 +92,6 @@ fn run_limited(
     };
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
     let (o, e) = (read(&out_path), read(&err_path));
-    let _ = std::fs::remove_file(&out_path);
-    let _ = std::fs::remove_file(&err_path);
     Ok((status, o, e))
 }
 
@@ -107,12 +100,14 @@ fn source_of(spec: &HuntSpec, p: &HuntProgram) -> std::result::Result<String, St
     match (&spec.source, p.seed, &p.file) {
         (spec::Source::Csmith { args, .. }, Some(seed), _) => {
             let mut cmd = std::process::Command::new("csmith");
-            // Csmith writes platform.info where it runs: not in the
-            // user's folder.
+            // Csmith writes platform.info where it runs: in a private
+            // folder of its own, not the user's (nor a shared /tmp's).
+            let temp =
+                crate::folder::private_temp_dir("passlab-csmith-").map_err(|e| e.to_string())?;
             cmd.arg("--seed")
                 .arg(seed.to_string())
                 .args(args)
-                .current_dir(std::env::temp_dir());
+                .current_dir(temp.path());
             match run_limited(&mut cmd, Duration::from_secs(60)) {
                 Ok((Some(s), out, _)) if s.success() && !out.is_empty() => Ok(out),
                 Ok((_, _, err)) => Err(format!("csmith --seed {seed} failed: {}", err.trim())),
@@ -141,12 +136,11 @@ fn prepare(spec: &HuntSpec, p: &HuntProgram) -> Result<std::result::Result<Prepa
     };
     let oracle = match spec.oracle {
         Oracle::Native => {
-            let dir = std::env::temp_dir().join(format!(
-                "passlab-hunt-{}-{}",
-                std::process::id(),
-                crate::jit::fnv1a(p.name.bytes())
-            ));
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+            // A private folder made now (mode 0700, a random name): the
+            // binary run is the one built here, never one another user
+            // put in a folder of a name they could guess.
+            let temp = crate::folder::private_temp_dir("passlab-hunt-")?;
+            let dir = temp.path();
             let c = dir.join(&file);
             std::fs::write(&c, &source).map_err(|e| Error::io(c.display(), e))?;
             let exe = dir.join("native");
@@ -179,7 +173,7 @@ fn prepare(spec: &HuntSpec, p: &HuntProgram) -> Result<std::result::Result<Prepa
                     }),
                 }
             };
-            let _ = std::fs::remove_dir_all(&dir);
+            drop(temp);
             match result {
                 Ok(r) => r,
                 Err(why) => return Ok(Err(why)),
@@ -345,9 +339,10 @@ pub struct HuntSummary {
     pub elapsed: Duration,
 }
 
-/// The records of `file`, a torn last line (a killed shard's) dropped
-/// from the file.
-fn read_records(file: &Path) -> Result<Vec<Json>> {
+/// The records of `file`; with `cut`, a torn last line (a killed
+/// shard's) is also cut from the file (a shard's own file only: a merge
+/// only reads).
+fn read_records(file: &Path, cut: bool) -> Result<Vec<Json>> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Ok(Vec::new());
     };
@@ -363,7 +358,7 @@ fn read_records(file: &Path) -> Result<Vec<Json>> {
         }
         good += line.len();
     }
-    if good < text.len() {
+    if cut && good < text.len() {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(file)
@@ -438,24 +433,23 @@ struct Stripe {
     started: Option<(String, usize)>,
 }
 
-/// Runs shard `index` of `count` of `spec` into `out`, resuming what is
-/// there; `progress` hears a line per program and per finding.
+/// Runs shard `index` of `count` of `spec` into `out` (a folder the
+/// hunt's job holds: [`hunt_owner`]), resuming what is there; `progress`
+/// hears a line per program and per finding.
 pub fn run_shard(
     spec: &HuntSpec,
-    out: &Path,
+    out: &OwnedDir,
     (index, count): (usize, usize),
     progress: &mut HuntProgress,
 ) -> Result<HuntSummary> {
     let start = Instant::now();
     load_plugins(spec)?;
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
-    let file_path = out.join(format!("hunt-{index}-of-{count}.jsonl"));
-    let records = read_records(&file_path)?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file_path)
-        .map_err(|e| Error::io(file_path.display(), e))?;
+    let name = format!("hunt-{index}-of-{count}.jsonl");
+    // Opened first: a file of that name that the hunt did not write is
+    // refused before it is read (or its torn last line cut).
+    let mut file = out.append(&name)?;
+    let file_path = out.join(&name);
+    let records = read_records(&file_path, true)?;
     if records.is_empty() {
         append(
             &mut file,
@@ -638,6 +632,26 @@ pub fn run_shard(
     Ok(summary)
 }
 
+/// Who writes a hunt's folder: `passlab hunt` (every shard of one spec),
+/// the same job wherever it runs.
+pub fn hunt_owner(spec: &HuntSpec) -> Owner {
+    Owner::new(
+        "passlab hunt",
+        format!(
+            "the hunt {} (its spec in {})",
+            spec.name,
+            spec.dir.display()
+        ),
+        spec.fingerprint(),
+    )
+}
+
+/// The folder `out` for shards of `spec` (shared with its other shards);
+/// `replace` as [`OwnedDir::claim`] takes it.
+pub fn claim_folder(spec: &HuntSpec, out: &Path, replace: bool) -> Result<OwnedDir> {
+    OwnedDir::claim(out, &hunt_owner(spec), Access::Shared, replace, "--replace")
+}
+
 /// A finding's folder name: its signature, hashed.
 pub fn finding_dir(signature: &str) -> String {
     format!("finding-{:016x}", crate::jit::fnv1a(signature.bytes()))
@@ -648,21 +662,27 @@ pub fn finding_dir(signature: &str) -> String {
 /// reduce again); returns how many it reduced.
 fn triage(
     spec: &HuntSpec,
-    out: &Path,
+    out: &OwnedDir,
     file: &mut std::fs::File,
     progress: &mut HuntProgress,
 ) -> Result<usize> {
     let records = {
         let mut path = None;
-        for entry in std::fs::read_dir(out).map_err(|e| Error::io(out.display(), e))? {
-            let p = entry.map_err(|e| Error::io(out.display(), e))?.path();
-            if p.extension().is_some_and(|e| e == "jsonl") {
+        let folder = out.path();
+        for entry in std::fs::read_dir(folder).map_err(|e| Error::io(folder.display(), e))? {
+            let p = entry.map_err(|e| Error::io(folder.display(), e))?.path();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // The hunt's own records only.
+            if name.ends_with(".jsonl") && out.owns(&name) {
                 path.get_or_insert_with(Vec::new).push(p);
             }
         }
         let mut all = Vec::new();
         for p in path.unwrap_or_default() {
-            all.extend(read_records(&p)?);
+            all.extend(read_records(&p, false)?);
         }
         all
     };
@@ -752,7 +772,7 @@ fn triage(
 }
 
 /// Reduces one finding and writes its reproducer.
-fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &Path) -> Result<Json> {
+fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &OwnedDir) -> Result<Json> {
     let prepared = match prepare(spec, p)? {
         Ok(prepared) => prepared,
         Err(why) => {
@@ -790,21 +810,21 @@ fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &Path) ->
         jobs: spec.jobs,
     };
     let reduction = reduce::reduce_ir(&prepared.module, &property, &options, &mut |_| {})?;
-    let dir = out
-        .join("findings")
-        .join(finding_dir(check["signature"].as_str().unwrap_or("")));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+    let sub = format!(
+        "findings/{}",
+        finding_dir(check["signature"].as_str().unwrap_or(""))
+    );
+    out.create_dir(&sub)?;
     // The program's source beside its reduction (named by its file name
     // alone: a program's name may be a path).
     let file = Path::new(&p.name)
         .file_name()
         .map_or_else(|| "program".into(), |f| f.to_string_lossy().into_owned());
-    std::fs::write(
-        dir.join(format!("{}.c", file.trim_end_matches(".c"))),
+    out.write(
+        &format!("{sub}/{}.c", file.trim_end_matches(".c")),
         &prepared.source,
-    )
-    .map_err(|e| Error::io(dir.display(), e))?;
-    let repro = reduce::reproducer(&dir, &reduction.module, &property)?;
+    )?;
+    let repro = reduce::reproducer(out, &sub, &reduction, &property)?;
     Ok(json!({
         "kind": "finding",
         "program": p.name,
@@ -817,7 +837,7 @@ fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &Path) ->
         "instructions_after": reduction.instructions_after(),
         "reduce_seconds": reduction.elapsed.as_secs_f64(),
         "tests": reduction.tests,
-        "reproducer": dir.strip_prefix(out).unwrap_or(&dir).display().to_string(),
+        "reproducer": sub,
         "shows_bug_without_passlab": repro.with_llvm_tools && repro.shows_bug,
         "summary": reduction.summary(),
     }))

@@ -381,10 +381,16 @@ impl HuntSpec {
                 "hunt: orderings need a pool of passes".into(),
             ));
         }
-        if self.lengths.0 == 0 || self.lengths.0 > self.lengths.1 {
+        if self.lengths.0 == 0 || self.lengths.0 > self.lengths.1 || self.lengths.1 > 1000 {
             return Err(Error::Invalid(format!(
-                "hunt: length must be MIN..MAX with 1 <= MIN <= MAX, got {}..{}",
+                "hunt: length must be MIN..MAX with 1 <= MIN <= MAX <= 1000, got {}..{}",
                 self.lengths.0, self.lengths.1
+            )));
+        }
+        if self.orderings > 1000 {
+            return Err(Error::Invalid(format!(
+                "hunt: orderings must be 0 to 1000, got {}",
+                self.orderings
             )));
         }
         Ok(())

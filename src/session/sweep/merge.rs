@@ -23,8 +23,10 @@ pub struct Merged {
 }
 
 /// Merges the shards found in `dirs` into `out` (see the module
-/// documentation).
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
+/// documentation): a folder of its own, made with its marker, or the same
+/// sweep's report written again; anything else is refused unless
+/// `replace` (as [`crate::folder::OwnedDir::claim`] says).
+pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
     let mut manifest: Option<Json> = None;
     let mut records: Vec<Json> = Vec::new();
     let mut shards = 0;
@@ -167,19 +169,30 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         )));
     }
     // The records in order, then the report.
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
+    let owner = crate::folder::Owner::new(
+        "passlab sweep merge",
+        format!(
+            "the report of the sweep {}",
+            manifest["sweep"].as_str().unwrap_or("")
+        ),
+        manifest["spec"].as_str().unwrap_or(""),
+    );
+    let out = crate::folder::OwnedDir::claim(
+        out,
+        &owner,
+        crate::folder::Access::Exclusive,
+        replace,
+        "--replace",
+    )?;
+    out.remove_own()?;
     let mut written = Vec::new();
-    let path = out.join("records.jsonl");
     let mut text = String::new();
     for r in trials.values() {
         text.push_str(&r.to_string());
         text.push('\n');
     }
-    std::fs::write(&path, &text).map_err(|e| Error::io(path.display(), e))?;
-    written.push(path);
-    let path = out.join("dataset.csv");
-    write_dataset(&path, &trials)?;
-    written.push(path);
+    written.push(out.write("records.jsonl", &text)?);
+    written.push(out.write("dataset.csv", dataset(&trials)?)?);
     let goal = Goal::parse(manifest["goal"].as_str().unwrap_or("instructions"))?;
     let seed = manifest["seed"].as_u64().unwrap_or(0);
     let tunings: Vec<(String, Tuning)> = programs
@@ -221,11 +234,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
             .iter()
             .map(|(name, t)| (format!("convergence-{}", slug(name)), t.chart())),
     ) {
-        for ext in ["svg", "png"] {
-            let p = out.join(format!("{stem}.{ext}"));
-            chart.write(&p.to_string_lossy())?;
-            written.push(p);
-        }
+        written.push(out.write(&format!("{stem}.svg"), chart.svg()?)?);
+        written.push(out.write(&format!("{stem}.png"), chart.png()?)?);
         html.push_str(&format!("<div>{}</div>\n", chart.svg()?));
     }
     for (name, t) in &tunings {
@@ -239,9 +249,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     html.push_str("</body></html>\n");
     for (file, body) in [("report.txt", &report), ("report.html", &html)] {
-        let p = out.join(file);
-        std::fs::write(&p, body).map_err(|e| Error::io(p.display(), e))?;
-        written.push(p);
+        written.push(out.write(file, body)?);
     }
     Ok(Merged {
         records: trials.len(),
@@ -263,9 +271,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
 /// Autophase before any pass (`before_instcount_TotalInsts`, …,
 /// `before_autophase_BBNumArgsHi`, …) and the trial's after its ordering
 /// (`after_…`). A value not measured is empty.
-fn write_dataset(path: &Path, trials: &BTreeMap<(String, usize, usize), Json>) -> Result<()> {
+fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
     use crate::module::features::{instcount_names, AUTOPHASE};
-    let io = |e: csv::Error| Error::Invalid(format!("{}: {e}", path.display()));
+    let io = |e: csv::Error| Error::Invalid(format!("dataset.csv: {e}"));
     let names: Vec<String> = instcount_names()
         .iter()
         .map(|n| format!("instcount_{n}"))
@@ -274,7 +282,7 @@ fn write_dataset(path: &Path, trials: &BTreeMap<(String, usize, usize), Json>) -
     let with_features = trials
         .values()
         .any(|r| r.get("autophase").is_some_and(|a| a.is_array()));
-    let mut w = csv::Writer::from_path(path).map_err(io)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = [
         "program",
         "phase",
@@ -370,7 +378,8 @@ fn write_dataset(path: &Path, trials: &BTreeMap<(String, usize, usize), Json>) -
         }
         w.write_record(&row).map_err(io)?;
     }
-    w.flush().map_err(|e| Error::io(path.display(), e))
+    w.into_inner()
+        .map_err(|e| Error::Invalid(format!("dataset.csv: {e}")))
 }
 
 fn slug(name: &str) -> String {

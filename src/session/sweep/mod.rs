@@ -31,6 +31,7 @@ pub use merge::{merge, Merged};
 pub use spec::{Origin, Program, SweepSpec, Unit};
 
 use super::Session;
+use crate::folder::{Access, OwnedDir, Owner};
 use crate::tune::Trial;
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
@@ -131,21 +132,46 @@ fn read_records(file: &Path) -> Result<Vec<Json>> {
         .collect()
 }
 
-/// Runs shard `index` of `count` of `spec`, writing into `out` (see the
-/// module documentation); `progress` hears a line per program and trial.
+/// Who writes a sweep's folder: `passlab sweep`, every shard of one spec.
+pub fn sweep_owner(spec: &SweepSpec) -> Owner {
+    Owner::new(
+        "passlab sweep",
+        format!(
+            "the sweep {} (its spec in {})",
+            spec.name,
+            spec.dir.display()
+        ),
+        spec.fingerprint(),
+    )
+}
+
+/// The folder `out` for shards of `spec` (shared with its other shards);
+/// `replace` as [`OwnedDir::claim`] takes it.
+pub fn claim_folder(spec: &SweepSpec, out: &Path, replace: bool) -> Result<OwnedDir> {
+    OwnedDir::claim(
+        out,
+        &sweep_owner(spec),
+        Access::Shared,
+        replace,
+        "--replace",
+    )
+}
+
+/// Runs shard `index` of `count` of `spec`, writing into `out` (a folder
+/// the sweep's job holds: [`claim_folder`]; see the module
+/// documentation); `progress` hears a line per program and trial.
 pub fn run_shard(
     spec: &SweepSpec,
-    out: &Path,
+    out: &OwnedDir,
     (index, count): (usize, usize),
     progress: &mut ShardProgress,
 ) -> Result<ShardSummary> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
     // The manifest: the same from every shard, written whole or not at all.
     let manifest = out.join("sweep.json");
     let text = serde_json::to_string_pretty(&spec.manifest()).unwrap_or_default();
     match std::fs::read_to_string(&manifest) {
         Ok(old) if old == text => {}
-        Ok(old) if !old.is_empty() => {
+        Ok(old) if !old.is_empty() && out.owns("sweep.json") => {
             let other: Json = serde_json::from_str(&old).unwrap_or(Json::Null);
             if other.get("spec") != spec.manifest().get("spec") {
                 return Err(Error::Invalid(format!(
@@ -157,18 +183,15 @@ pub fn run_shard(
             }
         }
         _ => {
-            let tmp = out.join(format!(".sweep.json.{}", std::process::id()));
-            std::fs::write(&tmp, &text).map_err(|e| Error::io(tmp.display(), e))?;
-            std::fs::rename(&tmp, &manifest).map_err(|e| Error::io(manifest.display(), e))?;
+            out.write_whole("sweep.json", &text)?;
         }
     }
-    let file = out.join(format!("shard-{index}-of-{count}.jsonl"));
+    let name = format!("shard-{index}-of-{count}.jsonl");
+    // Opened first: a file of that name the sweep did not write is refused
+    // before it is read (or its torn last line cut).
+    let mut sink = out.append(&name)?;
+    let file = out.join(&name);
     let records = read_records(&file)?;
-    let mut sink = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .map_err(|e| Error::io(file.display(), e))?;
     let mine = spec.assign(index, count);
     let (host, llvm) = (host(), crate::llvm::version());
     let mut summary = ShardSummary {
