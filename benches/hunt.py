@@ -126,8 +126,8 @@ def throughput(rnd):
 
 
 def count_instructions(src):
-    """Instructions of a C file compiled as `:load` does (clang-19 -O0
-    without optnone)."""
+    """Instructions of a C file compiled as `:load … level=O0` does
+    (clang-19 -O0 without optnone)."""
     with tempfile.TemporaryDirectory() as d:
         ll = os.path.join(d, "p.ll")
         run(["clang-19", "-O0", "-Xclang", "-disable-O0-optnone", "-w", INCLUDE, "-emit-llvm", "-S",
@@ -205,7 +205,8 @@ def instructions(ll):
 def reduction(rnd):
     src, seed = small_program()
     work = tempfile.mkdtemp(prefix="passlab-bench-reduce-")
-    # The module both start from: clang-19 at -O0 without optnone, as :load makes it.
+    # The module both start from: clang-19 at -O0 without optnone (what
+    # `:load … level=O0` makes).
     ll = os.path.join(work, "input.ll")
     run(["clang-19", "-O0", "-Xclang", "-disable-O0-optnone", "-w", INCLUDE, "-emit-llvm", "-S",
          src, "-o", ll])

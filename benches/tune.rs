@@ -361,12 +361,15 @@ fn corpus() -> Vec<(String, passlab::Source)> {
         "lapi", "lcode", "ldebug", "ldo", "ldump", "lfunc", "lgc", "llex", "lmem", "lobject",
         "lparser", "lstate", "lstring", "ltable", "ltm", "lundump", "lvm", "lzio",
     ];
+    // clang's -O0 hand-over (`:load … level=O0`), on which the README's
+    // figures were measured.
+    let o0 = passlab::module::Level::O0;
     let mut out: Vec<(String, passlab::Source)> = zlib
         .iter()
         .map(|f| {
             (
                 format!("zlib/{f}.c"),
-                inputs::zlib_source(&format!("{f}.c")),
+                inputs::zlib_source(&format!("{f}.c")).level(o0),
             )
         })
         .collect();
@@ -374,7 +377,8 @@ fn corpus() -> Vec<(String, passlab::Source)> {
     for f in lua {
         let src = passlab::Source::file(dir.join(format!("{f}.c")))
             .unwrap()
-            .clang_args([format!("-I{}", dir.display())]);
+            .clang_args([format!("-I{}", dir.display())])
+            .level(o0);
         out.push((format!("lua/{f}.c"), src));
     }
     out

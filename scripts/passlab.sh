@@ -130,8 +130,9 @@ install_kernel() {
 }
 
 # The real C sources the examples load, where scripts can name them:
-# target/inputs/zlib (libz-sys), target/inputs/sqlite3 (libsqlite3-sys) and
-# target/inputs/lua (Lua 5.4, lua-src).
+# target/inputs/zlib (libz-sys), target/inputs/sqlite3 (libsqlite3-sys),
+# target/inputs/lua (Lua 5.4, lua-src) and target/inputs/cxx (cxx, whose
+# src/cxx.cc is C++).
 link_inputs() {
     mkdir -p target/inputs
     local meta
@@ -140,7 +141,9 @@ link_inputs() {
     zlib=$(grep -o '"manifest_path":"[^"]*/libz-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
     sqlite=$(grep -o '"manifest_path":"[^"]*/libsqlite3-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
     lua=$(grep -o '"manifest_path":"[^"]*/lua-src-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
+    cxx=$(grep -o '"manifest_path":"[^"]*/cxx-1[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
     ln -sfn "$zlib/src/zlib" target/inputs/zlib
+    ln -sfn "$cxx" target/inputs/cxx
     ln -sfn "$lua/lua-5.4.7" target/inputs/lua
     ln -sfn "$sqlite/sqlite3" target/inputs/sqlite3
 }
@@ -259,7 +262,8 @@ test)
     # Every other Rust test: the core's, the fuzz targets over their seed
     # corpora (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
-    phase "cargo test" cargo test "${all[@]}" -- "${long[@]/#/--skip=}"
+    # (--no-fail-fast: every failing test binary in one run, not the first)
+    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
     phase "waiting for the transcripts" wait_for "$transcripts" target/logs/transcripts.log
     phase "waiting for the twins" wait_for "$twins" target/logs/twins.log
     phase "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log

@@ -32,6 +32,8 @@
 #include "llvm-c/Core.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/CodeGen/MachineConstantPool.h"
 #include "llvm/CodeGen/MachineFrameInfo.h"
@@ -458,7 +460,49 @@ public:
 
 } // namespace
 
+namespace {
+
+/// What clang's back end adds before the target's passes
+/// (BackendUtil's AddEmitPasses): the target's cost model and the library
+/// functions of the module's triple. Without them the legacy pass manager
+/// makes default ones: no target costs (so, for one, `sqrt` is never
+/// expanded inline with its errno fallback, as PartiallyInlineLibCalls
+/// does for clang) and no triple's library.
+void addClangAnalyses(legacy::PassManagerBase &PM, TargetMachine *TM, const Module &M) {
+  PM.add(createTargetTransformInfoWrapperPass(TM->getTargetIRAnalysis()));
+  TargetLibraryInfoImpl TLII(Triple(M.getTargetTriple()));
+  PM.add(new TargetLibraryInfoWrapperPass(TLII));
+}
+
+} // namespace
+
 extern "C" {
+
+/// Emits `m` with the target machine `tm` (assembly when `assembly`, else
+/// an object) to `sink`, as clang's back end does (see addClangAnalyses).
+/// Returns false with LLVM's message to `err` when the target cannot emit
+/// that kind of file.
+bool plab_emit(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, plab_sink sink,
+               void *user, plab_sink err, void *err_user) {
+  Module *M = unwrap(m);
+  // The C API's target machine is the C++ one (LLVMTargetMachineRef wraps it).
+  TargetMachine *TM = reinterpret_cast<TargetMachine *>(tm);
+  M->setDataLayout(TM->createDataLayout());
+  legacy::PassManager PM;
+  addClangAnalyses(PM, TM, *M);
+  SmallString<0> Out;
+  raw_svector_ostream OS(Out);
+  if (TM->addPassesToEmitFile(PM, OS, nullptr,
+                              assembly ? CodeGenFileType::AssemblyFile
+                                       : CodeGenFileType::ObjectFile)) {
+    static const char Msg[] = "the target cannot emit this kind of file";
+    err(err_user, Msg, sizeof Msg - 1);
+    return false;
+  }
+  PM.run(*M);
+  sink(user, Out.data(), Out.size());
+  return true;
+}
 
 /// Emits `m` with the target machine `tm` (assembly when `assembly`, else
 /// an object) to `sink`, every back-end pass probed: to `events` go, in
@@ -482,6 +526,7 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
   R.Texts = flags & 1;
   R.Verify = flags & 2;
   ProbingPassManager PM(R);
+  addClangAnalyses(PM, TM, *M);
   SmallString<0> Out;
   raw_svector_ostream OS(Out);
   if (TM->addPassesToEmitFile(PM, OS, nullptr,

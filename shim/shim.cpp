@@ -302,12 +302,70 @@ struct Runner {
   // (ModuleInlinerWrapperPass moves its inner pass manager away in run()),
   // and parsing is cheap next to the PassBuilder and analysis registration
   // that the runner keeps.
+  //
+  // A `default<O1|O2|O3|Os|Oz>` element at the top level is built as clang
+  // builds it (buildPerModuleDefaultPipeline), not parsed: LLVM 19's parser
+  // sets the SLP vectorizer by the level (on at O2, O3, Os; off at O1, Oz)
+  // whatever the tuning options say, so the parsed `default<Oz>` lacks the
+  // SLP vectorizer that `clang -Oz` runs. The elements between are parsed
+  // together, as one text.
   std::unique_ptr<ModulePassManager> parse(StringRef Text, plab_sink sink, void *user) {
     auto MPM = std::make_unique<ModulePassManager>();
-    if (Error E = PB->parsePassPipeline(*MPM, Text)) {
-      send(sink, user, toString(std::move(E)));
-      return nullptr;
+    if (Text.trim().empty()) {
+      // LLVM's own error for an empty pipeline.
+      if (Error E = PB->parsePassPipeline(*MPM, Text)) {
+        send(sink, user, toString(std::move(E)));
+        return nullptr;
+      }
+      return MPM;
     }
+    std::string Run;
+    auto flush = [&]() -> bool {
+      if (Run.empty())
+        return true;
+      Error E = PB->parsePassPipeline(*MPM, Run);
+      Run.clear();
+      if (E) {
+        send(sink, user, toString(std::move(E)));
+        return false;
+      }
+      return true;
+    };
+    int Depth = 0;
+    size_t Start = 0;
+    for (size_t I = 0; I <= Text.size(); ++I) {
+      char C = I < Text.size() ? Text[I] : ',';
+      if (C == '(' || C == '<')
+        ++Depth;
+      else if (C == ')' || C == '>')
+        --Depth;
+      if (C != ',' || Depth != 0)
+        continue;
+      StringRef Element = Text.slice(Start, I).trim();
+      Start = I + 1;
+      std::optional<OptimizationLevel> Level;
+      if (Element == "default<O1>")
+        Level = OptimizationLevel::O1;
+      else if (Element == "default<O2>")
+        Level = OptimizationLevel::O2;
+      else if (Element == "default<O3>")
+        Level = OptimizationLevel::O3;
+      else if (Element == "default<Os>")
+        Level = OptimizationLevel::Os;
+      else if (Element == "default<Oz>")
+        Level = OptimizationLevel::Oz;
+      if (!Level) {
+        if (!Run.empty())
+          Run += ",";
+        Run += Element.str();
+        continue;
+      }
+      if (!flush())
+        return nullptr;
+      MPM->addPass(PB->buildPerModuleDefaultPipeline(*Level));
+    }
+    if (!flush())
+      return nullptr;
     return MPM;
   }
 
@@ -430,7 +488,7 @@ void plab_tuning_defaults(plab_tuning *out) {
 
 /// Creates a runner for modules of `triple` (empty: the host). Returns null
 /// and sends a message when the target is unknown.
-Runner *plab_runner_new(const char *triple, const char *cpu, const char *features,
+Runner *plab_runner_new(const char *triple, const char *cpu, const char *features, bool pic,
                         const plab_tuning *tuning, plab_sink sink, void *user) {
   initTargets();
   std::string T = (triple && *triple) ? std::string(triple) : sys::getDefaultTargetTriple();
@@ -438,12 +496,16 @@ Runner *plab_runner_new(const char *triple, const char *cpu, const char *feature
   const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
   auto R = std::make_unique<Runner>();
   if (Tgt) {
-    // As opt-19 does: the module's triple and, unless the context names
-    // them, no CPU or feature override (the functions' own target-cpu
-    // attributes apply), default codegen level.
-    R->TM.reset(Tgt->createTargetMachine(T, cpu ? cpu : "", features ? features : "",
-                                         TargetOptions(), std::nullopt, std::nullopt,
-                                         CodeGenOptLevel::Default));
+    // As clang-19 does for the module it compiled: the module's triple
+    // and, unless the context names them, no CPU or feature override (the
+    // functions' own target-cpu attributes apply); position-independent
+    // code when the module says it is (clang's -fPIE, Debian's default: a
+    // "PIC Level" flag), which passes such as rel-lookup-table-converter
+    // ask the target machine; default codegen level.
+    R->TM.reset(Tgt->createTargetMachine(
+        T, cpu ? cpu : "", features ? features : "", TargetOptions(),
+        pic ? std::optional<Reloc::Model>(Reloc::PIC_) : std::nullopt, std::nullopt,
+        CodeGenOptLevel::Default));
   }
   if (!R->TM) {
     send(sink, user, "cannot create a target machine for '" + T + "': " + Err);
@@ -836,6 +898,12 @@ bool plab_module_takes_block_addresses(LLVMModuleRef MR) {
       if (BB.hasAddressTaken())
         return true;
   return false;
+}
+
+/// Whether `M` is position-independent code (its "PIC Level" flag, which
+/// clang sets for -fPIC and -fPIE).
+bool plab_module_pic(LLVMModuleRef M) {
+  return unwrapM(M)->getPICLevel() != PICLevel::NotPIC;
 }
 
 /// Bitcode of `M`, with use-list order so that reading it back gives the

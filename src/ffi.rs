@@ -80,6 +80,7 @@ extern "C" {
         triple: *const c_char,
         cpu: *const c_char,
         features: *const c_char,
+        pic: bool,
         tuning: *const Tuning,
         sink: Sink,
         user: *mut c_void,
@@ -134,6 +135,15 @@ extern "C" {
     pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void);
     /// Takes it off again, putting back the handler it replaced.
     pub fn plab_remarks_remove(ctx: LLVMContextRef);
+    pub fn plab_emit(
+        m: LLVMModuleRef,
+        tm: llvm_sys::target_machine::LLVMTargetMachineRef,
+        assembly: bool,
+        sink: Sink,
+        user: *mut c_void,
+        err_sink: Sink,
+        err_user: *mut c_void,
+    ) -> bool;
     pub fn plab_emit_probed(
         m: LLVMModuleRef,
         tm: llvm_sys::target_machine::LLVMTargetMachineRef,
@@ -166,6 +176,7 @@ extern "C" {
         line_sink: Sink,
     ) -> LLVMModuleRef;
     pub fn plab_write_bitcode(m: LLVMModuleRef, uselist: bool, sink: Sink, user: *mut c_void);
+    pub fn plab_module_pic(m: LLVMModuleRef) -> bool;
     pub fn plab_name_counters(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
     pub fn plab_set_name_counters(m: LLVMModuleRef, data: *const u8, len: usize);
     pub fn plab_compile(

@@ -284,7 +284,10 @@ pub(crate) fn set_target(module: LLVMModuleRef, target: &Target) {
     unsafe { ffi::plab_set_target(module, cpu.as_ptr(), features.as_ptr()) }
 }
 
-type RunnerKey = (String, Tuning, Target);
+/// A runner is made for a triple, tuning, target and whether the modules
+/// it runs on are position-independent code (its target machine's
+/// relocation model, as clang makes it for the module).
+type RunnerKey = (String, Tuning, Target, bool);
 
 thread_local! {
     static RUNNERS: RefCell<HashMap<RunnerKey, Rc<RunnerHandle>>> = RefCell::new(HashMap::new());
@@ -296,7 +299,7 @@ thread_local! {
 /// passes, so the caches drop them.
 static PLUGIN_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHandle> {
+fn new_runner(triple: &str, tuning: &Tuning, target: &Target, pic: bool) -> Result<RunnerHandle> {
     let c_triple =
         CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
     let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
@@ -310,6 +313,7 @@ fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHa
             c_triple.as_ptr(),
             cpu.as_ptr(),
             features.as_ptr(),
+            pic,
             tuning,
             ffi::SINK_FIRST,
             sinks.user(),
@@ -327,19 +331,19 @@ fn new_runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<RunnerHa
 
 /// The cached runner for `triple` and `tuning`, or a fresh one when the
 /// cached one is in use further up the stack (a hook that runs a pipeline).
-fn runner(triple: &str, tuning: &Tuning, target: &Target) -> Result<Rc<RunnerHandle>> {
+fn runner(triple: &str, tuning: &Tuning, target: &Target, pic: bool) -> Result<Rc<RunnerHandle>> {
     let generation = PLUGIN_GENERATION.load(std::sync::atomic::Ordering::SeqCst);
     if RUNNERS_AT.with(|g| g.replace(generation)) != generation {
         RUNNERS.with(|m| m.borrow_mut().retain(|_, r| r.busy.get()));
     }
-    let key = (triple.to_string(), *tuning, target.clone());
+    let key = (triple.to_string(), *tuning, target.clone(), pic);
     if let Some(r) = RUNNERS.with(|m| m.borrow().get(&key).cloned()) {
         if !r.busy.get() {
             return Ok(r);
         }
-        return Ok(Rc::new(new_runner(triple, tuning, target)?));
+        return Ok(Rc::new(new_runner(triple, tuning, target, pic)?));
     }
-    let r = Rc::new(new_runner(triple, tuning, target)?);
+    let r = Rc::new(new_runner(triple, tuning, target, pic)?);
     RUNNERS.with(|m| m.borrow_mut().insert(key, r.clone()));
     Ok(r)
 }
@@ -355,7 +359,7 @@ fn c_pipeline(text: &str) -> Result<CString> {
 /// Checks that LLVM's parser accepts `text`. The error is LLVM's message,
 /// without suggestions (the registry adds those).
 pub(crate) fn check_pipeline(text: &str) -> Result<(), String> {
-    let r = runner("", &Tuning::default(), &Target::default()).map_err(|e| e.to_string())?;
+    let r = runner("", &Tuning::default(), &Target::default(), false).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `c` is a
@@ -377,10 +381,13 @@ pub fn version() -> String {
     format!("{a}.{b}.{c}")
 }
 
-/// `text` as LLVM spells it once parsed (`opt -print-pipeline-passes`): a
-/// pipeline `opt-19 -passes=` runs as passlab does.
-pub(crate) fn spell_pipeline(text: &str) -> Result<String, String> {
-    let r = runner("", &Tuning::default(), &Target::default()).map_err(|e| e.to_string())?;
+/// `text` as LLVM spells it once parsed (`opt -print-pipeline-passes`)
+/// with `tuning`: a pipeline `opt-19 -passes=` runs as passlab does (a
+/// `default<O2>` spelled out pass by pass, with the vectorizers and
+/// unrolling the tuning gives it, which opt's own parsing of
+/// `default<…>` would not).
+pub(crate) fn spell_pipeline(text: &str, tuning: &Tuning) -> Result<String, String> {
+    let r = runner("", tuning, &Target::default(), false).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: as in `check_pipeline`.
@@ -416,7 +423,7 @@ pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
 /// plugins) accepts it, and the C++ classes it builds that LLVM cannot
 /// name; with `remember`, instruments will report those classes as `name`.
 pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Vec<String>)>> {
-    let r = runner("", &Tuning::default(), &Target::default())?;
+    let r = runner("", &Tuning::default(), &Target::default(), false)?;
     let c = CString::new(name).map_err(|_| Error::Invalid("pass name contains NUL".into()))?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `c` is a
@@ -438,7 +445,7 @@ pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Ve
 
 /// `opt --print-passes` of the linked LLVM.
 pub(crate) fn print_passes() -> Result<String> {
-    let r = runner("", &Tuning::default(), &Target::default())?;
+    let r = runner("", &Tuning::default(), &Target::default(), false)?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `sinks` is
     // the `Sinks` that `SINK_FIRST` expects, alive for the call.
@@ -528,7 +535,9 @@ pub(crate) fn run_pipeline(
     text: &str,
     hooks: Option<&mut dyn Hooks>,
 ) -> Result<(), String> {
-    let r = runner(triple, tuning, target).map_err(|e| e.to_string())?;
+    // SAFETY: `module` is the caller's live module, only read.
+    let pic = unsafe { ffi::plab_module_pic(module) };
+    let r = runner(triple, tuning, target, pic).map_err(|e| e.to_string())?;
     let c = c_pipeline(text).map_err(|e| e.to_string())?;
     let mut sinks = ffi::Sinks::default();
     r.busy.set(true);

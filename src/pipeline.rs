@@ -3,12 +3,13 @@
 //! (TVM's `OptimizeImpl` analog).
 //!
 //! The default pipelines are submitted to the registry here, as `O0` …
-//! `O3`, with `inventory::submit!(registry::BuiltIn { … })`; each is gated
-//! at its own level.
+//! `O3`, `Os` and `Oz`, with `inventory::submit!(registry::BuiltIn { … })`:
+//! each is LLVM's `default<…>` at its level, what clang-19 runs, and is
+//! gated at its own level.
 
 use crate::context::PassContext;
 use crate::instrument::{Bisect, BisectEntry};
-use crate::module::Module;
+use crate::module::{Level, Module};
 use crate::pass::registry::{self, BuiltIn};
 use crate::pass::{Pass, PassInfo, PassRef, Sequential};
 use crate::{Error, Result};
@@ -89,10 +90,6 @@ pub struct LlvmSpelling {
     pub passes: String,
     /// The plugins it needs (`-load-pass-plugin=`).
     pub plugins: Vec<String>,
-    /// False when it is not exactly what passlab runs: `O1`–`O3` are
-    /// passlab's `strip-dead-internals` then LLVM's `default<On>`, and opt
-    /// runs only the latter.
-    pub exact: bool,
 }
 
 /// How `opt-19` would run `text`, when LLVM (and the plugins loaded) can
@@ -100,18 +97,13 @@ pub struct LlvmSpelling {
 pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
     let mut parts = Vec::new();
     let mut plugins = Vec::new();
-    let mut exact = true;
     for part in split(text).ok()? {
-        let level = match part {
-            "O0" => Some(0),
-            "O1" => Some(1),
-            "O2" => Some(2),
-            "O3" => Some(3),
-            _ => None,
-        };
-        if let Some(level) = level {
-            exact &= level == 0;
-            parts.push(format!("default<O{level}>"));
+        if let Some(level) = part
+            .strip_prefix('O')
+            .filter(|l| l.len() == 1)
+            .and_then(|_| Level::parse(part).ok())
+        {
+            parts.push(format!("default<{level}>"));
             continue;
         }
         match registry::llvm_origin(part)? {
@@ -132,17 +124,16 @@ pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
     // analysis an earlier one left valid, and make another module.
     let spelled = parts
         .iter()
-        .map(|p| Some(as_given(&crate::llvm::spell_pipeline(p).ok()?, p)))
+        .map(|p| {
+            let tuning = crate::pass::llvm_pass::tuning(&PassContext::current(), p).ok()?;
+            Some(as_given(&crate::llvm::spell_pipeline(p, &tuning).ok()?, p))
+        })
         .collect::<Option<Vec<_>>>()?;
     let passes = match spelled.as_slice() {
         [one] => one.clone(),
         _ => format!("module({})", spelled.join(",invalidate<all>,")),
     };
-    Some(LlvmSpelling {
-        passes,
-        plugins,
-        exact,
-    })
+    Some(LlvmSpelling { passes, plugins })
 }
 
 /// `spelled` (LLVM's printing of the one pass `part`) with the pass written
@@ -184,46 +175,64 @@ fn as_given(spelled: &str, part: &str) -> String {
     }
 }
 
-/// The pipeline run when none is given, for an opt level: at 0, LLVM's
-/// `default<O0>`; above, `strip-dead-internals` (opt level 1) then LLVM's
-/// `default<On>` (opt level n, capped at 3). It is a sequential, so the
-/// context's disabled and required passes apply to its elements; they are
-/// gated at level n whatever the context's opt level, so that `O3` named at
-/// opt level 2 still runs LLVM's `default<O3>`.
+/// The pipeline run when none is given, for an opt level: LLVM's
+/// `default<On>` (opt level n, capped at 3), exactly what clang-19 runs at
+/// `-On` (see [`level_pipeline`]).
 pub fn default_pipeline(opt_level: u32) -> Result<PassRef> {
-    let level = opt_level.min(3);
-    let mut passes = Vec::new();
-    if level > 0 {
-        passes.push(registry::get_pass("strip-dead-internals")?);
-    }
-    passes.push(registry::get_pass(&format!("default<O{level}>"))?);
+    level_pipeline(Level::from_opt_level(opt_level))
+}
+
+/// The default pipeline of `level`, registered as `O0` … `O3`, `Os`,
+/// `Oz`: LLVM's `default<…>` at that level and nothing else, so that a
+/// module clang handed over at that level ([`crate::module::Level`])
+/// becomes what `clang-19 -O2` makes. It is a sequential, so the context's
+/// disabled and required passes apply to its elements; it is gated at its
+/// own level (2 for `Os` and `Oz`) whatever the context's opt level, so
+/// that `O3` named at opt level 2 still runs LLVM's `default<O3>`.
+pub fn level_pipeline(level: Level) -> Result<PassRef> {
+    let passes = vec![registry::get_pass(&format!("default<{level}>"))?];
     Ok(Arc::new(
-        Sequential::with_info(default_pipeline_info(level), passes).at_opt_level(level),
+        Sequential::with_info(level_pipeline_info(level), passes).at_opt_level(gate(level)),
     ))
+}
+
+/// The opt level a default pipeline is gated at.
+fn gate(level: Level) -> u32 {
+    match level {
+        Level::O0 => 0,
+        Level::O1 => 1,
+        Level::O2 | Level::Os | Level::Oz => 2,
+        Level::O3 => 3,
+    }
 }
 
 // The default pipelines by name, so that `O2` works wherever a pass name
 // does.
-inventory::submit! { BuiltIn { info: || default_pipeline_info(0), make: || default_or_panic(0) } }
-inventory::submit! { BuiltIn { info: || default_pipeline_info(1), make: || default_or_panic(1) } }
-inventory::submit! { BuiltIn { info: || default_pipeline_info(2), make: || default_or_panic(2) } }
-inventory::submit! { BuiltIn { info: || default_pipeline_info(3), make: || default_or_panic(3) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::O0), make: || level_or_panic(Level::O0) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::O1), make: || level_or_panic(Level::O1) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::O2), make: || level_or_panic(Level::O2) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::O3), make: || level_or_panic(Level::O3) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::Os), make: || level_or_panic(Level::Os) } }
+inventory::submit! { BuiltIn { info: || level_pipeline_info(Level::Oz), make: || level_or_panic(Level::Oz) } }
 
-fn default_or_panic(level: u32) -> PassRef {
-    default_pipeline(level).expect("the default pipelines consist of registered passes")
+fn level_or_panic(level: Level) -> PassRef {
+    level_pipeline(level).expect("the default pipelines consist of registered passes")
 }
 
-/// The info of [`default_pipeline`]: named `O0` … `O3`, registered under
-/// those names.
+/// The info of [`default_pipeline`] at an opt level: named `O0` … `O3`.
 pub fn default_pipeline_info(opt_level: u32) -> PassInfo {
-    let level = opt_level.min(3);
-    let what = if level == 0 {
-        "LLVM's default<O0>".to_string()
-    } else {
-        format!("strip-dead-internals, then LLVM's default<O{level}>")
+    level_pipeline_info(Level::from_opt_level(opt_level))
+}
+
+/// The info of [`level_pipeline`], registered under the level's name.
+pub fn level_pipeline_info(level: Level) -> PassInfo {
+    let what = match level {
+        Level::Os => " (optimizing for size)",
+        Level::Oz => " (optimizing for size above all)",
+        _ => "",
     };
-    PassInfo::new(&format!("O{level}"), 0).describe(&format!(
-        "the default pipeline for opt level {level}: {what}"
+    PassInfo::new(level.name(), 0).describe(&format!(
+        "LLVM's default<{level}>{what}, as clang-19 -{level} runs it"
     ))
 }
 
@@ -383,7 +392,6 @@ mod tests {
             two.passes,
             "module(function(sroa),invalidate<all>,function(loop-mssa(licm)))"
         );
-        assert!(two.exact);
         // LLVM prints ipsccp without its parameter; opt must not
         // specialize functions where passlab did not.
         assert_eq!(

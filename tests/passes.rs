@@ -550,9 +550,11 @@ fn default_pipeline_per_opt_level() {
     let p = pipeline::default_pipeline(PassContext::current().opt_level()).unwrap();
     assert_eq!(p.info().name, "O2");
     let names: Vec<_> = p.children().iter().map(|c| c.info().name.clone()).collect();
-    assert_eq!(names, ["strip-dead-internals", "default<O2>"]);
+    // Exactly LLVM's pipeline, as clang runs it for -O2.
+    assert_eq!(names, ["default<O2>"]);
     p.apply(&mut o2).unwrap();
-    assert_ne!(o2.instruction_count(), before);
+    // (sum.c's 38 instructions become 38 others: the loop vectorized)
+    assert_ne!(o2.print(), o0.print());
     assert!(!o2.print().contains("alloca"), "{}", o2.print());
 }
 

@@ -15,6 +15,9 @@ pub fn run_opt(input: &Path, out: &Path) -> Duration {
     let t = Instant::now();
     let s = Command::new(opt())
         .arg("-passes=default<O2>")
+        // As clang's target machine for a module clang made position
+        // independent (Debian's default PIE), which passlab's pipelines use.
+        .arg("--relocation-model=pic")
         .arg(input)
         .arg("-o")
         .arg(out)

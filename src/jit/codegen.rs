@@ -348,24 +348,31 @@ pub(super) fn emit_file(
     kind: LLVMCodeGenFileType,
 ) -> std::result::Result<Vec<u8>, String> {
     install_gate(m, cg);
-    // SAFETY: LLVM's C API on the live module `m` and on values created here;
-    // every message and buffer LLVM returns is copied, then disposed once.
+    let assembly = match kind {
+        LLVMCodeGenFileType::LLVMAssemblyFile => true,
+        LLVMCodeGenFileType::LLVMObjectFile => false,
+    };
+    let mut out = crate::ffi::Sinks::default();
+    // SAFETY: the module is alive and this child's own; the target machine
+    // is created here and disposed of once; the sinks write into `out`,
+    // alive for the call.
     unsafe {
         let tm = target_machine(triple, cg)?;
-        let mut err = std::ptr::null_mut();
-        let mut buf = std::ptr::null_mut();
-        let failed = LLVMTargetMachineEmitToMemoryBuffer(tm, m, kind, &mut err, &mut buf) != 0;
+        let ok = crate::ffi::plab_emit(
+            m,
+            tm,
+            assembly,
+            crate::ffi::SINK_FIRST,
+            out.user(),
+            crate::ffi::SINK_SECOND,
+            out.user(),
+        );
         LLVMDisposeTargetMachine(tm);
-        if failed {
-            let m = CStr::from_ptr(err).to_string_lossy().into_owned();
-            LLVMDisposeMessage(err);
-            return Err(m);
+        if !ok {
+            return Err(out.second_text());
         }
-        let start = LLVMGetBufferStart(buf) as *const u8;
-        let bytes = std::slice::from_raw_parts(start, LLVMGetBufferSize(buf)).to_vec();
-        LLVMDisposeMemoryBuffer(buf);
-        Ok(bytes)
     }
+    Ok(out.first)
 }
 
 /// What the probes keep besides time and change: each changed unit's text

@@ -3,9 +3,12 @@
 //! executable would get, in a forked child of the session: a crash of
 //! clang costs the child. The module comes back as bitcode.
 //!
-//! The flags are [`CLANG_FLAGS`]; clang's resource directory is found from
-//! the executable's path, and cc1's `-disable-free` is turned off, since a
-//! session outlives a compile. Diagnostics come back as clang prints them.
+//! What comes back is clang's hand-over ([`Level`]): the IR clang's own
+//! optimization pipeline receives at that level (`clang-19 -O2 -Xclang
+//! -disable-llvm-passes`), so that a pipeline run on it is what `clang-19
+//! -O2` runs. clang's resource directory is found from the executable's
+//! path, and cc1's `-disable-free` is turned off, since a session outlives
+//! a compile. Diagnostics come back as clang prints them.
 
 use super::source::Lang;
 use crate::ffi;
@@ -25,18 +28,106 @@ pub fn clang_path() -> PathBuf {
     Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang")
 }
 
-/// The flags that make clang's output a starting point for pass experiments:
-/// -O0 without `optnone`, so that passes have work to do, no debug info, and
-/// value names kept (`%for.body`, not `%5`: readable IR and loop names).
-pub const CLANG_FLAGS: &[&str] = &[
-    "-O0",
-    "-Xclang",
-    "-disable-O0-optnone",
-    "-g0",
-    "-fno-discard-value-names",
-    "-emit-llvm",
-    "-c",
-];
+/// Which of clang's hand-overs a C or C++ source becomes: the IR clang's
+/// own optimization pipeline receives when it compiles at that level.
+/// `O1`…`Oz` are `clang-19 -On -Xclang -disable-llvm-passes` (`-Os` and
+/// `-Oz` mark functions `optsize` and `minsize`); `O0` is clang's `-O0`
+/// without `optnone` (`-Xclang -disable-O0-optnone`): every function
+/// `noinline`, locals in allocas, for those who want passes to have that
+/// to work on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Level {
+    O0,
+    O1,
+    #[default]
+    O2,
+    O3,
+    Os,
+    Oz,
+}
+
+impl Level {
+    /// Every level, in order.
+    pub const ALL: [Level; 6] = [
+        Level::O0,
+        Level::O1,
+        Level::O2,
+        Level::O3,
+        Level::Os,
+        Level::Oz,
+    ];
+
+    /// `O0` … `Oz`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::O0 => "O0",
+            Level::O1 => "O1",
+            Level::O2 => "O2",
+            Level::O3 => "O3",
+            Level::Os => "Os",
+            Level::Oz => "Oz",
+        }
+    }
+
+    /// `O2` (or `2`, `-O2`) as a level.
+    pub fn parse(text: &str) -> Result<Level> {
+        let t = text.trim_start_matches('-');
+        let t = t.strip_prefix('O').unwrap_or(t);
+        Ok(match t {
+            "0" => Level::O0,
+            "1" => Level::O1,
+            "2" => Level::O2,
+            "3" => Level::O3,
+            "s" => Level::Os,
+            "z" => Level::Oz,
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "'{text}' is not an optimization level: O0, O1, O2, O3, Os or Oz"
+                )))
+            }
+        })
+    }
+
+    /// The level of a context's `opt_level` (0 to 3; above 3 is 3).
+    pub fn from_opt_level(opt_level: u32) -> Level {
+        match opt_level {
+            0 => Level::O0,
+            1 => Level::O1,
+            2 => Level::O2,
+            _ => Level::O3,
+        }
+    }
+
+    /// clang's flags for this hand-over.
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            Level::O0 => &["-O0", "-Xclang", "-disable-O0-optnone"],
+            Level::O1 => &["-O1", "-Xclang", "-disable-llvm-passes"],
+            Level::O2 => &["-O2", "-Xclang", "-disable-llvm-passes"],
+            Level::O3 => &["-O3", "-Xclang", "-disable-llvm-passes"],
+            Level::Os => &["-Os", "-Xclang", "-disable-llvm-passes"],
+            Level::Oz => &["-Oz", "-Xclang", "-disable-llvm-passes"],
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The flags every compile gets after the level's: no debug info (a
+/// `-g` among the user's flags, which come last, turns it on) and value
+/// names kept (`%for.body`, not `%5`: readable IR and loop names, as
+/// `clang -fno-discard-value-names` prints them).
+pub const CLANG_FLAGS: &[&str] = &["-g0", "-fno-discard-value-names", "-emit-llvm", "-c"];
+
+/// The whole command line after `clang-19` for `level`, before the user's
+/// flags and the input: what `:load` and `:module` run.
+pub fn command_line(level: Level) -> Vec<&'static str> {
+    level.flags().iter().chain(CLANG_FLAGS).copied().collect()
+}
 
 /// Compiles `input` into bitcode (with its use-list order, so that the
 /// module parsed from it is the one clang made, down to the order passes
@@ -52,12 +143,13 @@ pub const CLANG_FLAGS: &[&str] = &[
 pub(crate) fn compile(
     lang: Lang,
     input: Input<'_>,
+    level: Level,
     extra: &[String],
     name: &str,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let nul =
         |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
-    let mut args: Vec<CString> = CLANG_FLAGS
+    let mut args: Vec<CString> = command_line(level)
         .iter()
         .chain(&["-o", "-", "-x", if lang == Lang::Cpp { "c++" } else { "c" }])
         .map(|a| nul(a))

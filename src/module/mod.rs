@@ -18,6 +18,7 @@ pub mod features;
 mod source;
 mod stats;
 
+pub use clang::{clang_path, command_line, Level};
 pub use features::Features;
 pub use source::{Lang, Source};
 pub use stats::{FunctionStats, Stats};
@@ -149,8 +150,9 @@ impl Module {
         Ok(module)
     }
 
-    /// Compiles C source through clang-19 at -O0, with optnone disabled so
-    /// that passes have work to do.
+    /// Compiles C source as clang-19 hands it to its own `-O2` pipeline
+    /// (`-O2 -Xclang -disable-llvm-passes`; [`Source::level`] picks
+    /// another level).
     pub fn from_c(source: &str, name: &str) -> Result<Module> {
         Self::load(&[Source::text(Lang::C, source, name)])
     }

@@ -45,6 +45,7 @@ pub struct Source {
     name: String,
     body: Body,
     clang_args: Vec<String>,
+    level: clang::Level,
 }
 
 #[derive(Clone, Debug)]
@@ -82,6 +83,7 @@ impl Source {
             name: path.display().to_string(),
             body: Body::File(path.into()),
             clang_args: vec![],
+            level: clang::Level::default(),
         }
     }
 
@@ -97,6 +99,7 @@ impl Source {
             name: name.into(),
             body: Body::Text(bytes.to_vec()),
             clang_args: vec![],
+            level: clang::Level::default(),
         }
     }
 
@@ -107,6 +110,14 @@ impl Source {
         S: Into<String>,
     {
         self.clang_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Which of clang's hand-overs a C or C++ source becomes (default
+    /// `O2`, the level of a context's default `opt_level`); ignored for
+    /// LLVM sources.
+    pub fn level(mut self, level: clang::Level) -> Source {
+        self.level = level;
         self
     }
 
@@ -144,6 +155,6 @@ impl Source {
             }
             Body::Text(t) => clang::Input::Text(t),
         };
-        clang::compile(self.lang, input, &self.clang_args, &self.name)
+        clang::compile(self.lang, input, self.level, &self.clang_args, &self.name)
     }
 }

@@ -4,7 +4,9 @@
 //! The context's config sets LLVM's pipeline tuning options (`keys`:
 //! `llvm.loop_vectorization`, `llvm.slp_vectorization`,
 //! `llvm.loop_interleaving`, `llvm.loop_unrolling`, `llvm.merge_functions`,
-//! `llvm.call_graph_profile`, `llvm.inliner_threshold`) and the target
+//! `llvm.call_graph_profile`, `llvm.inliner_threshold`; an unset key is
+//! what clang-19 sets at the pipeline's -O level, LLVM's default in a
+//! pipeline that names no level) and the target
 //! (`target.cpu`, `target.features`). The `Bridge` is the `llvm::Hooks`
 //! implementation. It shows every pass LLVM runs to the instruments (with
 //! its IR unit and nesting depth), skips disabled optional passes inside
@@ -48,11 +50,23 @@ fn config_options() -> Vec<ConfigOption> {
         ConfigOption::new(
             LOOP_VECTORIZATION,
             d.loop_vectorization,
-            "PipelineTuningOptions::LoopVectorization (to switch the pass off, disable loop-vectorize)",
+            "PipelineTuningOptions::LoopVectorization (unset: as clang-19 at the pipeline's -O level, on at O2, O3, Os; to switch the pass off, disable loop-vectorize)",
         ),
-        ConfigOption::new(SLP_VECTORIZATION, d.slp_vectorization, "SLP vectorization in default<On> pipelines"),
-        ConfigOption::new(LOOP_INTERLEAVING, d.loop_interleaving, "loop interleaving in default<On> pipelines"),
-        ConfigOption::new(LOOP_UNROLLING, d.loop_unrolling, "loop unrolling in default<On> pipelines"),
+        ConfigOption::new(
+            SLP_VECTORIZATION,
+            d.slp_vectorization,
+            "SLP vectorization in default<On> pipelines (unset: as clang-19 at the level, on at O2, O3, Os, Oz)",
+        ),
+        ConfigOption::new(
+            LOOP_INTERLEAVING,
+            d.loop_interleaving,
+            "loop interleaving in default<On> pipelines (unset: as clang-19 at the level, on above O1)",
+        ),
+        ConfigOption::new(
+            LOOP_UNROLLING,
+            d.loop_unrolling,
+            "loop unrolling in default<On> pipelines (unset: as clang-19 at the level, on above O1)",
+        ),
         ConfigOption::new(MERGE_FUNCTIONS, d.merge_functions, "run mergefunc in default<On> pipelines"),
         ConfigOption::new(CALL_GRAPH_PROFILE, d.call_graph_profile, "call-graph profile in default<On> pipelines"),
         ConfigOption::new(
@@ -76,21 +90,69 @@ fn config_options() -> Vec<ConfigOption> {
     ]
 }
 
-fn tuning(ctx: &PassContext) -> Result<Tuning> {
+/// The tuning options a pipeline runs with: each key the context sets, as
+/// set; an unset key as clang-19 sets it for its -O level when the
+/// pipeline names one level (`default<O2>`, `lto-pre-link<Oz>`…), so that
+/// `:run O2` is `clang -O2`; otherwise LLVM's own default, as opt-19's.
+pub(crate) fn tuning(ctx: &PassContext, pipeline: &str) -> Result<Tuning> {
     use keys::*;
+    let clang = clang_tuning(pipeline);
+    let set = ctx.config_set();
+    let flag = |key: &str, clang: Option<bool>| -> Result<bool> {
+        match (set.contains_key(key), clang) {
+            (false, Some(b)) => Ok(b),
+            _ => ctx.config_bool(key),
+        }
+    };
     let threshold = ctx.config_int(INLINER_THRESHOLD)?;
     Ok(Tuning {
-        loop_vectorization: ctx.config_bool(LOOP_VECTORIZATION)?,
-        slp_vectorization: ctx.config_bool(SLP_VECTORIZATION)?,
-        loop_interleaving: ctx.config_bool(LOOP_INTERLEAVING)?,
-        loop_unrolling: ctx.config_bool(LOOP_UNROLLING)?,
-        merge_functions: ctx.config_bool(MERGE_FUNCTIONS)?,
-        call_graph_profile: ctx.config_bool(CALL_GRAPH_PROFILE)?,
+        loop_vectorization: flag(LOOP_VECTORIZATION, clang.map(|c| c.loop_vectorization))?,
+        slp_vectorization: flag(SLP_VECTORIZATION, clang.map(|c| c.slp_vectorization))?,
+        loop_interleaving: flag(LOOP_INTERLEAVING, clang.map(|c| c.loop_interleaving))?,
+        loop_unrolling: flag(LOOP_UNROLLING, clang.map(|c| c.loop_unrolling))?,
+        merge_functions: flag(MERGE_FUNCTIONS, clang.map(|c| c.merge_functions))?,
+        call_graph_profile: flag(CALL_GRAPH_PROFILE, clang.map(|c| c.call_graph_profile))?,
         inliner_threshold: i32::try_from(threshold).map_err(|_| Error::ConfigType {
             key: INLINER_THRESHOLD.into(),
             expected: "a 32-bit integer".into(),
             got: threshold.to_string(),
         })?,
+    })
+}
+
+/// clang-19's tuning options at the one -O level `pipeline` names (none
+/// when it names no level or several). As clang's BackendUtil sets them:
+/// unrolling and interleaving from `-funroll-loops` (on above -O1, and for
+/// -Os and -Oz, whose optimization level is 2); the loop vectorizer at
+/// -O2, -O3 and -Os; the SLP vectorizer at those and -Oz; the call-graph
+/// profile with the integrated assembler (always, here); no mergefunc.
+fn clang_tuning(pipeline: &str) -> Option<Tuning> {
+    let mut level: Option<&str> = None;
+    for (at, _) in pipeline.match_indices("<O") {
+        let name = pipeline.get(at + 1..at + 3)?;
+        if pipeline.get(at + 3..at + 4) != Some(">") {
+            continue;
+        }
+        match level {
+            Some(l) if l != name => return None,
+            _ => level = Some(name),
+        }
+    }
+    let (unroll, loops, slp) = match level? {
+        "O0" => return None,
+        "O1" => (false, false, false),
+        "O2" | "O3" | "Os" => (true, true, true),
+        "Oz" => (true, false, true),
+        _ => return None,
+    };
+    Some(Tuning {
+        loop_vectorization: loops,
+        slp_vectorization: slp,
+        loop_interleaving: unroll,
+        loop_unrolling: unroll,
+        merge_functions: false,
+        call_graph_profile: true,
+        inliner_threshold: -1,
     })
 }
 
@@ -297,7 +359,7 @@ impl Pass for LlvmPass {
     }
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
-        let tuning = tuning(ctx)?;
+        let tuning = tuning(ctx, &self.info.name)?;
         let target = target(ctx)?;
         // The cost models read the processor from each function, as clang
         // wrote it: a context's target is written there first.

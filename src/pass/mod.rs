@@ -16,7 +16,7 @@
 //! [`registry`](crate::registry), in this layer.
 
 mod function_pass;
-mod llvm_pass;
+pub(crate) mod llvm_pass;
 mod module_pass;
 mod print_ir;
 pub mod registry;

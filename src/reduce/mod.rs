@@ -133,6 +133,9 @@ pub struct Options {
     pub budget: Option<Duration>,
     /// Extra flags for compiling C candidates (cvise).
     pub cflags: Vec<String>,
+    /// clang's hand-over C candidates are compiled at (cvise; as `:load`'s
+    /// `level=`, O2 by default).
+    pub level: crate::module::Level,
     /// Candidates tested at once (0: one per core).
     pub jobs: usize,
 }
@@ -569,8 +572,9 @@ pub fn reduce_c(
     let compile = |source: &str| -> Result<Module> {
         let mut flags: Vec<String> = options.cflags.clone();
         flags.extend(CANDIDATE_CFLAGS.iter().map(|s| s.to_string()));
-        let src =
-            crate::module::Source::text(crate::module::Lang::C, source, name).clang_args(flags);
+        let src = crate::module::Source::text(crate::module::Lang::C, source, name)
+            .clang_args(flags)
+            .level(options.level);
         // A candidate's warnings are cvise's business, not the reader's.
         crate::output::capture_warnings(|| Module::load(&[src])).0
     };

@@ -214,9 +214,6 @@ pub fn reproducer(
                         label(first),
                         label(second)
                     );
-                    let inexact = [&a, &b]
-                        .iter()
-                        .any(|s| s.as_ref().is_some_and(|s| !s.exact));
                     let _ = write!(
                         readme,
                         "Without passlab: `sh repro.sh` runs the pipelines with `opt-19` and the program with `lli-19`:\n\n```sh\n{}```\n\n",
@@ -225,9 +222,6 @@ pub fn reproducer(
                             .map(|l| format!("{}\n", unscratch(l)))
                             .collect::<String>()
                     );
-                    if inexact {
-                        readme.push_str("(passlab's O1–O3 run its `strip-dead-internals` before LLVM's `default<On>`; opt runs only the latter.)\n\n");
-                    }
                     script = Some(sh);
                 }
             }

@@ -1,5 +1,7 @@
 //! Real C inputs no one here wrote, from crates that bundle them: sqlite3's
-//! amalgamation (libsqlite3-sys) and zlib (libz-sys). `cargo metadata` on
+//! amalgamation (libsqlite3-sys), zlib (libz-sys), Lua (lua-src), and a
+//! real C++ file, cxx's runtime (cxx: src/cxx.cc, the standard library's
+//! strings, vectors and exceptions). `cargo metadata` on
 //! tests/inputs/Cargo.toml fetches them and says where they are.
 #![allow(dead_code)]
 
@@ -86,4 +88,10 @@ pub fn lua_files() -> Vec<PathBuf> {
     files.sort();
     files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/lua_driver.c"));
     files
+}
+
+/// cxx's C++ runtime (src/cxx.cc, ~900 lines of C++ using the standard
+/// library), from the cxx crate.
+pub fn cxx_cc() -> PathBuf {
+    crate_dir("cxx").join("src/cxx.cc")
 }

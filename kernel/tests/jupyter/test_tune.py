@@ -51,7 +51,7 @@ class TuneTests(KernelCase):
         self.assertTrue(any("image/png" in d and "image/svg+xml" in d for d in data))
         reply, outputs = self.run_cell(":tune apply\n:undo")
         self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
-        self.assertIn("641 -> ", self.text_of(outputs))
+        self.assertIn("659 -> ", self.text_of(outputs))
 
     def test_a_miscompile_is_flagged_and_never_the_best(self):
         self.run_cell(":module ub --lang c\nint f(int x) { return x + 1 > x; }")
@@ -88,7 +88,7 @@ class TuneTests(KernelCase):
         # The session goes on, its module as it was.
         reply, outputs = self.run_cell(":stats")
         self.assertEqual(reply["content"]["status"], "ok")
-        self.assertIn("641 instructions", self.text_of(outputs))
+        self.assertIn("659 instructions", self.text_of(outputs))
         reply, outputs = self.run_cell(":tune apply")
         self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
 

@@ -41,7 +41,7 @@ use super::{Active, Args, Bundle, Code, Item, Output, Scope, Session};
 use crate::instrument::{
     Bisect, Counts, IrSize, PassFilter, PrintChanged, PrintPasses, Timing, Trace, VerifyEach,
 };
-use crate::module::{Lang, Module, Source};
+use crate::module::{Lang, Level, Module, Source};
 use crate::table::Table;
 use crate::{pipeline, registry, Error, PassContext, Result};
 use std::rc::Rc;
@@ -103,8 +103,8 @@ impl Command {
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
     cmd("help", "[COMMAND]", "list the commands, or explain one", help),
-    cmd_with_body("module", "NAME [--lang llvm|c|cpp] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", module),
-    cmd("load", "PATH... [as NAME] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ go through clang-19 at -O0 without optnone, plus cflags", load),
+    cmd_with_body("module", "NAME [--lang llvm|c|cpp] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell); C and C++ as :load compiles them", module),
+    cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last", load),
     cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module),

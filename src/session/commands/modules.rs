@@ -35,8 +35,10 @@ pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Ou
         Lang::C => format!("{name}.c"),
         Lang::Cpp => format!("{name}.cpp"),
     };
-    let cflags = cflags("module", a)?;
-    let m = Module::load(&[Source::text(lang, body, &file).clang_args(cflags)])?;
+    let (cflags, level) = front_end("module", a)?;
+    let m = Module::load(&[Source::text(lang, body, &file)
+        .clang_args(cflags)
+        .level(level)])?;
     if lang != Lang::Llvm {
         s.sources.insert(file, body.to_string());
     }
@@ -46,23 +48,38 @@ pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Ou
     text(format!("module {name}: {summary}"))
 }
 
-/// The `cflags=` setting: extra clang arguments, comma-separated, after
-/// passlab's own (`cflags=-I,include,-DNDEBUG`; `cflags=-O1,-Xclang,-disable-llvm-passes`
-/// starts from clang's -O1 IR instead of -O0's, whose functions are all
-/// `noinline`). The only setting `:load` and `:module` take.
-fn cflags(command: &str, a: &Args) -> Result<Vec<String>> {
+/// What `:load` and `:module` take for C and C++: `cflags=` (extra clang
+/// arguments, comma-separated, after passlab's own: `cflags=-I,include,-DNDEBUG`)
+/// and `level=` (which of clang's hand-overs: `O1` … `Oz` as clang's own
+/// pipeline at that level receives the IR, `O0` clang's -O0 without
+/// `optnone`; default: the context's opt_level, 2 unless `:with` says).
+fn front_end(command: &str, a: &Args) -> Result<(Vec<String>, Level)> {
     let mut flags = Vec::new();
+    let mut level = Level::from_opt_level(PassContext::current().opt_level());
     for (k, v) in &a.settings {
-        if k != "cflags" {
-            return Err(Error::Command {
-                command: command.into(),
-                message: format!("unknown setting '{k}' (the only one is cflags=FLAG,FLAG,...)"),
-                suggestions: crate::nearest_names(k, ["cflags"]),
-            });
+        match k.as_str() {
+            "cflags" => flags.extend(comma_list(v)),
+            "level" => {
+                level = Level::parse(v).map_err(|_| Error::Command {
+                    command: command.into(),
+                    message: format!(
+                        "level expects O0, O1, O2, O3, Os or Oz (clang's hand-over at that level), got '{v}'"
+                    ),
+                    suggestions: crate::nearest_names(v, Level::ALL.iter().map(|l| l.name())),
+                })?
+            }
+            _ => {
+                return Err(Error::Command {
+                    command: command.into(),
+                    message: format!(
+                        "unknown setting '{k}' (C and C++ take cflags=FLAG,FLAG,... and level=O0|O1|O2|O3|Os|Oz)"
+                    ),
+                    suggestions: crate::nearest_names(k, ["cflags", "level"]),
+                })
+            }
         }
-        flags.extend(comma_list(v));
     }
-    Ok(flags)
+    Ok((flags, level))
 }
 
 pub(super) fn summary(m: &Module) -> String {
@@ -186,11 +203,13 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             "expects at least one path: :load PATH... [as NAME]",
         ));
     }
-    let cflags = cflags("load", a)?;
+    let (cflags, level) = front_end("load", a)?;
     let files = resolve(s, &paths)?;
     let sources = files
         .iter()
-        .map(|(path, name)| Source::file(path).map(|s| s.named(name).clang_args(cflags.clone())))
+        .map(|(path, name)| {
+            Source::file(path).map(|s| s.named(name).clang_args(cflags.clone()).level(level))
+        })
         .collect::<Result<Vec<_>>>()?;
     let m = Module::load(&sources)?;
     let name = name.map(str::to_string).unwrap_or_else(|| {

@@ -6,7 +6,9 @@ use super::jit::{subject_spec, SubjectSpec};
 use super::*;
 use crate::reduce::{self, Ending, Property};
 
-const SETTINGS: &[&str] = &["budget", "with", "source", "cflags", "jobs", "replace"];
+const SETTINGS: &[&str] = &[
+    "budget", "with", "source", "cflags", "level", "jobs", "replace",
+];
 
 /// What `:help reduce` adds.
 pub(super) fn details() -> String {
@@ -16,7 +18,7 @@ pub(super) fn details() -> String {
      rust PREDICATE   the :rust function fn PREDICATE(m: &Module) -> bool says yes\n  \
      budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
      jobs=N   candidates tested at once (default: one per core, Rust passes and predicates included; with jobs=1 a reduction tests the same candidates every time)\n  \
-     with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] (Debian's cvise over the C source the module was compiled from)\n  \
+     with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] [level=O0|…|Oz] (Debian's cvise over the C source the module was compiled from, each candidate compiled as :load does, at the level it was loaded at: default the context's opt_level)\n  \
      --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's), repro.plab and progress.csv (the reduction's steps); a new folder, or one the same :reduce wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)\n  \
      The result becomes a new module NAME-reduced, the current one."
         .to_string()
@@ -138,7 +140,10 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             })
         }
     };
-    let mut options = reduce::Options::default();
+    let mut options = reduce::Options {
+        level: crate::module::Level::from_opt_level(PassContext::current().opt_level()),
+        ..reduce::Options::default()
+    };
     let mut replace = false;
     let mut cvise = false;
     let mut source: Option<String> = None;
@@ -175,6 +180,14 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 }
             }
             "cflags" => options.cflags = comma_list(v),
+            "level" => {
+                options.level = crate::module::Level::parse(v).map_err(|_| {
+                    err(
+                        "reduce",
+                        format!("level expects O0, O1, O2, O3, Os or Oz (as :load's), got '{v}'"),
+                    )
+                })?
+            }
             "jobs" => {
                 options.jobs = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
                     err("reduce", format!("jobs expects how many candidates to test at once, 1 to 64, got '{v}'"))

@@ -807,6 +807,8 @@ fn reduce_finding(spec: &HuntSpec, p: &HuntProgram, check: &Json, out: &OwnedDir
     let options = reduce::Options {
         budget: Some(spec.reduce_budget),
         cflags: cflags(spec),
+        // (the IR is reduced, not the C; the programs' own hand-over)
+        level: crate::module::Level::default(),
         jobs: spec.jobs,
     };
     let reduction = reduce::reduce_ir(&prepared.module, &property, &options, &mut |_| {})?;
