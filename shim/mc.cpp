@@ -474,6 +474,23 @@ void addClangAnalyses(legacy::PassManagerBase &PM, TargetMachine *TM, const Modu
   PM.add(new TargetLibraryInfoWrapperPass(TLII));
 }
 
+/// Fills `PM` as clang's back end does for `M` (see addClangAnalyses), to
+/// emit assembly or an object into `OS`; false, with LLVM's message to
+/// `err`, when the target cannot emit that kind of file.
+bool addEmitPasses(legacy::PassManagerBase &PM, TargetMachine *TM, Module &M, bool assembly,
+                   raw_pwrite_stream &OS, plab_sink err, void *err_user) {
+  M.setDataLayout(TM->createDataLayout());
+  addClangAnalyses(PM, TM, M);
+  if (TM->addPassesToEmitFile(PM, OS, nullptr,
+                              assembly ? CodeGenFileType::AssemblyFile
+                                       : CodeGenFileType::ObjectFile)) {
+    static const char Msg[] = "the target cannot emit this kind of file";
+    err(err_user, Msg, sizeof Msg - 1);
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" {
@@ -487,18 +504,11 @@ bool plab_emit(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, plab_sin
   Module *M = unwrap(m);
   // The C API's target machine is the C++ one (LLVMTargetMachineRef wraps it).
   TargetMachine *TM = reinterpret_cast<TargetMachine *>(tm);
-  M->setDataLayout(TM->createDataLayout());
   legacy::PassManager PM;
-  addClangAnalyses(PM, TM, *M);
   SmallString<0> Out;
   raw_svector_ostream OS(Out);
-  if (TM->addPassesToEmitFile(PM, OS, nullptr,
-                              assembly ? CodeGenFileType::AssemblyFile
-                                       : CodeGenFileType::ObjectFile)) {
-    static const char Msg[] = "the target cannot emit this kind of file";
-    err(err_user, Msg, sizeof Msg - 1);
+  if (!addEmitPasses(PM, TM, *M, assembly, OS, err, err_user))
     return false;
-  }
   PM.run(*M);
   sink(user, Out.data(), Out.size());
   return true;
@@ -521,21 +531,14 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
   Module *M = unwrap(m);
   // The C API's target machine is the C++ one (LLVMTargetMachineRef wraps it).
   TargetMachine *TM = reinterpret_cast<TargetMachine *>(tm);
-  M->setDataLayout(TM->createDataLayout());
   Recorder R;
   R.Texts = flags & 1;
   R.Verify = flags & 2;
   ProbingPassManager PM(R);
-  addClangAnalyses(PM, TM, *M);
   SmallString<0> Out;
   raw_svector_ostream OS(Out);
-  if (TM->addPassesToEmitFile(PM, OS, nullptr,
-                              assembly ? CodeGenFileType::AssemblyFile
-                                       : CodeGenFileType::ObjectFile)) {
-    static const char Msg[] = "the target cannot emit this kind of file";
-    err(err_user, Msg, sizeof Msg - 1);
+  if (!addEmitPasses(PM, TM, *M, assembly, OS, err, err_user))
     return false;
-  }
   R.Flush = events;
   R.FlushUser = events_user;
   for (const auto &P : R.Passes) {

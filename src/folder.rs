@@ -437,6 +437,15 @@ impl OwnedDir {
         Ok(p)
     }
 
+    /// A merge's `report/` folder: taken for `owner` alone (the command
+    /// line's `--replace` to take another's), emptied of what an earlier
+    /// run of the same merge wrote, so that it is written whole again.
+    pub fn claim_report(path: &Path, owner: &Owner, replace: bool) -> Result<OwnedDir> {
+        let dir = OwnedDir::claim(path, owner, Access::Exclusive, replace, "--replace")?;
+        dir.remove_own()?;
+        Ok(dir)
+    }
+
     /// Removes what the job wrote (files, then the folders it made if they
     /// are empty), and nothing else.
     pub fn remove_own(&self) -> Result<()> {

@@ -213,14 +213,7 @@ pub fn write_report(
         format!("the report of the hunt {}", spec.name),
         spec.fingerprint(),
     );
-    let dir = crate::folder::OwnedDir::claim(
-        out,
-        &owner,
-        crate::folder::Access::Exclusive,
-        replace,
-        "--replace",
-    )?;
-    dir.remove_own()?;
+    let dir = crate::folder::OwnedDir::claim_report(out, &owner, replace)?;
     let text = report.table(title).to_string();
     dir.write("report.txt", &text)?;
     let mut lines = String::new();

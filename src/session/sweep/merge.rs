@@ -177,14 +177,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         ),
         manifest["spec"].as_str().unwrap_or(""),
     );
-    let out = crate::folder::OwnedDir::claim(
-        out,
-        &owner,
-        crate::folder::Access::Exclusive,
-        replace,
-        "--replace",
-    )?;
-    out.remove_own()?;
+    let out = crate::folder::OwnedDir::claim_report(out, &owner, replace)?;
     let mut written = Vec::new();
     let mut text = String::new();
     for r in trials.values() {
