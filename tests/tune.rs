@@ -2,7 +2,10 @@
 //! the same best; a candidate whose result differs from the input module's
 //! is flagged and never the best; a pass that crashes the evaluating
 //! process fails only its trial; a search resumed from its first trials
-//! ends as the whole one did. (An interrupt: `tune_interrupt.rs`, alone in
+//! ends as the whole one did; -Oz's 43 actions make what `opt-19
+//! -passes='default<Oz>'` makes, and a best ordering replayed by opt-19
+//! counts what the search reported; a trial still running when the budget
+//! in seconds is up is stopped and not counted. (An interrupt: `tune_interrupt.rs`, alone in
 //! its process, since an interrupt request is process-wide.)
 
 mod common;
@@ -254,4 +257,117 @@ fn local_search_repeats_with_a_seed_its_best_runs_as_found_and_miscompiles_stay_
         "{bad:?}"
     );
     assert!(t.best(3).iter().all(|b| b.verdict == Verdict::Same));
+}
+
+/// A module as CompilerGym's protocol makes it: clang-19's -O1 hand-over.
+fn trees_o1() -> Module {
+    Module::load(&[common::inputs::zlib_source("trees.c").level(passlab::module::Level::O1)])
+        .unwrap()
+}
+
+/// What `opt-19` makes of `m` applying `ordering` action by action (see
+/// `common::opt19`), from `m` written with its use-list order.
+fn opt19_chain(m: &Module, ordering: &[String], tag: &str) -> Module {
+    let dir = std::env::temp_dir().join(format!("passlab-tune-opt19-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("input.bc");
+    m.copy().save(&input).unwrap();
+    let made = Module::from_file(common::opt19::chain(&input, ordering, &dir)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    made
+}
+
+#[test]
+fn the_oz_ordering_makes_what_opt_19_oz_makes_and_a_best_ordering_replays_in_opt_19() {
+    let m = trees_o1();
+    // -Oz's 43 actions, one after the other, make opt-19's default<Oz>.
+    let oz: Vec<String> = passlab::tune::OZ_ORDERING
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    let theirs = opt19_chain(&m, &["default<Oz>".to_string()], "oz");
+    let mut ours = m.copy();
+    for element in &oz {
+        passlab::pipeline::parse(element)
+            .unwrap()
+            .apply(&mut ours)
+            .unwrap();
+    }
+    assert_eq!(ours.instruction_count(), theirs.instruction_count());
+    // The same code, but for the ModuleID line (opt-19's names the file
+    // it read), the counters in local names (`%indvars.iv38` here,
+    // `%indvars.iv17` there: passlab keeps clang's symbol tables' counters,
+    // opt-19 reading bitcode starts them again) and attribute groups
+    // (reading bitcode gives intrinsics' declarations their own).
+    let uncounted = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("; Function Attrs") && !l.starts_with("attributes #"))
+            .map(|l| {
+                let mut out = String::new();
+                // A block's label starts its line.
+                let mut in_name = l.starts_with(|c: char| c.is_alphabetic());
+                for c in l.chars() {
+                    if c == '%' {
+                        in_name = true;
+                    } else if in_name && !(c.is_alphanumeric() || c == '.' || c == '_') {
+                        in_name = false;
+                    }
+                    if !(in_name && c.is_ascii_digit()) {
+                        out.push(c);
+                    }
+                }
+                // (and the padding before a label's comment)
+                out.split_whitespace().collect::<Vec<_>>().join(" ")
+            })
+            .collect()
+    };
+    let (a, b) = (uncounted(&ours.print()), uncounted(&theirs.print()));
+    let d = a.iter().zip(b.iter()).find(|(x, y)| x != y);
+    assert_eq!(d, None);
+    assert_eq!(a.len(), b.len());
+    // passlab's own default<Oz>, with the SLP vectorizer off as LLVM's
+    // parser leaves it at Oz, is the same module.
+    let ctx = passlab::PassContext::inherit()
+        .with_config("llvm.slp_vectorization", false)
+        .unwrap();
+    let _scope = ctx.enter().unwrap();
+    let mut level = m.copy();
+    passlab::pipeline::parse("default<Oz>")
+        .unwrap()
+        .apply(&mut level)
+        .unwrap();
+    assert_eq!(level.instruction_count(), theirs.instruction_count());
+    // The search's best ordering, replayed by opt-19, counts what the
+    // search reported; the first trial is -Oz itself.
+    let mut s = spec(vec![Strategy::Local], 25, 0);
+    s.goal_defaults(false, false);
+    s.levels = false;
+    let t = run(&m, None, &s);
+    let first = t.searched().next().unwrap();
+    assert_eq!(first.ordering, oz);
+    assert_eq!(first.instructions, Some(theirs.instruction_count()));
+    let best = t.best(1)[0];
+    let replayed = opt19_chain(&m, &best.ordering, "best");
+    assert_eq!(Some(replayed.instruction_count()), best.instructions);
+}
+
+#[test]
+fn a_trial_past_the_budget_is_stopped_and_not_counted() {
+    // Each ordering runs default<O3> 200 times over deflate.c: far longer
+    // than the search's one second.
+    let m = Module::load(&[common::inputs::zlib_source("deflate.c")]).unwrap();
+    let mut s = spec(vec![Strategy::Random], 1, 0);
+    s.budget = Budget::Seconds(1.0);
+    s.pool = vec!["default<O3>".to_string()];
+    s.lengths = (200, 200);
+    s.levels = false;
+    let start = std::time::Instant::now();
+    let t = run(&m, None, &s);
+    let wall = start.elapsed().as_secs_f64();
+    assert_eq!(t.searched().count(), 0, "{:?}", t.trials);
+    assert!(!t.interrupted);
+    // The second, the baseline and the evaluating child's start, and the
+    // 20 ms the session waits between looks.
+    assert!(wall < 2.0, "the search took {wall:.2} s");
 }

@@ -15,6 +15,9 @@ use crate::child;
 pub(super) enum Ended {
     Finished,
     Interrupted,
+    /// The phase's budget in seconds ended with a trial still running: the
+    /// child was stopped and that trial is not counted.
+    Spent,
     /// The child died in a trial: how, and what it printed last.
     Died(String),
 }
@@ -189,6 +192,12 @@ fn follow_child(
             kill(&mut status);
             exited = true;
             outcome = Some(Ended::Interrupted);
+            break;
+        }
+        if d.deadline().is_some_and(|t| Instant::now() >= t) {
+            kill(&mut status);
+            exited = true;
+            outcome = Some(Ended::Spent);
             break;
         }
         if last_line.elapsed() > spec.trial_timeout {

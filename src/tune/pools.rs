@@ -44,71 +44,34 @@ pub const DEFAULT_POOL: &[&str] = &[
     "slp-vectorizer",
 ];
 
-/// LLVM 19's `default<Oz>` written as single passes, in order: what
-/// `opt-19 -passes='default<Oz>' -print-pipeline-passes` prints, with each
-/// pass taken out of its adaptor (`function(…)`, `cgscc(…)`, `loop(…)`)
-/// and run over the whole module on its own, as CompilerGym's actions are.
-/// Left out: what does nothing to a C module on its own (annotations,
-/// coroutines, OpenMP, profile and analysis requests, remarks, the
-/// verifier), and its late loop unrolling (`loop-unroll<O2>`), which only
-/// grows code; function specialization stays off in `ipsccp`, as -Oz has
-/// it. [`Strategy::Local`](super::Strategy::Local) starts here.
+/// LLVM 19's `default<Oz>` as 43 actions, each run over the whole module
+/// on its own, in order: what `opt-19 -passes='default<Oz>'
+/// -print-pipeline-passes` prints, each function pass taken out of its
+/// `function(…)` adaptor with its parameters as printed, loop passes kept
+/// in their `loop(…)` groups, and the inline-and-simplify unit run by
+/// `scc-oz-module-inliner` (the CGSCC pipeline with -Oz's inliner
+/// parameters, which the printed text cannot carry). Left out: what does
+/// nothing to a C module (annotations, coroutines, OpenMP, profile and
+/// analysis requests, remarks, the verifier). Run one after the other they
+/// make what `opt-19 -passes='default<Oz>'` makes (CompilerGym's -Oz; the
+/// SLP vectorizer stays off, as LLVM's parser leaves it at Oz):
+/// `tests/tune.rs` checks it on real C. [`Strategy::Local`](super::Strategy::Local)
+/// starts here.
 pub const OZ_ORDERING: &[&str] = &[
     "forceattrs",
     "inferattrs",
     "lower-expect",
-    "simplifycfg",
-    "sroa",
-    "early-cse",
-    "ipsccp<no-func-spec>",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>",
+    "sroa<modify-cfg>",
+    "early-cse<>",
+    "ipsccp",
     "called-value-propagation",
     "globalopt",
     "mem2reg",
-    "instcombine<no-verify-fixpoint>",
-    "simplifycfg<switch-range-to-icmp>",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>",
     "always-inline",
-    "inline",
-    "function-attrs",
-    "sroa",
-    "early-cse<memssa>",
-    "jump-threading",
-    "correlated-propagation",
-    "simplifycfg<switch-range-to-icmp>",
-    "instcombine<no-verify-fixpoint>",
-    "aggressive-instcombine",
-    "tailcallelim",
-    "simplifycfg<switch-range-to-icmp>",
-    "reassociate",
-    "constraint-elimination",
-    "loop-instsimplify",
-    "loop-simplifycfg",
-    "licm<no-allowspeculation>",
-    "loop-rotate<no-header-duplication>",
-    "licm",
-    "simple-loop-unswitch",
-    "simplifycfg<switch-range-to-icmp>",
-    "instcombine<no-verify-fixpoint>",
-    "loop-idiom",
-    "indvars",
-    "simple-loop-unswitch",
-    "loop-deletion",
-    "loop-unroll-full",
-    "sroa",
-    "vector-combine",
-    "mldst-motion",
-    "gvn",
-    "sccp",
-    "bdce",
-    "instcombine<no-verify-fixpoint>",
-    "jump-threading",
-    "correlated-propagation",
-    "adce",
-    "memcpyopt",
-    "dse",
-    "licm",
-    "simplifycfg<switch-range-to-icmp;hoist-common-insts;sink-common-insts>",
-    "instcombine<no-verify-fixpoint>",
-    "function-attrs",
+    "scc-oz-module-inliner",
     "deadargelim",
     "globalopt",
     "globaldce",
@@ -116,119 +79,122 @@ pub const OZ_ORDERING: &[&str] = &[
     "rpo-function-attrs",
     "float2int",
     "lower-constant-intrinsics",
-    "loop-rotate<no-header-duplication>",
-    "loop-deletion",
+    "loop(loop-rotate<no-header-duplication;no-prepare-for-lto>,loop-deletion)",
     "loop-distribute",
+    "loop-vectorize<no-interleave-forced-only;vectorize-forced-only;>",
+    "infer-alignment",
     "loop-load-elim",
-    "instcombine<no-verify-fixpoint>",
-    "simplifycfg<forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts>",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>",
+    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>",
     "vector-combine",
-    "instcombine<no-verify-fixpoint>",
-    "sroa",
-    "instcombine<no-verify-fixpoint>",
-    "licm",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>",
+    "loop-unroll<O2>",
+    "sroa<preserve-cfg>",
+    "infer-alignment",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>",
+    "loop-mssa(licm<allowspeculation>)",
     "alignment-from-assumptions",
     "loop-sink",
     "instsimplify",
     "div-rem-pairs",
     "tailcallelim",
-    "simplifycfg<switch-range-to-icmp>",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>",
     "globaldce",
     "constmerge",
 ];
 
-/// The pool for code size: every pass of [`OZ_ORDERING`], and passes -Oz
-/// does not run that can make a module smaller (sinking and hoisting
-/// common code, merging functions and comparisons, other value numbering,
-/// switch tables, dead prototypes and arguments).
-pub const SIZE_POOL: &[&str] = &[
-    "forceattrs",
-    "inferattrs",
-    "lower-expect",
-    "simplifycfg",
-    "sroa",
-    "early-cse",
-    "ipsccp<no-func-spec>",
-    "called-value-propagation",
-    "globalopt",
-    "mem2reg",
-    "instcombine<no-verify-fixpoint>",
-    "simplifycfg<switch-range-to-icmp>",
-    "always-inline",
-    "inline",
-    "function-attrs",
-    "early-cse<memssa>",
-    "jump-threading",
-    "correlated-propagation",
-    "aggressive-instcombine",
-    "tailcallelim",
-    "reassociate",
-    "constraint-elimination",
-    "loop-instsimplify",
-    "loop-simplifycfg",
-    "licm<no-allowspeculation>",
-    "loop-rotate<no-header-duplication>",
-    "licm",
-    "simple-loop-unswitch",
-    "loop-idiom",
-    "indvars",
-    "loop-deletion",
-    "loop-unroll-full",
-    "vector-combine",
-    "mldst-motion",
-    "gvn",
-    "sccp",
-    "bdce",
-    "adce",
-    "memcpyopt",
-    "dse",
-    "simplifycfg<switch-range-to-icmp;hoist-common-insts;sink-common-insts>",
-    "deadargelim",
-    "globaldce",
-    "elim-avail-extern",
-    "rpo-function-attrs",
-    "float2int",
-    "lower-constant-intrinsics",
-    "loop-distribute",
-    "loop-load-elim",
-    "simplifycfg<forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts>",
-    "alignment-from-assumptions",
-    "loop-sink",
-    "instsimplify",
-    "div-rem-pairs",
-    "constmerge",
-    "gvn-sink",
+/// `scc-oz-module-inliner`'s CGSCC unit without its inliner: the function
+/// simplification pipeline -Oz runs over each SCC of the call graph,
+/// bottom-up, as text (`inline` written out would take LLVM's default
+/// threshold, not -Oz's).
+pub const OZ_SIMPLIFY_WITHOUT_INLINER: &str = "cgscc(devirt<4>(function-attrs<skip-non-recursive-function-attrs>,function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,aggressive-instcombine,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,constraint-elimination,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,loop-rotate<no-header-duplication;no-prepare-for-lto>,licm<allowspeculation>,simple-loop-unswitch<no-nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop(loop-idiom,indvars,simple-loop-unswitch<no-nontrivial;trivial>,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,jump-threading,correlated-propagation,adce,memcpyopt,dse,move-auto-init,loop-mssa(licm<allowspeculation>),coro-elide,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>),function-attrs))";
+
+/// Passes -Oz does not run that can make a module smaller: hoisting common
+/// code (not `gvn-sink`: LLVM 19's makes different modules from the same
+/// input from one process to the next, measured on zlib's trees.c, so no
+/// ordering with it replays), merging functions and comparisons, other value
+/// numbering, switch tables, dead prototypes and arguments, the IR
+/// outliner (similar regions become one function), -Oz's simplification
+/// without inlining; and shorter spellings of -Oz's own passes.
+const SIZE_EXTRAS: &[&str] = &[
+    "iroutliner",
+    OZ_SIMPLIFY_WITHOUT_INLINER,
     "gvn-hoist",
     "newgvn",
+    "gvn",
     "mergeicmps",
     "mergefunc",
     "sink",
     "dce",
+    "adce",
+    "bdce",
+    "sccp",
     "nary-reassociate",
-    "loop-reduce",
+    "reassociate",
     "strip-dead-prototypes",
     "argpromotion",
+    "function-attrs",
+    "jump-threading",
+    "correlated-propagation",
+    "constraint-elimination",
+    "early-cse<memssa>",
+    "aggressive-instcombine",
+    "memcpyopt",
+    "dse",
+    "mldst-motion",
+    "loop-idiom",
+    "indvars",
+    "loop-deletion",
+    "loop-unroll-full",
+    "loop-instsimplify",
+    "loop-simplifycfg",
+    "licm<no-allowspeculation>",
+    "simple-loop-unswitch",
+    "instcombine<no-verify-fixpoint>",
+    "simplifycfg<switch-range-to-icmp>",
+    "simplifycfg<switch-range-to-icmp;hoist-common-insts;sink-common-insts>",
     "simplifycfg<switch-range-to-icmp;switch-to-lookup;hoist-common-insts;sink-common-insts>",
     "simplifycfg<switch-range-to-icmp;switch-to-lookup;no-keep-loops>",
 ];
 
-/// The named pools: `pool=size` or `pool=default`, alone or among passes.
-pub const POOLS: &[(&str, &[&str])] = &[("default", DEFAULT_POOL), ("size", SIZE_POOL)];
+/// The pool for code size: every action of [`OZ_ORDERING`], then
+/// [`SIZE_EXTRAS`], each once.
+pub fn size_pool() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for p in OZ_ORDERING.iter().chain(SIZE_EXTRAS) {
+        if !out.contains(p) {
+            out.push(p);
+        }
+    }
+    out
+}
 
-/// A pool as given (`pool=size,gvn-sink`): named pools are replaced by
+/// The named pools: `pool=size` or `pool=default`, alone or among passes.
+pub const POOLS: &[&str] = &["default", "size"];
+
+/// The passes of the named pool `name`.
+pub fn named_pool(name: &str) -> Option<Vec<&'static str>> {
+    match name {
+        "default" => Some(DEFAULT_POOL.to_vec()),
+        "size" => Some(size_pool()),
+        _ => None,
+    }
+}
+
+/// A pool as given (`pool=size,loop-unroll`): named pools are replaced by
 /// their passes; a pass named twice is kept once, where it first appears.
 ///
 /// ```
-/// use passlab::tune::{expand_pool, SIZE_POOL};
-/// let p = expand_pool(&["size".to_string(), "gvn-sink".to_string(), "loop-unroll".to_string()]);
-/// assert_eq!(p.len(), SIZE_POOL.len() + 1);
+/// use passlab::tune::{expand_pool, size_pool};
+/// let p = expand_pool(&["size".to_string(), "mergefunc".to_string(), "loop-unroll".to_string()]);
+/// assert_eq!(p.len(), size_pool().len() + 1);
 /// assert_eq!(p.last().unwrap(), "loop-unroll");
 /// ```
 pub fn expand_pool(names: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for n in names {
-        let passes: Vec<String> = match POOLS.iter().find(|(name, _)| name == n) {
-            Some((_, p)) => p.iter().map(|s| s.to_string()).collect(),
+        let passes: Vec<String> = match named_pool(n) {
+            Some(p) => p.iter().map(|s| s.to_string()).collect(),
             None => vec![n.clone()],
         };
         for p in passes {
@@ -246,10 +212,12 @@ mod tests {
 
     #[test]
     fn every_pass_of_the_oz_ordering_is_in_the_size_pool_and_parses() {
+        let size = size_pool();
         for p in OZ_ORDERING {
-            assert!(SIZE_POOL.contains(p), "{p}");
+            assert!(size.contains(p), "{p}");
         }
-        for p in SIZE_POOL.iter().chain(DEFAULT_POOL) {
+        assert_eq!(OZ_ORDERING.len(), 43);
+        for p in size.iter().chain(DEFAULT_POOL) {
             crate::pipeline::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
         }
     }

@@ -167,6 +167,22 @@ impl Search {
         }
     }
 
+    /// When a budget in seconds ends, once the search has started: the
+    /// session stops the evaluating child then, whatever it is doing (a
+    /// trial still running is not counted).
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        match (self.budget, &self.strategy, self.started) {
+            (_, Strategy::List(_), _) | (Budget::Trials(_), _, _) | (_, _, None) => None,
+            (Budget::Seconds(s), _, Some(t)) => Some(t + Duration::from_secs_f64(s)),
+        }
+    }
+
+    /// Ends the search: the ordering proposed and not told is dropped.
+    pub(crate) fn finish(&mut self) {
+        self.finished = true;
+        self.proposed = None;
+    }
+
     /// Whether a budget in seconds is left to another process to decide
     /// (see the field).
     pub(crate) fn set_follow(&mut self, follow: bool) {

@@ -1,5 +1,6 @@
 #![allow(dead_code)]
 pub mod inputs;
+pub mod opt19;
 
 /// A search trial's phase, index, ordering, instructions and verdict: what
 /// must repeat when a search does.

@@ -28,9 +28,9 @@ pub(super) fn details() -> String {
          exec ARG... [stdin=…]: the module's main run as a program, its exit status and output checked; \
          without them, nothing is checked\n  \
          goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
-         strategy=random,greedy,hill,local   (default random; several run one after another, each with the whole budget; local: from LLVM's -Oz as single passes, moves around the best)\n  \
-         trials=N | seconds=S   (per strategy; default trials=100)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
-         pool=P,...   (default below; size: the pool for code size, -Oz's passes and more, named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
+         strategy=random,greedy,hill,local   (several run one after another, each with the whole budget; local: from -Oz's own pipeline as 43 actions, one or two moves around the best; with neither strategy= nor pool=, goal=instructions searches locally over pool=size, the search for IR size; otherwise the default is random over the default pool)\n  \
+         trials=N | seconds=S   (per strategy; default trials=100; when the seconds are up, a trial still running is stopped and not counted)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
+         pool=P,...   (size: the pool for code size, -Oz's 43 actions, the IR outliner, -Oz's simplification without inlining and more; named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
          :tune apply [N]: run the Nth best ordering on the current module (:undo puts it back)\n  \
          :tune save NAME [N]: define it as a pass (as :pass NAME = ORDERING)\n  \
          the default pool ({} passes): {}",
@@ -45,11 +45,11 @@ pub(super) fn details() -> String {
 pub(super) fn pool(command: &str, v: &str) -> Result<Vec<String>> {
     let names = comma_list(v);
     for n in &names {
-        if crate::tune::POOLS.iter().any(|(p, _)| p == n) {
+        if crate::tune::POOLS.contains(&n.as_str()) {
             continue;
         }
         if let Err(e) = crate::pipeline::parse(n) {
-            let pools = crate::nearest_names(n, crate::tune::POOLS.iter().map(|(p, _)| *p));
+            let pools = crate::nearest_names(n, crate::tune::POOLS.iter().copied());
             if pools.is_empty() {
                 return Err(e);
             }
@@ -153,6 +153,8 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
             other => return Err(bad_setting(other)),
         }
     }
+    let given = |name: &str| a.settings.iter().any(|(k, _)| k == name);
+    spec.goal_defaults(given("strategy"), given("pool"));
     if !time.is_empty() {
         let t = Args {
             command: "tune".into(),

@@ -178,7 +178,8 @@ impl SweepSpec {
     /// scripts = ["build.plab"]       # each module a script leaves is a program
     /// cflags = ["-DNDEBUG"]
     /// goal = "instructions"          # or size, runtime, 0.5*size+0.5*runtime
-    /// strategy = ["random", "hill"]  # or orderings = ["O2", "instcombine,gvn"]
+    /// strategy = ["random", "hill"]  # or orderings = ["O2", "instcombine,gvn"]; default as :tune's
+    ///                                # (local over pool "size" for instructions, else random)
     /// trials = 200                   # or seconds = 30 (per strategy)
     /// seed = 1
     /// length = [10, 40]
@@ -323,6 +324,10 @@ impl SweepSpec {
         if !pool.is_empty() {
             tune.pool = crate::tune::expand_pool(&pool);
         }
+        tune.goal_defaults(
+            !strategies.is_empty() || !orderings.is_empty(),
+            !pool.is_empty(),
+        );
         tune.validate()?;
         let cflags = strings(path, &t, "cflags")?;
         // Programs: the corpus's files, the scripts' modules, and [[program]]s.
