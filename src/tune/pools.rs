@@ -169,16 +169,23 @@ pub fn size_pool() -> Vec<&'static str> {
     out
 }
 
-/// The named pools: `pool=size` or `pool=default`, alone or among passes.
-pub const POOLS: &[&str] = &["default", "size"];
+fn default_pool() -> Vec<&'static str> {
+    DEFAULT_POOL.to_vec()
+}
+
+/// A named pool's passes.
+pub type PoolPasses = fn() -> Vec<&'static str>;
+
+/// The named pools, each with its passes: `pool=size` or `pool=default`,
+/// alone or among passes.
+pub const POOLS: &[(&str, PoolPasses)] = &[("default", default_pool), ("size", size_pool)];
 
 /// The passes of the named pool `name`.
 pub fn named_pool(name: &str) -> Option<Vec<&'static str>> {
-    match name {
-        "default" => Some(DEFAULT_POOL.to_vec()),
-        "size" => Some(size_pool()),
-        _ => None,
-    }
+    POOLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, passes)| passes())
 }
 
 /// A pool as given (`pool=size,loop-unroll`): named pools are replaced by

@@ -45,11 +45,11 @@ pub(super) fn details() -> String {
 pub(super) fn pool(command: &str, v: &str) -> Result<Vec<String>> {
     let names = comma_list(v);
     for n in &names {
-        if crate::tune::POOLS.contains(&n.as_str()) {
+        if crate::tune::POOLS.iter().any(|(p, _)| p == n) {
             continue;
         }
         if let Err(e) = crate::pipeline::parse(n) {
-            let pools = crate::nearest_names(n, crate::tune::POOLS.iter().copied());
+            let pools = crate::nearest_names(n, crate::tune::POOLS.iter().map(|(p, _)| *p));
             if pools.is_empty() {
                 return Err(e);
             }
