@@ -112,6 +112,17 @@ setup_python() {
     export PATH="$PWD/$venv/bin:$PATH"
 }
 
+# The Python package (python/: PyO3 and maturin) installed into target/venv
+# from the repository, editable (the venv imports python/passlab/, where
+# maturin puts the extension): for release (`setup`, benchmarks) or in the
+# test profile (`test`). maturin builds it in a cargo command of its own, so
+# passlab is compiled once more for it.
+install_python_package() {
+    local profile=()
+    [ "$1" = release ] && profile=(--release)
+    VIRTUAL_ENV="$PWD/target/venv" target/venv/bin/maturin develop --locked -q "${profile[@]}" -m python/Cargo.toml
+}
+
 # The REPL and the kernel for release, always together: Cargo unifies
 # features over the packages of one command, so building one of them alone
 # would compile passlab again with another set (a minute, for nothing).
@@ -178,8 +189,10 @@ setup)
     setup_reduce
     build_release
     setup_rust target/release/passlab
+    setup_python
+    install_python_package release
     link_inputs
-    echo "passlab: ready. The REPL: target/release/passlab; the Jupyter kernel: target/release/passlab-kernel install --user" >&2
+    echo "passlab: ready. The REPL: target/release/passlab; the Jupyter kernel: target/release/passlab-kernel install --user; Python: target/venv/bin/python, where 'import passlab' works" >&2
     ;;
 demo)
     # Only what the main job runs: the REPL binary (no Rust-cell worker;
@@ -232,6 +245,7 @@ test)
     mkdir -p "$PASSLAB_EVCXR_DIR"
     find "$PASSLAB_EVCXR_DIR" -mindepth 1 -maxdepth 1 ! -name 0 -exec rm -rf {} +
     install_kernel debug
+    phase "build: the python package (test profile)" install_python_package debug
     # Four streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
     # 1. in the background, the worker's build folder is warmed (passlab
@@ -264,6 +278,8 @@ test)
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
     # (--no-fail-fast: every failing test binary in one run, not the first)
     phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
+    # The Python package's tests (python/tests).
+    phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
     phase "waiting for the transcripts" wait_for "$transcripts" target/logs/transcripts.log
     phase "waiting for the twins" wait_for "$twins" target/logs/twins.log
     phase "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log

@@ -64,6 +64,21 @@
 
 using namespace llvm;
 
+// `any_cast` compares the address of `Any::TypeId<T>::Id` with the one the
+// code that made the `Any` used. Those variables are template statics that
+// every object using them defines (weakly): in an executable the loader
+// makes libLLVM use the executable's copy, but a shared object hides its
+// symbols (a Rust cdylib such as the Python module exports only its entry
+// point), so its own copies would differ from libLLVM's and every cast
+// would fail. Declaring them instantiated elsewhere makes the shim refer to
+// libLLVM's, which exports them.
+namespace llvm {
+extern template char Any::TypeId<const Module *>::Id;
+extern template char Any::TypeId<const Function *>::Id;
+extern template char Any::TypeId<const LazyCallGraph::SCC *>::Id;
+extern template char Any::TypeId<const Loop *>::Id;
+} // namespace llvm
+
 extern "C" {
 
 /// Receives a byte string from the shim (messages, bitcode, pass lists).
@@ -123,6 +138,7 @@ void initTargets() { plab_init_targets(); }
 
 // ---------------------------------------------------------------------------
 // Instrumentation: which IR unit a callback's `Any` holds, and its name.
+
 
 int unitOf(Any IR, const void *&handle) {
   if (const auto *M = any_cast<const Module *>(&IR)) {

@@ -243,3 +243,32 @@ fn the_scanner_finds_what_a_file_takes_from_the_crate() {
         "use crate::a;"
     );
 }
+
+/// The front ends — the REPL, the kernel, the Python module — go through
+/// the core: none names inkwell or LLVM's C API (the core's own types,
+/// such as `passlab::llvm::IrUnit`, are the core's).
+#[test]
+fn no_front_end_names_llvm_bindings() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for front in ["repl/src", "kernel/src", "python/src"] {
+        let mut files = vec![root.join(front)];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = code(&std::fs::read_to_string(&path).unwrap());
+                for word in ["inkwell", "llvm_sys", "LLVMModuleRef", "LLVMValueRef"] {
+                    if text.contains(word) {
+                        found.push(format!("{}: {word}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "front ends naming LLVM's bindings:\n{}",
+        found.join("\n")
+    );
+}

@@ -1,0 +1,54 @@
+"""passlab from Python.
+
+The same core as passlab's REPL and Jupyter kernel, with the Python API of
+TVM's pass infrastructure (the seeds)::
+
+    import passlab
+    from passlab.transform import PassContext, LLVMPass, Sequential
+
+    mod = passlab.Module.from_c("int sq(int x) { return x * x; }")
+    seq = Sequential([LLVMPass("mem2reg"), LLVMPass("instcombine")])
+    with PassContext(opt_level=2):
+        mod = seq(mod)
+    print(mod.instcount)
+
+* :class:`Module`: LLVM IR from C or C++ (clang-19), IR text, bitcode.
+* :mod:`passlab.transform`: ``PassContext``, passes, ``module_pass``.
+* :mod:`passlab.instrument`: ``pass_instrument`` and the built-in
+  instruments.
+* :class:`Error` and one subclass per kind of error.
+"""
+
+from ._passlab import (  # noqa: F401
+    LLVM_VERSION,
+    ChartError,
+    CodegenError,
+    CommandError,
+    CompileError,
+    ConfigError,
+    DependencyCycleError,
+    Error,
+    FunctionSetChangedError,
+    InstrumentError,
+    InternalError,
+    InterruptedError,
+    InvalidError,
+    IoError,
+    LinkError,
+    Module,
+    NotFoundError,
+    ParseError,
+    PassFailedError,
+    PipelineError,
+    ToolError,
+    UnknownPassError,
+    VerifyError,
+)
+from . import instrument, transform  # noqa: F401
+
+__all__ = [
+    "Module",
+    "Error",
+    "transform",
+    "instrument",
+]

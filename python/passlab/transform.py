@@ -1,0 +1,81 @@
+"""Passes and the contexts they run in: TVM's ``tvm.transform`` over LLVM.
+
+A pass is called on a module, ``mod = pass_(mod)``; it changes ``mod`` in
+place and returns it (passlab modules are mutable: ``mod.copy()`` keeps the
+original). If the pass fails — an error, a Python exception in a Python
+pass or an instrument, IR that no longer verifies — the module is left as
+it was and the error is raised.
+"""
+
+import functools
+import inspect
+
+from ._passlab import (  # noqa: F401
+    LLVMPass,
+    ModulePass,
+    Pass,
+    PassContext,
+    PassInfo,
+    PrintIR,
+    Sequential,
+    config_options,
+    list_passes,
+    make_module_pass,
+    parse_pipeline,
+)
+
+__all__ = [
+    "PassContext",
+    "Pass",
+    "PassInfo",
+    "ModulePass",
+    "LLVMPass",
+    "Sequential",
+    "PrintIR",
+    "module_pass",
+    "parse_pipeline",
+    "list_passes",
+    "config_options",
+]
+
+
+def module_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Makes a module pass from a Python function or class (TVM's decorator).
+
+    Decorating a function ``transform(mod, ctx)`` gives the pass; decorating
+    a class with ``transform_module(self, mod, ctx)`` gives a class whose
+    instances are passes. The function changes ``mod`` in place (returning
+    ``None`` or ``mod``) or returns another :class:`passlab.Module` to take
+    its place::
+
+        @module_pass(opt_level=1, name="o3-inside")
+        def o3_inside(mod, ctx):
+            return LLVMPass("default<O3>")(mod)
+    """
+    if opt_level is None:
+        raise TypeError("module_pass needs opt_level, as TVM's does: module_pass(opt_level=1)")
+    if required is not None and not isinstance(required, (list, tuple)):
+        raise TypeError("required is a list of pass names")
+    required = list(required or [])
+
+    def create(fn):
+        pass_name = name if name else fn.__name__
+        if inspect.isclass(fn):
+            if not hasattr(fn, "transform_module"):
+                raise TypeError(
+                    f"class {fn.__name__} has no transform_module(self, mod, ctx) method"
+                )
+
+            @functools.wraps(fn, updated=())
+            def make(*args, **kwargs):
+                instance = fn(*args, **kwargs)
+                return make_module_pass(instance.transform_module, pass_name, opt_level, required)
+
+            return make
+        if not callable(fn):
+            raise TypeError("module_pass decorates a function or a class")
+        return make_module_pass(fn, pass_name, opt_level, required)
+
+    if pass_func is not None:
+        return create(pass_func)
+    return create

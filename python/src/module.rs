@@ -1,0 +1,311 @@
+//! `passlab.Module`: a module Python owns, or one lent to Python code for
+//! the length of a call (an instrument's hook sees the module a pass is
+//! running on; a Python pass gets the module to change). A lent module
+//! refuses every use once its call has returned, rather than reach a
+//! module that may be gone.
+
+use crate::errors::{self, check};
+use crate::run_core;
+use passlab::module::{Lang, Level, Source};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::rc::Rc;
+
+/// An LLVM IR module: from C or C++ (clang-19, as clang hands it to its
+/// pipeline), IR text, bitcode or a file.
+#[pyclass(name = "Module", module = "passlab", unsendable)]
+pub struct PyModule_ {
+    holder: Holder,
+}
+
+enum Holder {
+    Owned(passlab::Module),
+    /// A module the core owns, lent for one call.
+    Lent {
+        module: NonNull<passlab::Module>,
+        alive: Rc<Cell<bool>>,
+        mutable: bool,
+    },
+}
+
+impl PyModule_ {
+    pub fn owned(module: passlab::Module) -> Self {
+        PyModule_ {
+            holder: Holder::Owned(module),
+        }
+    }
+
+    pub fn get(&self) -> PyResult<&passlab::Module> {
+        match &self.holder {
+            Holder::Owned(m) => Ok(m),
+            Holder::Lent { module, alive, .. } => {
+                if !alive.get() {
+                    return Err(gone());
+                }
+                // SAFETY: `alive` is true only while the call that lent the
+                // module runs (`lend` clears it when the call returns, even
+                // by an exception), and the lender keeps the module alive
+                // and unmoved for that call. Objects of this class never
+                // leave the thread that made them (`unsendable`).
+                Ok(unsafe { module.as_ref() })
+            }
+        }
+    }
+
+    pub fn get_mut(&mut self) -> PyResult<&mut passlab::Module> {
+        match &mut self.holder {
+            Holder::Owned(m) => Ok(m),
+            Holder::Lent {
+                module,
+                alive,
+                mutable,
+            } => {
+                if !alive.get() {
+                    return Err(gone());
+                }
+                if !*mutable {
+                    return Err(PyRuntimeError::new_err(
+                        "this module is lent to an instrument to read; \
+                         an instrument cannot change it (write a pass)",
+                    ));
+                }
+                // SAFETY: as in `get`; a mutable loan comes from a `&mut`
+                // the lender does not use until the call returns.
+                Ok(unsafe { module.as_mut() })
+            }
+        }
+    }
+}
+
+fn gone() -> PyErr {
+    PyRuntimeError::new_err(
+        "this module was lent to a hook or a pass for the length of that call, \
+         which has returned; keep mod.copy() instead",
+    )
+}
+
+/// What `__reduce__` gives pickle: `Module.from_bitcode` and its arguments.
+type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, String));
+
+/// Calls `f` with `module` lent to Python as a `passlab.Module`; the loan
+/// ends when `f` returns.
+pub fn lend<R>(
+    py: Python<'_>,
+    module: NonNull<passlab::Module>,
+    mutable: bool,
+    f: impl FnOnce(&Bound<'_, PyModule_>) -> PyResult<R>,
+) -> PyResult<R> {
+    struct EndLoan(Rc<Cell<bool>>);
+    impl Drop for EndLoan {
+        fn drop(&mut self) {
+            self.0.set(false);
+        }
+    }
+    let alive = Rc::new(Cell::new(true));
+    let _end = EndLoan(alive.clone());
+    let object = Bound::new(
+        py,
+        PyModule_ {
+            holder: Holder::Lent {
+                module,
+                alive,
+                mutable,
+            },
+        },
+    )?;
+    f(&object)
+}
+
+/// C or C++ given as a path or as source text: a `pathlib.Path`, or a
+/// string of one line ending in a C or C++ extension, is a path.
+fn c_source(source: &Bound<'_, PyAny>, name: Option<&str>, lang: Option<&str>) -> PyResult<Source> {
+    let lang = lang.map(|l| check(Lang::parse(l))).transpose()?;
+    if !source.is_instance_of::<pyo3::types::PyString>() {
+        let path: PathBuf = source.extract().map_err(|_| {
+            PyTypeError::new_err("from_c takes source text or a path (str or os.PathLike)")
+        })?;
+        return file_source(path, name, lang);
+    }
+    let text: String = source.extract()?;
+    let looks_like_path = !text.contains('\n')
+        && [".c", ".cc", ".cpp", ".cxx", ".h"]
+            .iter()
+            .any(|ext| text.trim_end().ends_with(ext));
+    if looks_like_path {
+        return file_source(PathBuf::from(text.trim()), name, lang);
+    }
+    let lang = lang.unwrap_or(Lang::C);
+    let default_name = if lang == Lang::C {
+        "input.c"
+    } else {
+        "input.cpp"
+    };
+    Ok(Source::text(lang, &text, name.unwrap_or(default_name)))
+}
+
+fn file_source(path: PathBuf, name: Option<&str>, lang: Option<Lang>) -> PyResult<Source> {
+    let source = match lang {
+        Some(lang) => Source::file_as(&path, lang),
+        None => check(Source::file(&path))?,
+    };
+    Ok(match name {
+        Some(n) => source.named(n),
+        None => source,
+    })
+}
+
+#[pymethods]
+impl PyModule_ {
+    /// Compiles C or C++ with clang-19 and takes the IR as clang hands it to
+    /// its own pipeline at `level` (`-O<level> -Xclang -disable-llvm-passes`):
+    /// `Module.from_c(text)`, `Module.from_c("file.c")`,
+    /// `Module.from_c(pathlib.Path(...), level="O1", args=["-DN=4"])`.
+    #[staticmethod]
+    #[pyo3(signature = (source, name=None, level="O2", args=None, lang=None))]
+    fn from_c(
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        name: Option<&str>,
+        level: &str,
+        args: Option<Vec<String>>,
+        lang: Option<&str>,
+    ) -> PyResult<Self> {
+        let level = check(Level::parse(level))?;
+        let source = c_source(source, name, lang)?
+            .level(level)
+            .clang_args(args.unwrap_or_default());
+        run_core(py, || passlab::Module::load(&[source])).map(Self::owned)
+    }
+
+    /// Parses LLVM IR text (verified, as opt-19 does).
+    #[staticmethod]
+    #[pyo3(signature = (text, name="module.ll"))]
+    fn from_ir(py: Python<'_>, text: &str, name: &str) -> PyResult<Self> {
+        run_core(py, || passlab::Module::from_ir(text, name)).map(Self::owned)
+    }
+
+    /// Reads LLVM bitcode.
+    #[staticmethod]
+    #[pyo3(signature = (data, name="module.bc"))]
+    fn from_bitcode(py: Python<'_>, data: &[u8], name: &str) -> PyResult<Self> {
+        run_core(py, || passlab::Module::from_bitcode(data, name)).map(Self::owned)
+    }
+
+    /// Loads a `.ll`, `.bc`, `.c` or C++ file.
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        run_core(py, || passlab::Module::from_file(&path)).map(Self::owned)
+    }
+
+    /// The module's name.
+    #[getter]
+    fn name(&self) -> PyResult<String> {
+        Ok(self.get()?.name())
+    }
+
+    /// The target triple.
+    #[getter]
+    fn triple(&self) -> PyResult<String> {
+        Ok(self.get()?.triple())
+    }
+
+    /// Instructions in function bodies (CompilerGym's IrInstructionCount).
+    #[getter]
+    fn instcount(&self) -> PyResult<u64> {
+        Ok(self.get()?.instruction_count())
+    }
+
+    /// Names of the functions with a body, in module order.
+    #[getter]
+    fn functions(&self) -> PyResult<Vec<String>> {
+        Ok(self.get()?.defined_functions())
+    }
+
+    /// Functions, blocks, instructions, and instructions per opcode.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.get()?.stats();
+        let d = PyDict::new(py);
+        d.set_item("functions", s.functions)?;
+        d.set_item("blocks", s.blocks)?;
+        d.set_item("instructions", s.instructions)?;
+        let ops = PyDict::new(py);
+        for (op, n) in &s.per_opcode {
+            ops.set_item(op, n)?;
+        }
+        d.set_item("opcodes", ops)?;
+        Ok(d)
+    }
+
+    /// The IR text of the module, or of one function.
+    #[pyo3(signature = (function=None))]
+    fn text(&self, function: Option<&str>) -> PyResult<String> {
+        let m = self.get()?;
+        match function {
+            None => Ok(m.print()),
+            Some(f) => check(m.print_function(f)),
+        }
+    }
+
+    /// The module as bitcode.
+    fn bitcode<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.get()?.bitcode()))
+    }
+
+    /// Writes the module: IR text for `.ll`, bitcode for `.bc`.
+    fn save(&self, path: PathBuf) -> PyResult<()> {
+        check(self.get()?.save(path))
+    }
+
+    /// Raises VerifyError with LLVM's report when the module does not verify.
+    fn verify(&self) -> PyResult<()> {
+        self.get()?.verify().map_err(|report| {
+            errors::to_py(passlab::Error::Verify {
+                pass: "verify".into(),
+                message: report,
+                ir: None,
+            })
+        })
+    }
+
+    /// An independent copy (what a lent module gives to keep).
+    fn copy(&self) -> PyResult<Self> {
+        Ok(Self::owned(self.get()?.copy()))
+    }
+
+    fn __copy__(&self) -> PyResult<Self> {
+        self.copy()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.copy()
+    }
+
+    /// Pickles as bitcode (Ray and multiprocessing send modules so).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let this = slf.borrow();
+        let m = this.get()?;
+        let ctor = py.get_type::<PyModule_>().getattr("from_bitcode")?;
+        Ok((ctor, (PyBytes::new(py, &m.bitcode()), m.name())))
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        Ok(self.get()?.print())
+    }
+
+    fn __repr__(&self) -> String {
+        match self.get() {
+            Ok(m) => format!(
+                "<passlab.Module '{}': {} functions, {} instructions>",
+                m.name(),
+                m.defined_functions().len(),
+                m.instruction_count()
+            ),
+            Err(_) => "<passlab.Module (a loan that has ended)>".into(),
+        }
+    }
+}

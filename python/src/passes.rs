@@ -1,0 +1,292 @@
+//! `Pass` and its kinds. A pass is the core's [`PassRef`]; calling it on a
+//! module is the core's transactional `apply` under the current context
+//! (a failure leaves the module as it was), and a `Sequential` gates its
+//! passes by that context as `:run` does.
+
+use crate::errors::{check, stash};
+use crate::module::{lend, PyModule_};
+use crate::{context, run_core};
+use passlab::instrument::PassRun;
+use passlab::llvm::IrUnit;
+use passlab::registry::{self, PassKind};
+use passlab::{ModulePass, PassInfo, PassRef, PrintIr, Sequential};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// A pass's name, opt level, required passes and description; in an
+/// instrument's hooks also the IR unit it runs on (`module`, `cgscc`,
+/// `function`, `loop`), that unit's name, its nesting depth, whether LLVM
+/// runs it inside one of its pipelines, and (after it) whether it may have
+/// changed anything.
+#[pyclass(name = "PassInfo", module = "passlab.transform", frozen, get_all)]
+pub struct PyPassInfo {
+    name: String,
+    opt_level: u32,
+    required: Vec<String>,
+    description: String,
+    ir_unit: Option<&'static str>,
+    target: Option<String>,
+    depth: Option<usize>,
+    inside_llvm: Option<bool>,
+    may_have_changed: Option<bool>,
+}
+
+pub fn unit_name(unit: IrUnit) -> &'static str {
+    match unit {
+        IrUnit::Module => "module",
+        IrUnit::Cgscc => "cgscc",
+        IrUnit::Function => "function",
+        IrUnit::Loop => "loop",
+        IrUnit::Other => "other",
+    }
+}
+
+impl PyPassInfo {
+    pub fn of(info: &PassInfo) -> Self {
+        PyPassInfo {
+            name: info.name.clone(),
+            opt_level: info.opt_level,
+            required: info.required.clone(),
+            description: info.description.clone(),
+            ir_unit: None,
+            target: None,
+            depth: None,
+            inside_llvm: None,
+            may_have_changed: None,
+        }
+    }
+
+    pub fn of_run(run: &PassRun<'_>, after: bool) -> Self {
+        PyPassInfo {
+            ir_unit: Some(unit_name(run.unit)),
+            target: Some(run.target.to_string()),
+            depth: Some(run.depth),
+            inside_llvm: Some(run.inside_llvm),
+            may_have_changed: after.then_some(run.may_have_changed),
+            ..Self::of(run.info)
+        }
+    }
+}
+
+#[pymethods]
+impl PyPassInfo {
+    fn __repr__(&self) -> String {
+        let mut s = format!(
+            "PassInfo(name={:?}, opt_level={}, required={:?}",
+            self.name, self.opt_level, self.required
+        );
+        if let (Some(unit), Some(target)) = (self.ir_unit, &self.target) {
+            s.push_str(&format!(", ir_unit={unit:?}, target={target:?}"));
+        }
+        s.push(')');
+        s
+    }
+}
+
+/// A pass: `mod = pass_(mod)` runs it on `mod` (in place; the same module
+/// is returned) under the current PassContext. If it fails, `mod` is as it
+/// was and the error is raised.
+#[pyclass(name = "Pass", module = "passlab.transform", subclass, frozen)]
+pub struct PyPass {
+    pub pass: PassRef,
+}
+
+#[pymethods]
+impl PyPass {
+    fn __call__<'py>(&self, module: Bound<'py, PyModule_>) -> PyResult<Bound<'py, PyModule_>> {
+        let py = module.py();
+        {
+            let mut m = module.try_borrow_mut().map_err(|_| {
+                PyTypeError::new_err(
+                    "this module is being transformed by a pass already; \
+                     a hook or pass gets the module it may use as its argument",
+                )
+            })?;
+            let core = m.get_mut()?;
+            let pass = self.pass.clone();
+            run_core(py, || pass.apply(core))?;
+        }
+        Ok(module)
+    }
+
+    /// The pass's PassInfo.
+    #[getter]
+    fn info(&self) -> PyPassInfo {
+        PyPassInfo::of(self.pass.info())
+    }
+
+    /// The passes of a sequential, in order (empty for other kinds).
+    #[getter]
+    fn passes(&self) -> Vec<PyPass> {
+        self.pass
+            .children()
+            .iter()
+            .map(|p| PyPass { pass: p.clone() })
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        let info = self.pass.info();
+        format!(
+            "<passlab Pass '{}' opt_level={}>",
+            info.name, info.opt_level
+        )
+    }
+}
+
+/// One pass by the name `:run` takes: any LLVM pass with its parameters
+/// (`instcombine`, `loop-unroll<O3>`, `function(loop-mssa(licm))`,
+/// `default<O2>`) or a passlab pass.
+#[pyclass(name = "LLVMPass", module = "passlab.transform", extends = PyPass, frozen)]
+pub struct PyLlvmPass;
+
+#[pymethods]
+impl PyLlvmPass {
+    #[new]
+    fn new(name: &str) -> PyResult<(Self, PyPass)> {
+        let pass = check(registry::get_pass(name))?;
+        Ok((PyLlvmPass, PyPass { pass }))
+    }
+}
+
+/// Runs its passes in order, each gated by the current context (opt level,
+/// required and disabled passes), TVM's Sequential.
+#[pyclass(name = "Sequential", module = "passlab.transform", extends = PyPass, frozen)]
+pub struct PySequential;
+
+#[pymethods]
+impl PySequential {
+    #[new]
+    #[pyo3(signature = (passes=None, opt_level=0, name="sequential", required=None))]
+    fn new(
+        passes: Option<Vec<PyRef<'_, PyPass>>>,
+        opt_level: u32,
+        name: &str,
+        required: Option<Vec<String>>,
+    ) -> PyResult<(Self, PyPass)> {
+        let passes = passes
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.pass.clone())
+            .collect();
+        let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+        Ok((
+            PySequential,
+            PyPass {
+                pass: Arc::new(Sequential::with_info(info, passes)),
+            },
+        ))
+    }
+}
+
+/// Prints the module at its point of a sequence and changes nothing.
+#[pyclass(name = "PrintIR", module = "passlab.transform", extends = PyPass, frozen)]
+pub struct PyPrintIr;
+
+#[pymethods]
+impl PyPrintIr {
+    #[new]
+    #[pyo3(signature = (header=""))]
+    fn new(header: &str) -> (Self, PyPass) {
+        (
+            PyPrintIr,
+            PyPass {
+                pass: Arc::new(PrintIr::new(header)),
+            },
+        )
+    }
+}
+
+/// A pass written in Python over the whole module (`module_pass`).
+#[pyclass(name = "ModulePass", module = "passlab.transform", extends = PyPass, frozen)]
+pub struct PyModulePass;
+
+/// A pipeline as `:run` takes it (`mem2reg,instcombine`, `default<O2>`).
+#[pyfunction]
+pub fn parse_pipeline(text: &str) -> PyResult<PyPass> {
+    check(passlab::pipeline::parse(text)).map(|pass| PyPass { pass })
+}
+
+/// A module pass whose body is `transform(mod, ctx)`, a Python callable:
+/// it changes `mod` in place or returns another `passlab.Module` to take
+/// its place. An exception leaves the module as it was and is raised to the
+/// caller as itself.
+#[pyfunction]
+#[pyo3(signature = (transform, name, opt_level, required=None))]
+pub fn make_module_pass(
+    py: Python<'_>,
+    transform: Py<PyAny>,
+    name: &str,
+    opt_level: u32,
+    required: Option<Vec<String>>,
+) -> PyResult<Py<PyModulePass>> {
+    if name.trim().is_empty() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a pass needs a name",
+        ));
+    }
+    let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+    let pass_name = name.to_string();
+    let pass = ModulePass::new(info, move |m, _ctx| {
+        Python::attach(|py| {
+            let result = lend(py, NonNull::from(&mut *m), true, |lent| {
+                let ctx = context::current(py)?;
+                let out = transform.bind(py).call1((lent.clone(), ctx))?;
+                if out.is_none() || out.is(lent) {
+                    return Ok(None);
+                }
+                let other = out.cast::<PyModule_>().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "module pass '{pass_name}' returned {}; a module pass returns \
+                         a passlab.Module or None",
+                        out.get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default()
+                    ))
+                })?;
+                let snapshot = other.borrow().get()?.snapshot();
+                Ok(Some(snapshot))
+            });
+            match result {
+                Ok(None) => Ok(()),
+                Ok(Some(snapshot)) => m.restore(&snapshot),
+                Err(e) => Err(stash(e)),
+            }
+        })
+    });
+    let init = PyClassInitializer::from(PyPass {
+        pass: Arc::new(pass),
+    })
+    .add_subclass(PyModulePass);
+    Py::new(py, init)
+}
+
+/// Every pass in the registry: name, kind (`rust` or LLVM's IR unit),
+/// parameters, opt level and description.
+#[pyfunction]
+pub fn list_passes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    registry::passes()
+        .into_iter()
+        .map(|e| {
+            let d = PyDict::new(py);
+            d.set_item("name", &e.name)?;
+            match &e.kind {
+                PassKind::Rust => {
+                    d.set_item("kind", "rust")?;
+                    d.set_item("params", py.None())?;
+                }
+                PassKind::Llvm { unit, params } => {
+                    d.set_item("kind", unit_name(*unit))?;
+                    d.set_item("params", params)?;
+                }
+            }
+            d.set_item("opt_level", e.opt_level)?;
+            d.set_item("description", &e.description)?;
+            Ok(d)
+        })
+        .collect()
+}
