@@ -43,6 +43,9 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::make_module_pass, m)?)?;
     m.add_function(wrap_pyfunction!(passes::list_passes, m)?)?;
     m.add_function(wrap_pyfunction!(context::config_options, m)?)?;
+    m.add_function(wrap_pyfunction!(module::feature_names, m)?)?;
+    m.add_function(wrap_pyfunction!(passes::pools, m)?)?;
+    m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;
     m.add("LLVM_VERSION", "19")?;
     Ok(())
 }

@@ -88,6 +88,40 @@ fn gone() -> PyErr {
     )
 }
 
+/// CompilerGym's feature spaces.
+#[derive(Clone, Copy)]
+pub enum Space {
+    InstCount,
+    Autophase,
+    InstCountNorm,
+}
+
+/// A feature space by CompilerGym's name (any case).
+pub fn feature_space(name: &str) -> PyResult<Space> {
+    match name.to_ascii_lowercase().as_str() {
+        "instcount" => Ok(Space::InstCount),
+        "autophase" => Ok(Space::Autophase),
+        "instcountnorm" => Ok(Space::InstCountNorm),
+        _ => Err(errors::to_py(passlab::Error::Invalid(format!(
+            "unknown feature space '{name}'; valid are: InstCount, Autophase, InstCountNorm"
+        )))),
+    }
+}
+
+/// The names of a feature space's values, in order.
+#[pyfunction]
+pub fn feature_names(space: &str) -> PyResult<Vec<String>> {
+    use passlab::module::features as f;
+    Ok(match feature_space(space)? {
+        Space::InstCount => f::instcount_names().iter().map(|s| s.to_string()).collect(),
+        Space::Autophase => f::AUTOPHASE.iter().map(|s| s.to_string()).collect(),
+        Space::InstCountNorm => f::instcount_names()[1..]
+            .iter()
+            .map(|s| format!("{s}Norm"))
+            .collect(),
+    })
+}
+
 /// What `__reduce__` gives pickle: `Module.from_bitcode` and its arguments.
 type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, String));
 
@@ -219,6 +253,13 @@ impl PyModule_ {
         Ok(self.get()?.instruction_count())
     }
 
+    /// A hash of the module's IR: equal fingerprints, equal modules (what
+    /// a gym step uses to tell an action that changed nothing).
+    #[getter]
+    fn fingerprint(&self) -> PyResult<u64> {
+        Ok(self.get()?.fingerprint())
+    }
+
     /// Names of the functions with a body, in module order.
     #[getter]
     fn functions(&self) -> PyResult<Vec<String>> {
@@ -238,6 +279,20 @@ impl PyModule_ {
         }
         d.set_item("opcodes", ops)?;
         Ok(d)
+    }
+
+    /// CompilerGym's observation features of the module: `InstCount` (70
+    /// counts), `Autophase` (56) or `InstCountNorm` (69 fractions), with
+    /// CompilerGym's definitions (see `feature_names`).
+    #[pyo3(signature = (space="InstCount"))]
+    fn features(&self, py: Python<'_>, space: &str) -> PyResult<Py<PyAny>> {
+        let space = feature_space(space)?;
+        let f = self.get()?.features();
+        Ok(match space {
+            Space::InstCount => f.instcount.into_pyobject(py)?.into_any().unbind(),
+            Space::Autophase => f.autophase.into_pyobject(py)?.into_any().unbind(),
+            Space::InstCountNorm => f.instcount_norm().into_pyobject(py)?.into_any().unbind(),
+        })
     }
 
     /// The IR text of the module, or of one function.

@@ -290,3 +290,27 @@ pub fn list_passes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         })
         .collect()
 }
+
+/// The named pools of passes `:tune` draws from (`default`, `size`), each
+/// as the pass texts `:run` takes.
+#[pyfunction]
+pub fn pools() -> Vec<(String, Vec<String>)> {
+    passlab::tune::POOLS
+        .iter()
+        .map(|(name, passes)| {
+            (
+                name.to_string(),
+                passes().iter().map(|p| p.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// -Oz's own pipeline as the actions that make it, one after the other.
+#[pyfunction]
+pub fn oz_ordering() -> Vec<String> {
+    passlab::tune::OZ_ORDERING
+        .iter()
+        .map(|p| p.to_string())
+        .collect()
+}

@@ -374,18 +374,28 @@ impl Autophase {
 
 impl Module {
     /// CompilerGym's `InstCount` and `Autophase` features of this module
-    /// (computed on a copy with its debug info stripped).
+    /// (computed on a copy with its debug info stripped, when it has any:
+    /// a module without the "Debug Info Version" flag has none, since
+    /// LLVM strips debug info from modules that lack it, and is read as it
+    /// is — a copy costs more than the counting).
     pub fn features(&self) -> Features {
-        let copy = self.copy();
+        // SAFETY: reads one module flag of the live module `self` owns.
+        let has_debug_info =
+            unsafe { llvm_sys::debuginfo::LLVMGetModuleDebugMetadataVersion(self.raw()) } != 0;
+        let copy = has_debug_info.then(|| self.copy());
+        let source = copy.as_ref().unwrap_or(self);
         let mut counts: HashMap<&'static str, i64> = HashMap::new();
         let mut ap = Autophase::default();
         let (mut insts, mut blocks, mut funcs) = (0i64, 0i64, 0i64);
-        // SAFETY: the copy is this function's own module; debug info is
-        // stripped from it, then it is only read: functions, blocks,
-        // instructions, their operands and types, all alive while `copy` is.
+        // SAFETY: `source` is alive for the whole block; a copy is this
+        // function's own module, whose debug info is stripped; then the
+        // module is only read: functions, blocks, instructions, their
+        // operands and types, all alive while `source` is.
         unsafe {
-            let m = copy.raw();
-            llvm_sys::debuginfo::LLVMStripModuleDebugInfo(m);
+            let m = source.raw();
+            if copy.is_some() {
+                llvm_sys::debuginfo::LLVMStripModuleDebugInfo(m);
+            }
             let mut f = LLVMGetFirstFunction(m);
             while !f.is_null() {
                 funcs += 1;
@@ -649,5 +659,23 @@ mod tests {
         assert_eq!(ap(&f, "const32Bit"), 4);
         assert_eq!((ap(&f, "numConstOnes"), ap(&f, "numConstZeroes")), (1, 1));
         assert_eq!(ap(&f, "UncondBranches"), 1);
+    }
+
+    /// Debug info is stripped before counting (CompilerGym's `makeModule`):
+    /// the same C with and without `-g` gives the same features, the module
+    /// with debug info is counted on a copy and left as it was.
+    #[test]
+    fn debug_info_does_not_count() {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }";
+        let load = |args: &[&str]| {
+            Module::load(&[crate::Source::text(crate::Lang::C, src, "f.c").clang_args(args.iter().copied())])
+                .unwrap()
+        };
+        let plain = load(&[]);
+        let debug = load(&["-g"]);
+        assert!(debug.print().contains("!DILocation"));
+        let text = debug.print();
+        assert_eq!(debug.features(), plain.features());
+        assert_eq!(debug.print(), text);
     }
 }
