@@ -37,6 +37,7 @@ from ._passlab import (  # noqa: F401
     LinkError,
     Module,
     NotFoundError,
+    Session,
     ParseError,
     PassFailedError,
     PipelineError,
@@ -45,6 +46,15 @@ from ._passlab import (  # noqa: F401
     VerifyError,
 )
 from . import instrument, transform  # noqa: F401
+
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext passlab``: the ``%%passlab`` and ``%passlab`` magics."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
 
 __all__ = [
     "Module",

@@ -24,6 +24,8 @@ mod errors;
 mod instruments;
 mod module;
 mod passes;
+mod search;
+mod session;
 
 #[pymodule]
 fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -36,6 +38,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<passes::PyPrintIr>()?;
     m.add_class::<passes::PyModulePass>()?;
     m.add_class::<context::PyPassContext>()?;
+    m.add_class::<session::PySession>()?;
     m.add_class::<instruments::PyTiming>()?;
     m.add_class::<instruments::PyIrSize>()?;
     m.add_class::<instruments::PyCounts>()?;
@@ -45,6 +48,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(context::config_options, m)?)?;
     m.add_function(wrap_pyfunction!(module::feature_names, m)?)?;
     m.add_function(wrap_pyfunction!(passes::pools, m)?)?;
+    m.add_function(wrap_pyfunction!(search::tune_instructions, m)?)?;
     m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;
     m.add("LLVM_VERSION", "19")?;
     Ok(())

@@ -666,10 +666,13 @@ mod tests {
     /// with debug info is counted on a copy and left as it was.
     #[test]
     fn debug_info_does_not_count() {
-        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }";
+        let src =
+            "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }";
         let load = |args: &[&str]| {
-            Module::load(&[crate::Source::text(crate::Lang::C, src, "f.c").clang_args(args.iter().copied())])
-                .unwrap()
+            Module::load(&[
+                crate::Source::text(crate::Lang::C, src, "f.c").clang_args(args.iter().copied())
+            ])
+            .unwrap()
         };
         let plain = load(&[]);
         let debug = load(&["-g"]);
