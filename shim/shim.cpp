@@ -1199,6 +1199,10 @@ void plab_delete_body(LLVMValueRef F) { reinterpret_cast<Function *>(F)->deleteB
 
 const char *plab_opcode_name(unsigned op) { return Instruction::getOpcodeName(op); }
 
+const char *plab_instruction_opcode_name(LLVMValueRef I) {
+  return unwrap<Instruction>(I)->getOpcodeName();
+}
+
 // ---------------------------------------------------------------------------
 // IR units and single functions, for instruments that work per pass.
 

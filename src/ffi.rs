@@ -215,6 +215,7 @@ extern "C" {
     pub fn plab_opcode_limit() -> usize;
     pub fn plab_delete_body(f: LLVMValueRef);
     pub fn plab_opcode_name(op: u32) -> *const c_char;
+    pub fn plab_instruction_opcode_name(i: LLVMValueRef) -> *const c_char;
     pub fn plab_unit_functions(
         unit: i32,
         handle: *const c_void,

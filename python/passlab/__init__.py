@@ -45,7 +45,7 @@ from ._passlab import (  # noqa: F401
     UnknownPassError,
     VerifyError,
 )
-from . import instrument, transform  # noqa: F401
+from . import instrument, ir, transform  # noqa: F401
 
 
 
@@ -61,4 +61,5 @@ __all__ = [
     "Error",
     "transform",
     "instrument",
+    "ir",
 ]

@@ -11,6 +11,7 @@ import functools
 import inspect
 
 from ._passlab import (  # noqa: F401
+    FunctionPass,
     LLVMPass,
     ModulePass,
     Pass,
@@ -20,6 +21,7 @@ from ._passlab import (  # noqa: F401
     Sequential,
     config_options,
     list_passes,
+    make_function_pass,
     make_module_pass,
     parse_pipeline,
 )
@@ -29,10 +31,12 @@ __all__ = [
     "Pass",
     "PassInfo",
     "ModulePass",
+    "FunctionPass",
     "LLVMPass",
     "Sequential",
     "PrintIR",
     "module_pass",
+    "function_pass",
     "parse_pipeline",
     "list_passes",
     "config_options",
@@ -75,6 +79,44 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
         if not callable(fn):
             raise TypeError("module_pass decorates a function or a class")
         return make_module_pass(fn, pass_name, opt_level, required)
+
+    if pass_func is not None:
+        return create(pass_func)
+    return create
+
+
+def function_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Makes a function pass from a Python function or class (TVM's
+    decorator): ``transform(func, mod, ctx)``, or a class with
+    ``transform_function(self, func, mod, ctx)``, called for each function
+    with a body (not those marked optnone). ``func`` is the function as a
+    :class:`passlab.ir.Value`, changed in place through :mod:`passlab.ir`;
+    the body returns None. Adding or removing functions is an error; the
+    module is verified after the pass and put back if it fails.
+    """
+    if opt_level is None:
+        raise TypeError("function_pass needs opt_level, as TVM's does: function_pass(opt_level=1)")
+    if required is not None and not isinstance(required, (list, tuple)):
+        raise TypeError("required is a list of pass names")
+    required = list(required or [])
+
+    def create(fn):
+        pass_name = name if name else fn.__name__
+        if inspect.isclass(fn):
+            if not hasattr(fn, "transform_function"):
+                raise TypeError(
+                    f"class {fn.__name__} has no transform_function(self, func, mod, ctx) method"
+                )
+
+            @functools.wraps(fn, updated=())
+            def make(*args, **kwargs):
+                instance = fn(*args, **kwargs)
+                return make_function_pass(instance.transform_function, pass_name, opt_level, required)
+
+            return make
+        if not callable(fn):
+            raise TypeError("function_pass decorates a function or a class")
+        return make_function_pass(fn, pass_name, opt_level, required)
 
     if pass_func is not None:
         return create(pass_func)

@@ -81,6 +81,21 @@ impl PyModule_ {
     }
 }
 
+impl PyModule_ {
+    /// The module for an edit through the IR API: only a module lent to a
+    /// Python pass, which verifies the IR when it returns and puts the
+    /// module back if it fails.
+    pub fn edit_ir(&mut self) -> PyResult<&mut passlab::Module> {
+        if matches!(self.holder, Holder::Owned(_)) {
+            return Err(PyRuntimeError::new_err(
+                "IR is changed inside a pass (module_pass or function_pass), which verifies \
+                 it and puts the module back if it fails; this module is not lent to one",
+            ));
+        }
+        self.get_mut()
+    }
+}
+
 fn gone() -> PyErr {
     PyRuntimeError::new_err(
         "this module was lent to a hook or a pass for the length of that call, \
@@ -233,6 +248,21 @@ impl PyModule_ {
     #[staticmethod]
     fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         run_core(py, || passlab::Module::from_file(&path)).map(Self::owned)
+    }
+
+    /// A function of the module as an IR value (`mod["sq"]`).
+    fn __getitem__(slf: &Bound<'_, Self>, name: &str) -> PyResult<crate::ir::PyValue> {
+        crate::ir::function(slf, name)
+    }
+
+    /// Every function of the module (declarations too) as IR values.
+    fn ir_functions(slf: &Bound<'_, Self>) -> PyResult<Vec<crate::ir::PyValue>> {
+        crate::ir::functions(slf)
+    }
+
+    /// An integer constant of the type `i1`…`i64` (inside a pass).
+    fn const_int(slf: &Bound<'_, Self>, ty: &str, value: i64) -> PyResult<crate::ir::PyValue> {
+        crate::ir::const_int(slf, ty, value)
     }
 
     /// The module's name.

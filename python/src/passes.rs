@@ -204,6 +204,62 @@ impl PyPrintIr {
 #[pyclass(name = "ModulePass", module = "passlab.transform", extends = PyPass, frozen)]
 pub struct PyModulePass;
 
+/// A pass written in Python over one function at a time (`function_pass`).
+#[pyclass(name = "FunctionPass", module = "passlab.transform", extends = PyPass, frozen)]
+pub struct PyFunctionPass;
+
+/// A function pass whose body is `transform(func, mod, ctx)`, a Python
+/// callable: `func` is the function as a `passlab.ir.Value`, edited in
+/// place through the IR API (the body returns None, or `func`). Functions
+/// marked optnone are skipped; adding or removing functions is an error;
+/// an exception leaves the module as it was and is raised as itself.
+#[pyfunction]
+#[pyo3(signature = (transform, name, opt_level, required=None))]
+pub fn make_function_pass(
+    py: Python<'_>,
+    transform: Py<PyAny>,
+    name: &str,
+    opt_level: u32,
+    required: Option<Vec<String>>,
+) -> PyResult<Py<PyFunctionPass>> {
+    if name.trim().is_empty() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a pass needs a name",
+        ));
+    }
+    let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+    let pass_name = name.to_string();
+    let pass = passlab::FunctionPass::by_name(info, move |m, function, _ctx| {
+        Python::attach(|py| {
+            lend(py, NonNull::from(&mut *m), true, |lent| {
+                let ctx = context::current(py)?;
+                let func = crate::ir::function(lent, function)?;
+                let func = Bound::new(py, func)?;
+                let out = transform
+                    .bind(py)
+                    .call1((func.clone(), lent.clone(), ctx))?;
+                if out.is_none() || out.is(&func) {
+                    return Ok(());
+                }
+                Err(PyTypeError::new_err(format!(
+                    "function pass '{pass_name}' returned {}; a function pass edits the \
+                     function in place and returns None",
+                    out.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                )))
+            })
+            .map_err(stash)
+        })
+    });
+    let init = PyClassInitializer::from(PyPass {
+        pass: Arc::new(pass),
+    })
+    .add_subclass(PyFunctionPass);
+    Py::new(py, init)
+}
+
 /// A pipeline as `:run` takes it (`mem2reg,instcombine`, `default<O2>`).
 #[pyfunction]
 pub fn parse_pipeline(text: &str) -> PyResult<PyPass> {

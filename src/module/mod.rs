@@ -15,6 +15,7 @@
 
 mod clang;
 pub mod features;
+pub mod ir;
 mod source;
 mod stats;
 
@@ -55,6 +56,8 @@ pub struct Module {
     /// The last snapshot taken and the fingerprint the module had then: a
     /// module that has not changed since is not written out again.
     last_snapshot: RefCell<Option<(u64, Snapshot)>>,
+    /// The handles the IR API gave out (see [`ir`]).
+    ir: ir::TrackerCell,
 }
 
 impl Drop for Module {
@@ -228,6 +231,7 @@ impl Module {
             raw,
             ctx,
             last_snapshot: RefCell::new(None),
+            ir: Default::default(),
         };
         module.set_name_counters(counters);
         let snapshot = Snapshot {
@@ -404,6 +408,7 @@ impl Module {
             raw,
             ctx: self.ctx.clone(),
             last_snapshot: RefCell::new(None),
+            ir: Default::default(),
         };
         copy.set_name_counters(&self.name_counters());
         copy
@@ -523,6 +528,13 @@ impl Module {
         )?;
         *self = restored;
         Ok(())
+    }
+
+    /// Says that the module may have changed by means other than the IR
+    /// API (a pass ran): the IR handles given out so far are refused from
+    /// now on.
+    pub(crate) fn ir_changed(&self) {
+        self.ir.borrow_mut().changed();
     }
 
     /// Gives `f` the module as inkwell sees it; this is how Rust passes read

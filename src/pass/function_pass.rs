@@ -9,6 +9,15 @@ use inkwell::values::FunctionValue;
 use std::collections::BTreeSet;
 
 type FunctionFn = dyn for<'ctx> Fn(FunctionValue<'ctx>, &PassContext) -> Result<()> + Send + Sync;
+type NamedFn = dyn Fn(&mut Module, &str, &PassContext) -> Result<()> + Send + Sync;
+
+enum Body {
+    /// Gets each function as inkwell sees it (Rust passes).
+    Inkwell(Box<FunctionFn>),
+    /// Gets the module and each function's name (code that reaches the IR
+    /// through the checked IR API, such as passes written in Python).
+    Named(Box<NamedFn>),
+}
 
 /// A pass over each function with a body, written as a closure. Functions
 /// marked `optnone` or [`passlab-skip`](crate::module::SKIP_ATTRIBUTE) are
@@ -16,7 +25,7 @@ type FunctionFn = dyn for<'ctx> Fn(FunctionValue<'ctx>, &PassContext) -> Result<
 /// than an intrinsic declaration) is an error naming the pass.
 pub struct FunctionPass {
     info: PassInfo,
-    body: Box<FunctionFn>,
+    body: Body,
 }
 
 impl FunctionPass {
@@ -27,7 +36,20 @@ impl FunctionPass {
     {
         FunctionPass {
             info,
-            body: Box::new(body),
+            body: Body::Inkwell(Box::new(body)),
+        }
+    }
+
+    /// A function pass whose body gets the module and one function's name
+    /// at a time (the same functions, skipped ones aside, and the same
+    /// checks as [`new`](FunctionPass::new)).
+    pub fn by_name<F>(info: PassInfo, body: F) -> FunctionPass
+    where
+        F: Fn(&mut Module, &str, &PassContext) -> Result<()> + Send + Sync + 'static,
+    {
+        FunctionPass {
+            info,
+            body: Body::Named(Box::new(body)),
         }
     }
 }
@@ -55,8 +77,24 @@ impl Pass for FunctionPass {
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let name = &self.info.name;
         let before = function_set(module);
-        guard_panics(name, || {
-            module.with_ir(|ir| {
+        guard_panics(name, || match &self.body {
+            Body::Named(body) => {
+                let names: Vec<String> = module.with_ir(|ir| {
+                    ir.get_functions()
+                        .filter(|f| f.count_basic_blocks() > 0 && !is_skipped(*f))
+                        .map(|f| f.get_name().to_string_lossy().into_owned())
+                        .collect()
+                });
+                for fname in names {
+                    // A body that (wrongly) deleted a later function: the
+                    // set check below reports it.
+                    if module.function_ref(&fname).is_ok() {
+                        body(module, &fname, ctx)?;
+                    }
+                }
+                Ok(())
+            }
+            Body::Inkwell(body) => module.with_ir(|ir| {
                 // Look each function up by name when its turn comes, so that a
                 // body that (wrongly) deletes another function cannot leave us
                 // holding a dangling handle; the set check below reports it.
@@ -71,10 +109,10 @@ impl Pass for FunctionPass {
                     if func.count_basic_blocks() == 0 || is_skipped(func) {
                         continue;
                     }
-                    (self.body)(func, ctx)?;
+                    body(func, ctx)?;
                 }
                 Ok(())
-            })
+            }),
         })?;
         let after = function_set(module);
         if let Some(added) = after.difference(&before).next() {

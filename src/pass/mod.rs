@@ -84,6 +84,8 @@ impl dyn Pass + '_ {
     pub fn apply_in(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
         let before = module.fingerprint();
         let snapshot = module.snapshot_at(before);
+        // No IR handle given out before the pass is used after it.
+        module.ir_changed();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             call(self, module, ctx).and_then(|()| {
                 crate::error::panic_point("pass::apply");
@@ -95,6 +97,8 @@ impl dyn Pass + '_ {
                 }
             })
         }));
+        // Nor any taken while it ran.
+        module.ir_changed();
         match result {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
