@@ -190,8 +190,10 @@ def run_notebook(page, lab, path):
     # The kernel has started when the execution indicator says idle.
     indicator = page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status='idle']")
     indicator.first.wait_for(timeout=60_000)
-    # The status bar says when the kernel is connected and idle.
-    page.get_by_text("passlab | Idle").first.wait_for(timeout=60_000)
+    # The status bar says when the kernel is connected and idle (passlab's,
+    # or the one the notebook names: ipykernel for lesson 12).
+    kernel = json.load(open(path))["metadata"].get("kernelspec", {}).get("display_name", "passlab")
+    page.get_by_text(f"{kernel} | Idle").first.wait_for(timeout=60_000)
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
 
     def run_all():

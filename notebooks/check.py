@@ -1,4 +1,5 @@
 """Executes notebooks headlessly through the installed `passlab` kernel
+(or the kernel a notebook names: `python3` for lesson 12)
 (nbclient) and compares each cell's outputs with the stored ones, nbval
 style: text (streams, text/plain, errors) must match exactly after masking
 what varies from run to run, value by value (times, percentages, runtimes,
@@ -132,7 +133,10 @@ def check(path, bless):
         if cell.cell_type == "code":
             cell.outputs = []
     folder = os.path.dirname(os.path.abspath(path))
-    NotebookClient(nb, kernel_name="passlab", timeout=600,
+    # The lessons' own kernel, or the one a notebook names (lesson 12 runs
+    # in ipykernel).
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "passlab")
+    NotebookClient(nb, kernel_name=kernel, timeout=600,
                    resources={"metadata": {"path": folder}}).execute()
     if bless:
         nbformat.write(nb, path)

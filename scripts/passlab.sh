@@ -308,6 +308,18 @@ bench)
         python3 benches/machine_code.py
         python benches/remarks.py
         python3 benches/hunt.py
+        install_python_package release
+        python python/benches/steps.py
+        ;;
+    python)
+        # The Python package: gym steps/s against an opt-19 process per
+        # step, a Python instrument's overhead on default<O2> over sqlite3
+        # (python/benches/steps.py says what it measures).
+        shift
+        setup_python
+        link_inputs
+        install_python_package release
+        python python/benches/steps.py "$@"
         ;;
     instruments)
         shift
@@ -367,7 +379,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks|python [steps|instrument]]" >&2
     exit 2
     ;;
 esac

@@ -6,6 +6,7 @@ ending its processes, not with ``ray stop``, which would stop every Ray on
 the machine."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -64,6 +65,7 @@ def cluster():
         except ProcessLookupError:
             pass
         head.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_corpus_searched_as_ray_tasks_equals_one_process(cluster, zlib):

@@ -1,0 +1,125 @@
+"""passlab from Python, measured (``bash scripts/passlab.sh bench python``):
+
+1. gym steps per second — one action (a pass over the whole module) and the
+   InstCount observation — on a small and a large program, against an
+   ``opt-19`` process per step running the same actions on the same
+   bitcode (reading and writing bitcode, no observation: a lower bound on
+   what a process-per-step environment costs); CompilerGym's published
+   figure for its LLVM environment is about 1,760 steps/s on small
+   programs;
+2. a Python instrument's overhead: ``default<O2>`` over sqlite3 with an
+   instrument whose ``run_before_pass`` and ``run_after_pass`` are Python
+   (called for every pass LLVM runs inside the pipeline), against no
+   instrument.
+
+Medians of several rounds; the ratios are of the same run.
+"""
+
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import passlab
+import passlab.gym
+from passlab.instrument import pass_instrument
+from passlab.transform import LLVMPass, PassContext
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+INPUTS = ROOT / "target" / "inputs"
+
+
+def gym_rate(path, steps, rounds, seed=0):
+    """passlab's steps/s and opt-19's, for the same `steps` random actions."""
+    env = passlab.gym.LlvmEnv(benchmark=path)
+    rng = np.random.default_rng(seed)
+    actions = [int(a) for a in rng.integers(env.action_space.n, size=steps)]
+    ours, theirs = [], []
+    with tempfile.TemporaryDirectory(prefix="passlab-bench-") as tmp:
+        env.reset(seed=seed)
+        start = os.path.join(tmp, "start.bc")
+        env.module.save(start)
+        for _ in range(rounds):
+            env.reset(seed=seed)
+            t = time.perf_counter()
+            for a in actions:
+                env.step(a)
+            ours.append(steps / (time.perf_counter() - t))
+            at = start
+            t = time.perf_counter()
+            for i, a in enumerate(actions):
+                out = os.path.join(tmp, f"s{i % 2}.bc")
+                subprocess.run(
+                    ["opt-19", "--relocation-model=pic", f"-passes={env.action_names[a]}", at, "-o", out],
+                    check=True,
+                )
+                at = out
+            theirs.append(steps / (time.perf_counter() - t))
+    return env._initial, statistics.median(ours), statistics.median(theirs)
+
+
+@pass_instrument
+class CountPasses:
+    def __init__(self):
+        self.before = 0
+        self.after = 0
+
+    def run_before_pass(self, mod, info):
+        self.before += 1
+
+    def run_after_pass(self, mod, info):
+        self.after += 1
+
+
+def instrument_overhead(path, rounds):
+    base = passlab.Module.from_c(path)
+    o2 = LLVMPass("default<O2>")
+
+    def run(instruments):
+        m = base.copy()
+        t = time.perf_counter()
+        with PassContext(instruments=instruments):
+            o2(m)
+        return time.perf_counter() - t, m.instcount
+
+    plain, with_python = [], []
+    counter = None
+    for _ in range(rounds):
+        t, n_plain = run([])
+        plain.append(t)
+        counter = CountPasses()
+        t, n_instr = run([counter])
+        with_python.append(t)
+        assert n_plain == n_instr
+    return base.instcount, statistics.median(plain), statistics.median(with_python), counter.before
+
+
+def main():
+    which = sys.argv[1:] or ["steps", "instrument"]
+    if "steps" in which:
+        print("gym steps per second: random actions from the size pool, InstCount observations")
+        print(f"{'program':<14}{'instructions':>13}{'passlab':>10}{'opt-19':>9}{'ratio':>8}")
+        for name, path, steps, rounds in [
+            ("compress.c", INPUTS / "zlib" / "compress.c", 300, 5),
+            ("adler32.c", INPUTS / "zlib" / "adler32.c", 300, 5),
+            ("sqlite3.c", INPUTS / "sqlite3" / "sqlite3.c", 12, 3),
+        ]:
+            n, ours, theirs = gym_rate(path, steps, rounds)
+            print(f"{name:<14}{n:>13}{ours:>10.1f}{theirs:>9.1f}{ours / theirs:>7.1f}x")
+        print("(CompilerGym's published figure: about 1,760 steps/s on small programs)")
+    if "instrument" in which:
+        n, plain, python, passes = instrument_overhead(INPUTS / "sqlite3" / "sqlite3.c", 3)
+        print(
+            f"default<O2> over sqlite3.c ({n} instructions): {plain:.2f} s without instruments, "
+            f"{python:.2f} s with a Python instrument called before and after each of {passes} passes: "
+            f"{python / plain:.3f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Lesson 12's script twin: written from the notebook (python_twin.py), it
+runs as a script and prints what the notebook stores, cell after cell (the
+notebook itself runs in JupyterLab in the browser test)."""
+
+import os
+import subprocess
+import sys
+
+import nbformat
+
+from conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+sys.path.insert(0, str(NOTEBOOKS))
+
+import check  # noqa: E402
+import python_twin  # noqa: E402
+
+LESSON = NOTEBOOKS / "12-python.ipynb"
+
+
+def test_the_twin_is_written_from_the_notebook():
+    assert (NOTEBOOKS / "12-python.py").read_text() == python_twin.twin(str(LESSON)), (
+        "python notebooks/python_twin.py notebooks/12-python.ipynb writes it again"
+    )
+
+
+def test_the_twin_runs_and_prints_what_the_notebook_stores():
+    run = subprocess.run(
+        [sys.executable, "12-python.py"], cwd=NOTEBOOKS, capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    printed = check.mask(run.stdout)
+    at = 0
+    nb = nbformat.read(LESSON, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream" and out["name"] == "stdout":
+                text = check.mask(out["text"]).strip("\n")
+            elif out["output_type"] == "execute_result":
+                text = check.mask(out["data"]["text/plain"]).strip("\n")
+            else:
+                continue
+            found = printed.find(text, at)
+            assert found >= 0, f"cell {i}: the twin did not print, after what came before:\n{text}"
+            at = found + len(text)
