@@ -44,9 +44,15 @@ import string
 import subprocess
 import tempfile
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+except ImportError as e:  # pragma: no cover - depends on the venv
+    raise ImportError(
+        f"passlab.gym needs gymnasium and numpy ({e}): pip install gymnasium numpy, "
+        "or install passlab with its gym extra (pip install './python[gym]')"
+    ) from e
 
 from . import _passlab
 from ._passlab import Module

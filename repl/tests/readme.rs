@@ -1,6 +1,6 @@
 //! The documentation's examples are tests, as ripgrep's and the Rust
-//! book's are: every fenced block of README.md, ARCHITECTURE.md and the
-//! lessons' prose (the Markdown cells of `notebooks/*.ipynb`) is run as a
+//! book's are: every fenced block of README.md, ARCHITECTURE.md, the guides
+//! in `docs/` and the lessons' prose (the Markdown cells of `notebooks/*.ipynb`) is run as a
 //! newcomer would run it, in a scratch folder that holds the repository's
 //! files and zlib's sources as `zlib/`, and must succeed:
 //!
@@ -15,6 +15,9 @@
 //!   `exits with status N` says the status it must end with, else 0;
 //! * `rust`: README.md's are the library's doctests (`src/lib.rs` includes
 //!   the README under `cfg(doctest)`), so here they are only counted;
+//! * `python`: a script, run by the project's venv Python
+//!   (`target/venv/bin/python`, where the set-up installs the package), in
+//!   the scratch folder;
 //! * `text`: not a program (a diagram).
 //!
 //! A block whose first line is the comment `# not run by the tests: WHY`
@@ -66,8 +69,19 @@ fn fenced(text: &str, at: &dyn Fn(usize) -> String) -> Vec<Block> {
 fn documents() -> Vec<Block> {
     let root = root();
     let mut blocks = Vec::new();
-    for doc in ["README.md", "ARCHITECTURE.md"] {
-        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+    let mut docs: Vec<String> = vec!["README.md".into(), "ARCHITECTURE.md".into()];
+    let mut guides: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".md"))
+                .map(|n| format!("docs/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    guides.sort();
+    docs.extend(guides);
+    for doc in docs {
+        let text = std::fs::read_to_string(root.join(&doc)).unwrap();
         blocks.extend(fenced(&text, &|n| format!("{doc}:{n}")));
     }
     let mut lessons: Vec<PathBuf> = std::fs::read_dir(root.join("notebooks"))
@@ -283,6 +297,35 @@ fn run_shell(b: &Block, dir: &Path) -> Result<usize, String> {
     Ok(ran)
 }
 
+/// A Python block, run as a script by the venv's Python in `dir`.
+fn run_python(b: &Block, dir: &Path, n: usize) -> Result<(), String> {
+    let python = root().join("target/venv/bin/python");
+    if !python.exists() {
+        return Err(format!(
+            "{}: {} is missing (the set-up makes it: bash scripts/passlab.sh setup)",
+            b.at,
+            python.display()
+        ));
+    }
+    let script = dir.join(format!("block-{n}.py"));
+    std::fs::write(&script, &b.text).map_err(|e| e.to_string())?;
+    let out = Command::new(&python)
+        .arg(&script)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("{}: {e}", b.at))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{}: python failed ({}):\n{}{}",
+            b.at,
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
 #[test]
 fn every_example_in_the_docs_runs_as_written() {
     let dir = scratch();
@@ -300,6 +343,7 @@ fn every_example_in_the_docs_runs_as_written() {
             "plab" => run_plab(b, &dir, n).map(|_| 1),
             "toml" => run_spec(b, &dir).map(|_| 1),
             "sh" => run_shell(b, &dir),
+            "python" => run_python(b, &dir, n).map(|_| 1),
             "rust" if b.at.starts_with("README.md:") && readme_doctests => {
                 doctests += 1;
                 Ok(0)
@@ -310,11 +354,11 @@ fn every_example_in_the_docs_runs_as_written() {
             )),
             "text" => Ok(0),
             "" => Err(format!(
-                "{}: a block without an info string (plab, toml, sh, rust or text)",
+                "{}: a block without an info string (plab, toml, sh, python, rust or text)",
                 b.at
             )),
             other => Err(format!(
-                "{}: a block of '{other}': the test runs plab, toml, sh and rust",
+                "{}: a block of '{other}': the test runs plab, toml, sh, python and rust",
                 b.at
             )),
         };
