@@ -358,33 +358,22 @@ fn prefixes() {
 /// -disable-llvm-passes`, passlab's `level=O1`), where functions can be
 /// inlined.
 fn corpus() -> Vec<(String, passlab::Source)> {
-    let zlib = [
-        "adler32", "compress", "crc32", "deflate", "infback", "inffast", "inflate", "inftrees",
-        "trees", "uncompr",
-    ];
-    let lua = [
-        "lapi", "lcode", "ldebug", "ldo", "ldump", "lfunc", "lgc", "llex", "lmem", "lobject",
-        "lparser", "lstate", "lstring", "ltable", "ltm", "lundump", "lvm", "lzio",
-    ];
     let o1 = passlab::module::Level::O1;
-    let mut out: Vec<(String, passlab::Source)> = zlib
+    passlab::tune::SAMPLE_CORPUS
         .iter()
-        .map(|f| {
-            (
-                format!("zlib/{f}.c"),
-                inputs::zlib_source(&format!("{f}.c")).level(o1),
-            )
+        .map(|name| {
+            let (set, file) = name.split_once('/').unwrap();
+            let dir = match set {
+                "zlib" => inputs::zlib_dir(),
+                _ => inputs::lua_dir(),
+            };
+            let src = passlab::Source::file(dir.join(file))
+                .unwrap()
+                .clang_args([format!("-I{}", dir.display())])
+                .level(o1);
+            (name.to_string(), src)
         })
-        .collect();
-    let dir = inputs::lua_dir();
-    for f in lua {
-        let src = passlab::Source::file(dir.join(format!("{f}.c")))
-            .unwrap()
-            .clang_args([format!("-I{}", dir.display())])
-            .level(o1);
-        out.push((format!("lua/{f}.c"), src));
-    }
-    out
+        .collect()
 }
 
 /// CompilerGym's `llvm-ic-v0` protocol on this corpus: clang's -O1

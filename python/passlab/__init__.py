@@ -46,6 +46,7 @@ from ._passlab import (  # noqa: F401
     VerifyError,
 )
 from . import instrument, ir, transform  # noqa: F401
+from .jit import JIT, Assembly, Buffer  # noqa: F401
 
 
 
@@ -58,6 +59,8 @@ def load_ipython_extension(ipython):
 
 __all__ = [
     "Module",
+    "JIT",
+    "Buffer",
     "Error",
     "transform",
     "instrument",

@@ -10,7 +10,8 @@ environment (``llvm-ic-v0``) on LLVM 19.
     env.unwrapped.validate()          # the episode replayed by opt-19
 
 * ``benchmark``: a C, C++, IR or bitcode file, a folder of them, a
-  :class:`passlab.Module`, or a list of these; an episode takes one (chosen
+  :class:`passlab.Module`, a list of these, or ``"samples"``: the 28 C
+  files of the README's leaderboard (zlib and Lua); an episode takes one (chosen
   with the environment's random generator, or ``options={"benchmark": x}``
   in ``reset``). C is compiled as CompilerGym's cBench-v1 was:
   ``clang-19 -O1 -Xclang -disable-llvm-passes`` (``level="O1"``).
@@ -85,8 +86,32 @@ def passlab_error(message):
     return _passlab.InvalidError(message)
 
 
+def sample_inputs():
+    """passlab's sample inputs (``target/inputs`` of the passlab checkout
+    this package was built from, or of ``PASSLAB_SOURCE``), linked there by
+    the set-up."""
+    root = os.environ.get("PASSLAB_SOURCE")
+    root = pathlib.Path(root) if root else pathlib.Path(__file__).resolve().parents[2]
+    folder = root / "target" / "inputs"
+    if not (folder / "zlib").is_dir():
+        raise _passlab.IoError(
+            f"{folder}: passlab's sample inputs are not there; run the set-up "
+            "(bash scripts/passlab.sh setup) in a passlab checkout and set PASSLAB_SOURCE to it"
+        )
+    return folder
+
+
+def samples():
+    """The leaderboard's corpus (28 real C files from zlib and Lua, the
+    README's "Beating -Oz"): ``benchmark="samples"``."""
+    folder = sample_inputs()
+    return [folder / name for name in _passlab.sample_corpus()]
+
+
 def _sources(benchmark):
     """The benchmarks a `benchmark=` argument names, in a fixed order."""
+    if isinstance(benchmark, str) and benchmark == "samples":
+        return samples()
     if benchmark is None:
         raise passlab_error(
             "no benchmark: give a C, C++, IR or bitcode file, a folder of them, "
@@ -207,7 +232,10 @@ class LlvmEnv(gymnasium.Env):
             elif source.suffix in (".ll", ".bc"):
                 module = Module.from_file(source)
             else:
-                module = Module.from_c(source, level=self.level, args=self.clang_args)
+                # Its own folder on the include path, as the leaderboard
+                # compiles the samples.
+                args = [f"-I{source.parent}"] + self.clang_args
+                module = Module.from_c(source, level=self.level, args=args)
             oz = module.copy()
             with PassContext(opt_level=2, config=OPT19_CONFIG):
                 LLVMPass("default<Oz>")(oz)

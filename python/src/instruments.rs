@@ -182,6 +182,22 @@ impl PyTiming {
         self.inner.report().tree_text()
     }
 
+    /// In a notebook: the tree as text, and as a table.
+    #[pyo3(signature = (include=None, exclude=None))]
+    fn _repr_mimebundle_<'py>(
+        &self,
+        py: Python<'py>,
+        include: Option<Bound<'py, PyAny>>,
+        exclude: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let _ = (include, exclude);
+        let report = self.inner.report();
+        let d = PyDict::new(py);
+        d.set_item("text/plain", report.tree_text())?;
+        d.set_item("text/html", report.tree_table().to_html())?;
+        Ok(d)
+    }
+
     /// One row per pass name: name, IR unit, runs, own and total seconds.
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner

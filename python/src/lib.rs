@@ -23,6 +23,7 @@ mod context;
 mod errors;
 mod instruments;
 mod ir;
+mod jit;
 mod module;
 mod passes;
 mod search;
@@ -41,6 +42,9 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyPassContext>()?;
     m.add_class::<session::PySession>()?;
     m.add_class::<ir::PyValue>()?;
+    m.add_class::<jit::PyBuffer>()?;
+    m.add_class::<jit::PyJit>()?;
+    m.add_class::<jit::PyAssembly>()?;
     m.add_class::<passes::PyFunctionPass>()?;
     m.add_class::<instruments::PyTiming>()?;
     m.add_class::<instruments::PyIrSize>()?;
@@ -54,6 +58,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::pools, m)?)?;
     m.add_function(wrap_pyfunction!(search::tune_instructions, m)?)?;
     m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;
+    m.add_function(wrap_pyfunction!(passes::sample_corpus, m)?)?;
     m.add("LLVM_VERSION", "19")?;
     Ok(())
 }

@@ -265,6 +265,40 @@ impl PyModule_ {
         crate::ir::const_int(slf, ty, value)
     }
 
+    /// The machine code LLVM's code generator makes for the module (or one
+    /// function), at `opt_level`, in `syntax` (`att`, `intel`); displayed in
+    /// a notebook side by side with the source when there is debug info.
+    #[pyo3(signature = (function=None, opt_level=2, syntax="att", all=false))]
+    fn asm(
+        slf: &Bound<'_, Self>,
+        function: Option<String>,
+        opt_level: u32,
+        syntax: &str,
+        all: bool,
+    ) -> PyResult<crate::jit::PyAssembly> {
+        crate::jit::asm(slf, function, opt_level, syntax, all)
+    }
+
+    /// In a notebook: the summary, and the IR highlighted as passlab's
+    /// kernel shows it (when it is not too long to).
+    #[pyo3(signature = (include=None, exclude=None))]
+    fn _repr_mimebundle_<'py>(
+        &self,
+        py: Python<'py>,
+        include: Option<Bound<'py, PyAny>>,
+        exclude: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let _ = (include, exclude);
+        let d = PyDict::new(py);
+        d.set_item("text/plain", self.__repr__())?;
+        if let Ok(m) = self.get() {
+            if let Some(html) = passlab::highlight::ir(&m.print()) {
+                d.set_item("text/html", html)?;
+            }
+        }
+        Ok(d)
+    }
+
     /// The module's name.
     #[getter]
     fn name(&self) -> PyResult<String> {

@@ -362,6 +362,12 @@ pub fn pools() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// The leaderboard's corpus, as paths under passlab's sample inputs.
+#[pyfunction]
+pub fn sample_corpus() -> Vec<&'static str> {
+    passlab::tune::SAMPLE_CORPUS.to_vec()
+}
+
 /// -Oz's own pipeline as the actions that make it, one after the other.
 #[pyfunction]
 pub fn oz_ordering() -> Vec<String> {

@@ -118,3 +118,15 @@ def test_bad_inputs_are_clear_errors(adler32, tmp_path):
     bad.write_text("int f( {\n")
     with pytest.raises(passlab.CompileError, match="bad.c:1"):
         passlab.gym.LlvmEnv(benchmark=bad).reset()
+
+
+def test_the_sample_programs():
+    files = passlab.gym.samples()
+    assert len(files) == 28 and all(f.exists() for f in files)
+    env = passlab.gym.LlvmEnv(benchmark="samples")
+    seen = set()
+    for seed in range(4):
+        _, info = env.reset(seed=seed)
+        seen.add(info["benchmark"])
+        assert info["instcount"] > 100
+    assert len(seen) > 1

@@ -1,7 +1,7 @@
 """Ray on a real local cluster (``ray start --head``, Ray from PyPI): the
 search over a corpus as Ray tasks gives what one process gives with the
 same seeds, and gym environments run as Ray actors repeat their episodes.
-The cluster is this test's own (its own port and folder) and is ended by
+The cluster is this test's own (its own ports and folder) and is ended by
 ending its processes, not with ``ray stop``, which would stop every Ray on
 the machine."""
 
@@ -22,50 +22,74 @@ import passlab.gym  # noqa: E402
 from passlab.search import tune_corpus  # noqa: E402
 
 
-def free_port():
-    with socket.socket() as s:
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def end_processes_of(folder):
+    """Ends every process whose command line names `folder` (the cluster's
+    own: each Ray process is given its session folder)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        found = False
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if folder.encode() in f.read():
+                        os.kill(int(pid), sig)
+                        found = True
+            except (OSError, ProcessLookupError):
+                pass
+        if not found:
+            return
+        time.sleep(3)
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    port = free_port()
+    # Every port the head listens on is a free one, so that another Ray on
+    # this machine (a user's, lesson 12's) does not collide with it.
+    (gcs, dashboard, agent_listen, agent_grpc, runtime_env, metrics, node_manager,
+     object_manager) = free_ports(8)
     folder = tempfile.mkdtemp(prefix="plab-ray-")
+    # Ray 2.60 turns token authentication on for `ray start` and writes the
+    # token into ~/.ray: a test's own local cluster goes without (both
+    # here and in the processes it starts), and no folder of the user's is
+    # written.
+    saved_mode = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
-    head = subprocess.Popen(
-        [ray_cli, "start", "--head", "--block", "--num-cpus=2", f"--port={port}",
-         f"--temp-dir={folder}", "--include-dashboard=false", "--disable-usage-stats"],
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    started = subprocess.run(
+        [ray_cli, "start", "--head", "--num-cpus=2", f"--port={gcs}", f"--temp-dir={folder}",
+         "--include-dashboard=false", f"--dashboard-port={dashboard}",
+         f"--dashboard-agent-listen-port={agent_listen}", f"--dashboard-agent-grpc-port={agent_grpc}",
+         f"--runtime-env-agent-port={runtime_env}", f"--metrics-export-port={metrics}",
+         f"--node-manager-port={node_manager}", f"--object-manager-port={object_manager}",
+         "--disable-usage-stats"],
+        capture_output=True, text=True, timeout=300,
     )
     try:
-        address = f"127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                ray.init(address=address, log_to_driver=False)
-                break
-            except Exception:
-                if time.monotonic() > deadline or head.poll() is not None:
-                    raise
-                time.sleep(1)
+        assert started.returncode == 0, f"ray start failed:\n{started.stdout}\n{started.stderr}"
+        ray.init(address=f"127.0.0.1:{gcs}", log_to_driver=False)
         assert ray.cluster_resources().get("CPU") == 2.0
-        yield address
+        yield gcs
     finally:
         ray.shutdown()
-        os.killpg(head.pid, signal.SIGTERM)
-        try:
-            head.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(head.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        head.wait()
+        end_processes_of(folder)
         shutil.rmtree(folder, ignore_errors=True)
+        if saved_mode is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = saved_mode
 
 
 def test_a_corpus_searched_as_ray_tasks_equals_one_process(cluster, zlib):

@@ -297,6 +297,13 @@ impl Buffer {
         Ok(())
     }
 
+    /// The address of the first element, for array interfaces (numpy's
+    /// `__array_interface__`) that view the memory without copying it; it
+    /// stays valid as long as the buffer lives.
+    pub fn address(&self) -> usize {
+        self.ptr as usize
+    }
+
     pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }

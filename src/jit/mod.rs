@@ -886,6 +886,11 @@ impl Jit {
         spec
     }
 
+    /// The functions that can be called, with their signatures, by name.
+    pub fn callable(&self) -> impl Iterator<Item = (&str, &Signature)> {
+        self.functions.iter().map(|(n, (s, _))| (n.as_str(), s))
+    }
+
     fn lookup(&self, function: &str) -> Result<&(Signature, u32)> {
         if let Some(why) = self.unsupported.get(function) {
             return Err(Error::Invalid(format!("cannot call '{function}': {why}")));

@@ -56,6 +56,43 @@ pub const MAX_SECONDS: u64 = 604_800;
 /// The longest one trial may take, in seconds (a day).
 pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
+/// The leaderboard's corpus (README, "Beating -Oz"; `bench tune
+/// leaderboard`; `passlab.gym`'s `benchmark="samples"`): real C no one here
+/// wrote, as paths under passlab's sample inputs (`target/inputs/`, linked
+/// by the set-up): zlib's files but the three that need a configured build
+/// (gzlib.c, gzread.c, gzwrite.c), and Lua's core files that have more than
+/// 100 instructions at -O1 (not lctype.c and lopcodes.c).
+pub const SAMPLE_CORPUS: &[&str] = &[
+    "zlib/adler32.c",
+    "zlib/compress.c",
+    "zlib/crc32.c",
+    "zlib/deflate.c",
+    "zlib/infback.c",
+    "zlib/inffast.c",
+    "zlib/inflate.c",
+    "zlib/inftrees.c",
+    "zlib/trees.c",
+    "zlib/uncompr.c",
+    "lua/lapi.c",
+    "lua/lcode.c",
+    "lua/ldebug.c",
+    "lua/ldo.c",
+    "lua/ldump.c",
+    "lua/lfunc.c",
+    "lua/lgc.c",
+    "lua/llex.c",
+    "lua/lmem.c",
+    "lua/lobject.c",
+    "lua/lparser.c",
+    "lua/lstate.c",
+    "lua/lstring.c",
+    "lua/ltable.c",
+    "lua/ltm.c",
+    "lua/lundump.c",
+    "lua/lvm.c",
+    "lua/lzio.c",
+];
+
 /// The orderings every search is compared with, and their labels.
 pub const BASELINES: &[(&str, &str)] = &[
     ("O0", "O0"),
