@@ -17,7 +17,13 @@ one of its pipelines. An exception in a hook stops the pass (the module is
 as it was) and is raised to whoever ran it, as in TVM.
 """
 
-from ._passlab import IRSizeInstrument, PassCountsInstrument, PassTimingInstrument  # noqa: F401
+from ._passlab import (  # noqa: F401
+    IRSizeInstrument,
+    PassCountsInstrument,
+    PassTimingInstrument,
+    PrintIRInstrument,
+    RemarksInstrument,
+)
 
 __all__ = [
     "pass_instrument",
@@ -25,7 +31,21 @@ __all__ = [
     "PassTimingInstrument",
     "IRSizeInstrument",
     "PassCountsInstrument",
+    "PrintIRInstrument",
+    "PrintBeforeAll",
+    "PrintAfterAll",
+    "RemarksInstrument",
 ]
+
+
+def PrintBeforeAll():  # noqa: N802 (TVM's name)
+    """Prints the IR before every pass, to ``sys.stdout`` (TVM's)."""
+    return PrintIRInstrument(when="before")
+
+
+def PrintAfterAll():  # noqa: N802 (TVM's name)
+    """Prints the IR after every pass, to ``sys.stdout`` (TVM's)."""
+    return PrintIRInstrument(when="after")
 
 _HOOKS = ("enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass")
 

@@ -7,7 +7,9 @@
 use crate::errors::stash;
 use crate::module::lend;
 use crate::passes::{unit_name, PyPassInfo};
-use passlab::instrument::{Counts, IrSize, PassRun, Timing};
+use passlab::instrument::{
+    Counts, IrSize, PassFilter, PassRun, PrintPasses, RemarkFilter, RemarkKind, Remarks, Timing,
+};
 use passlab::{Instrument, Module};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -108,6 +110,12 @@ pub fn to_core(object: &Bound<'_, PyAny>) -> PyResult<Rc<dyn Instrument>> {
         return Ok(t.borrow().inner.clone());
     }
     if let Ok(t) = object.cast::<PyCounts>() {
+        return Ok(t.borrow().inner.clone());
+    }
+    if let Ok(t) = object.cast::<PyPrint>() {
+        return Ok(t.borrow().inner.clone());
+    }
+    if let Ok(t) = object.cast::<PyRemarks>() {
         return Ok(t.borrow().inner.clone());
     }
     let class = object.get_type();
@@ -331,5 +339,150 @@ impl PyCounts {
 
     fn clear(&self) {
         self.inner.clear()
+    }
+}
+
+/// Writes what a print instrument prints to Python's `sys.stdout`, as the
+/// passes run (a notebook shows it in the cell).
+struct PyStdout;
+
+impl std::io::Write for PyStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf).into_owned();
+        Python::attach(|py| crate::write_to(py, "stdout", &text));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Prints the IR before (or after) the passes it selects — every pass,
+/// LLVM's inner ones included, unless `passes` or `functions` narrow it —
+/// to `sys.stdout` as they run, or keeps it for `output()` with
+/// `keep=True` (TVM's `PrintBeforeAll`/`PrintAfterAll`, and `:instrument
+/// print-before/after`).
+#[pyclass(name = "PrintIRInstrument", module = "passlab.instrument", unsendable)]
+pub struct PyPrint {
+    inner: Rc<PrintPasses>,
+}
+
+#[pymethods]
+impl PyPrint {
+    #[new]
+    #[pyo3(signature = (when="after", passes=None, functions=None, keep=false))]
+    fn new(
+        when: &str,
+        passes: Option<Vec<String>>,
+        functions: Option<Vec<String>>,
+        keep: bool,
+    ) -> PyResult<Self> {
+        let mut filter = match passes {
+            Some(p) => PassFilter::passes(p),
+            None => PassFilter::all(),
+        };
+        if let Some(f) = functions {
+            filter.functions = f.into_iter().collect();
+        }
+        let print = match when {
+            "before" => PrintPasses::before(filter),
+            "after" => PrintPasses::after(filter),
+            other => {
+                return Err(crate::errors::to_py(passlab::Error::Invalid(format!(
+                    "when is 'before' or 'after'; got '{other}'"
+                ))))
+            }
+        };
+        let print = if keep {
+            print
+        } else {
+            print.writing_to(Box::new(PyStdout))
+        };
+        Ok(PyPrint {
+            inner: Rc::new(print),
+        })
+    }
+
+    /// What was printed so far, when made with `keep=True` (emptied).
+    fn output(&self) -> String {
+        self.inner.output()
+    }
+}
+
+/// The optimization remarks LLVM's passes emit while it is on (what
+/// `-Rpass`, `-Rpass-missed` and `-Rpass-analysis` show), for every pass
+/// run: inlining decisions, vectorization, LICM, GVN…
+#[pyclass(name = "RemarksInstrument", module = "passlab.instrument", unsendable)]
+pub struct PyRemarks {
+    inner: Rc<Remarks>,
+}
+
+#[pymethods]
+impl PyRemarks {
+    /// Keeps the remarks of `kinds` (`passed`, `missed`, `analysis`,
+    /// `failure`), of `passes`, in `functions` (all when not given).
+    #[new]
+    #[pyo3(signature = (kinds=None, passes=None, functions=None))]
+    fn new(
+        kinds: Option<Vec<String>>,
+        passes: Option<Vec<String>>,
+        functions: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let kinds = kinds
+            .unwrap_or_default()
+            .iter()
+            .map(|k| {
+                RemarkKind::parse(k).ok_or_else(|| {
+                    crate::errors::to_py(passlab::Error::Invalid(format!(
+                        "unknown remark kind '{k}'; valid are: {}",
+                        RemarkKind::NAMES.join(", ")
+                    )))
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let filter = RemarkFilter {
+            passes: passes.unwrap_or_default(),
+            kinds,
+            functions: functions.unwrap_or_default(),
+        };
+        Ok(PyRemarks {
+            inner: Rc::new(Remarks::filtered(filter)),
+        })
+    }
+
+    /// One dict per remark: kind, pass, name, function, file, line, column,
+    /// message, args (a dict).
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .remarks()
+            .into_iter()
+            .map(|r| {
+                let d = PyDict::new(py);
+                d.set_item("kind", r.kind.name())?;
+                d.set_item("pass", &r.pass)?;
+                d.set_item("name", &r.name)?;
+                d.set_item("function", &r.function)?;
+                d.set_item("file", &r.file)?;
+                d.set_item("line", r.line)?;
+                d.set_item("column", r.column)?;
+                d.set_item("message", &r.message)?;
+                let args = PyDict::new(py);
+                for (k, v) in &r.args {
+                    args.set_item(k, v)?;
+                }
+                d.set_item("args", args)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        frame(py, self.rows(py)?)
+    }
+
+    /// The remarks grouped as `:report remarks` shows them.
+    fn render(&self) -> String {
+        passlab::instrument::remark_table(&self.inner.remarks(), &RemarkFilter::default()).to_text()
     }
 }

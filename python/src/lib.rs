@@ -49,6 +49,8 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<instruments::PyTiming>()?;
     m.add_class::<instruments::PyIrSize>()?;
     m.add_class::<instruments::PyCounts>()?;
+    m.add_class::<instruments::PyPrint>()?;
+    m.add_class::<instruments::PyRemarks>()?;
     m.add_function(wrap_pyfunction!(passes::parse_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_module_pass, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_function_pass, m)?)?;
@@ -123,12 +125,14 @@ fn write_to(py: Python<'_>, stream: &str, text: &str) {
         .and_then(|sys| sys.getattr(stream))
         .and_then(|s| s.call_method1("write", (text,)).map(|_| ()));
     if written.is_err() {
-        // No usable sys.stdout (a closed stream): the text goes where Rust
-        // prints.
-        if stream == "stdout" {
-            print!("{text}");
+        // No usable sys.stdout (a closed stream, a pipe whose reader has
+        // gone): the text goes to the process's own stream, and is dropped
+        // if that fails too (print! would panic on a closed pipe).
+        use std::io::Write;
+        let _ = if stream == "stdout" {
+            std::io::stdout().write_all(text.as_bytes())
         } else {
-            eprint!("{text}");
-        }
+            std::io::stderr().write_all(text.as_bytes())
+        };
     }
 }

@@ -259,3 +259,35 @@ def test_pass_timing_instrument_renders_llvm_inner_passes(loop_module):
     frame = timing.to_pandas()
     assert list(frame.columns) == ["name", "ir_unit", "count", "self_s", "total_s"]
     assert timing.total_s > 0
+
+
+def test_print_before_and_after_and_remarks(capsys):
+    from passlab.instrument import PrintAfterAll, PrintBeforeAll, PrintIRInstrument, RemarksInstrument
+
+    src = "static int sq(int x) { return x * x; }\nint f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(a[i]); return s; }"
+    mod = passlab.Module.from_c(src, name="r.c")
+    with PassContext(instruments=[PrintBeforeAll()]):
+        LLVMPass("instcombine")(mod.copy())
+    out = capsys.readouterr().out
+    assert out.startswith("; *** IR Dump Before instcombine on module r.c ***\n"), out[:300]
+    assert "; *** IR Dump Before instcombine on function f ***" in out
+    with PassContext(instruments=[PrintAfterAll()]):
+        LLVMPass("sroa")(mod.copy())
+    assert "; *** IR Dump After sroa on function f ***" in capsys.readouterr().out
+    kept = PrintIRInstrument(when="after", passes=["instcombine"], keep=True)
+    with PassContext(instruments=[kept]):
+        LLVMPass("default<O2>")(mod.copy())
+    text = kept.output()
+    assert "; *** IR Dump After instcombine on function f ***" in text and "After sroa" not in text
+    assert capsys.readouterr().out == ""
+    remarks = RemarksInstrument(kinds=["passed"], passes=["inline"])
+    with PassContext(instruments=[remarks]):
+        LLVMPass("default<O2>")(mod)
+    rows = remarks.rows()
+    assert rows and all(r["kind"] == "passed" and r["pass"] == "inline" for r in rows)
+    assert any("'sq' inlined into 'f'" in r["message"] for r in rows)
+    assert "inline" in remarks.render()
+    with pytest.raises(passlab.Error, match="unknown remark kind 'passes'; valid are: passed, missed"):
+        RemarksInstrument(kinds=["passes"])
+    with pytest.raises(passlab.Error, match="when is 'before' or 'after'"):
+        PrintIRInstrument(when="during")
