@@ -229,6 +229,14 @@ impl PyTiming {
         frame(py, self.rows(py)?)
     }
 
+    /// The chart `:plot timing` draws: the `top` passes by own time.
+    #[pyo3(signature = (top=12))]
+    fn chart(&self, top: usize) -> PyChart {
+        PyChart {
+            inner: passlab::chart::Chart::timing(&self.inner.report(), top),
+        }
+    }
+
     /// Seconds in the outermost passes.
     #[getter]
     fn total_s(&self) -> f64 {
@@ -279,6 +287,13 @@ impl PyIrSize {
                 Ok(d)
             })
             .collect()
+    }
+
+    /// The chart `:plot ir-size` draws: instructions after each pass.
+    fn chart(&self) -> PyChart {
+        PyChart {
+            inner: passlab::chart::Chart::ir_size(&self.inner.series()),
+        }
     }
 
     #[pyo3(signature = (changes_only=false))]
@@ -484,5 +499,58 @@ impl PyRemarks {
     /// The remarks grouped as `:report remarks` shows them.
     fn render(&self) -> String {
         passlab::instrument::remark_table(&self.inner.remarks(), &RemarkFilter::default()).to_text()
+    }
+}
+
+/// A chart, as passlab's kernel shows it: SVG and PNG in a notebook
+/// (`_repr_mimebundle_`), `save("x.png")` or `.svg`.
+#[pyclass(name = "Chart", module = "passlab", unsendable)]
+pub struct PyChart {
+    inner: passlab::chart::Chart,
+}
+
+#[pymethods]
+impl PyChart {
+    #[getter]
+    fn title(&self) -> String {
+        self.inner.title.clone()
+    }
+
+    /// The chart as SVG text.
+    fn svg(&self) -> PyResult<String> {
+        crate::errors::check(self.inner.svg())
+    }
+
+    /// The chart as PNG bytes.
+    fn png<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        Ok(pyo3::types::PyBytes::new(
+            py,
+            &crate::errors::check(self.inner.png())?,
+        ))
+    }
+
+    /// Writes the chart: PNG or SVG, by the path's suffix.
+    fn save(&self, path: &str) -> PyResult<()> {
+        crate::errors::check(self.inner.write(path))
+    }
+
+    #[pyo3(signature = (include=None, exclude=None))]
+    fn _repr_mimebundle_<'py>(
+        &self,
+        py: Python<'py>,
+        include: Option<Bound<'py, PyAny>>,
+        exclude: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let _ = (include, exclude);
+        let bundle = crate::errors::check(passlab::session::Bundle::chart(&self.inner))?;
+        let d = PyDict::new(py);
+        for (mime, data) in &bundle.data {
+            d.set_item(mime, data)?;
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<passlab.Chart '{}'>", self.inner.title)
     }
 }

@@ -51,6 +51,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<instruments::PyCounts>()?;
     m.add_class::<instruments::PyPrint>()?;
     m.add_class::<instruments::PyRemarks>()?;
+    m.add_class::<instruments::PyChart>()?;
     m.add_function(wrap_pyfunction!(passes::parse_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_module_pass, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_function_pass, m)?)?;

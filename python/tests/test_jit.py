@@ -107,3 +107,18 @@ def test_rich_display_of_modules_and_timing():
         LLVMPass("default<O2>")(mod)
     t = timing._repr_mimebundle_()
     assert "<table" in t["text/html"] and "default&lt;O2&gt;" in t["text/html"]
+
+
+def test_charts_display_as_the_kernel_shows_them(tmp_path):
+    mod = passlab.Module.from_c(SOURCE, name="jit.c")
+    timing = passlab.instrument.PassTimingInstrument()
+    size = passlab.instrument.IRSizeInstrument()
+    with passlab.transform.PassContext(instruments=[timing, size]):
+        LLVMPass("default<O2>")(mod)
+    for chart in (timing.chart(top=8), size.chart()):
+        bundle = chart._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}
+        assert bundle["text/plain"] == f"chart: {chart.title}"
+        assert chart.png().startswith(b"\x89PNG")
+    size.chart().save(str(tmp_path / "size.png"))
+    assert (tmp_path / "size.png").read_bytes().startswith(b"\x89PNG")
