@@ -43,6 +43,37 @@ __all__ = [
 ]
 
 
+def _decorator(kind, method, signature, make, pass_func, opt_level, name, required):
+    """TVM's pass decorators, on a function or a class: ``kind`` is
+    ``module_pass`` or ``function_pass``, ``method`` the class's method
+    (``transform_module``), ``make`` the extension's constructor."""
+    if opt_level is None:
+        raise TypeError(f"{kind} needs opt_level, as TVM's does: {kind}(opt_level=1)")
+    if required is not None and not isinstance(required, (list, tuple)):
+        raise TypeError("required is a list of pass names")
+    required = list(required or [])
+
+    def create(fn):
+        pass_name = name if name else fn.__name__
+        if inspect.isclass(fn):
+            if not hasattr(fn, method):
+                raise TypeError(f"class {fn.__name__} has no {method}({signature}) method")
+
+            @functools.wraps(fn, updated=())
+            def instantiate(*args, **kwargs):
+                instance = fn(*args, **kwargs)
+                return make(getattr(instance, method), pass_name, opt_level, required)
+
+            return instantiate
+        if not callable(fn):
+            raise TypeError(f"{kind} decorates a function or a class")
+        return make(fn, pass_name, opt_level, required)
+
+    if pass_func is not None:
+        return create(pass_func)
+    return create
+
+
 def module_pass(pass_func=None, opt_level=None, name=None, required=None):
     """Makes a module pass from a Python function or class (TVM's decorator).
 
@@ -56,33 +87,9 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
         def o3_inside(mod, ctx):
             return LLVMPass("default<O3>")(mod)
     """
-    if opt_level is None:
-        raise TypeError("module_pass needs opt_level, as TVM's does: module_pass(opt_level=1)")
-    if required is not None and not isinstance(required, (list, tuple)):
-        raise TypeError("required is a list of pass names")
-    required = list(required or [])
-
-    def create(fn):
-        pass_name = name if name else fn.__name__
-        if inspect.isclass(fn):
-            if not hasattr(fn, "transform_module"):
-                raise TypeError(
-                    f"class {fn.__name__} has no transform_module(self, mod, ctx) method"
-                )
-
-            @functools.wraps(fn, updated=())
-            def make(*args, **kwargs):
-                instance = fn(*args, **kwargs)
-                return make_module_pass(instance.transform_module, pass_name, opt_level, required)
-
-            return make
-        if not callable(fn):
-            raise TypeError("module_pass decorates a function or a class")
-        return make_module_pass(fn, pass_name, opt_level, required)
-
-    if pass_func is not None:
-        return create(pass_func)
-    return create
+    return _decorator(
+        "module_pass", "transform_module", "self, mod, ctx", make_module_pass, pass_func, opt_level, name, required
+    )
 
 
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
@@ -94,30 +101,13 @@ def function_pass(pass_func=None, opt_level=None, name=None, required=None):
     the body returns None. Adding or removing functions is an error; the
     module is verified after the pass and put back if it fails.
     """
-    if opt_level is None:
-        raise TypeError("function_pass needs opt_level, as TVM's does: function_pass(opt_level=1)")
-    if required is not None and not isinstance(required, (list, tuple)):
-        raise TypeError("required is a list of pass names")
-    required = list(required or [])
-
-    def create(fn):
-        pass_name = name if name else fn.__name__
-        if inspect.isclass(fn):
-            if not hasattr(fn, "transform_function"):
-                raise TypeError(
-                    f"class {fn.__name__} has no transform_function(self, func, mod, ctx) method"
-                )
-
-            @functools.wraps(fn, updated=())
-            def make(*args, **kwargs):
-                instance = fn(*args, **kwargs)
-                return make_function_pass(instance.transform_function, pass_name, opt_level, required)
-
-            return make
-        if not callable(fn):
-            raise TypeError("function_pass decorates a function or a class")
-        return make_function_pass(fn, pass_name, opt_level, required)
-
-    if pass_func is not None:
-        return create(pass_func)
-    return create
+    return _decorator(
+        "function_pass",
+        "transform_function",
+        "self, func, mod, ctx",
+        make_function_pass,
+        pass_func,
+        opt_level,
+        name,
+        required,
+    )
