@@ -13,17 +13,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt};
 use std::rc::Rc;
 
-fn elem_name(t: ElemType) -> &'static str {
-    match t {
-        ElemType::I8 => "i8",
-        ElemType::I16 => "i16",
-        ElemType::I32 => "i32",
-        ElemType::I64 => "i64",
-        ElemType::F32 => "f32",
-        ElemType::F64 => "f64",
-    }
-}
-
 /// numpy's type string for an element type (little-endian x86-64).
 fn typestr(t: ElemType) -> &'static str {
     match t {
@@ -70,7 +59,7 @@ impl PyBuffer {
 
     #[getter]
     fn r#type(&self) -> &'static str {
-        elem_name(self.inner.elem_type())
+        self.inner.elem_type().name()
     }
 
     fn __len__(&self) -> usize {

@@ -45,7 +45,8 @@ impl ElemType {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The name users type (`i32`, `f64`).
+    pub fn name(self) -> &'static str {
         match self {
             ElemType::I8 => "i8",
             ElemType::I16 => "i16",
