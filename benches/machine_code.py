@@ -59,6 +59,18 @@ older than sqlite3.bc). Both code generators start from that file.
       code generation, fork included), against the same script without the
       K `:asm gemm` lines: (difference)/K.
    Goal: <= 50 ms each.
+4. `:asm --out` of all of sqlite3 with `:instrument remarks` active (after
+   the load), less the load-only script, against plain `:asm` (1.'s
+   passlab figure) in the same round: what recording the back end's
+   optimization remarks costs. LLVM's legacy pass manager counts the whole
+   module's instructions after every machine pass when the `size-info`
+   analysis remark is enabled; passlab asks for it only when the filter
+   names it (`:instrument remarks=size-info`). Goal: ratio <= 1.2.
+
+    python3 benches/machine_code.py remarks    # only 1. and 4. (and the load)
+
+PASSLAB_BIN names another passlab binary to measure (a build from before a
+change, for a before/after figure in the same conditions).
 
 The per-round figures go to standard error, the table to standard output.
 """
@@ -71,7 +83,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "target", "bench")
-PASSLAB = os.path.join(ROOT, "target", "release", "passlab")
+PASSLAB = os.environ.get("PASSLAB_BIN") or os.path.join(ROOT, "target", "release", "passlab")
 GEMM = os.path.join(ROOT, "examples", "gemm.c")
 LLC = "llc-19"
 # What passlab's code generator is (src/jit/codegen.rs), in llc's words.
@@ -127,7 +139,7 @@ def same(a, b):
         return x.read() == y.read()
 
 
-def one_round(o2):
+def one_round(o2, only_remarks):
     """Every process once: a dict of (wall, cpu) per measurement, and
     whether the .s files agree."""
     s = lambda name: os.path.join(BENCH, f"machine-{name}.s")
@@ -136,6 +148,10 @@ def one_round(o2):
     t["llc"] = timed([LLC, *LLC_ARGS, o2, "-o", s("llc")], os.path.join(BENCH, "machine-llc.out"))
     t["load"] = passlab("load", [load])
     t["asm"] = passlab("asm", [load, f":asm --out {s('passlab')}"])
+    t["remarks"] = passlab("remarks", [load, ":instrument remarks",
+                                       f":asm --out {s('remarks')}"])
+    if only_remarks:
+        return t, (same(s("passlab"), s("llc")), same(s("remarks"), s("passlab")))
     t["instrumented"] = passlab("instrumented", [load, ":instrument timing explore",
                                                  f":asm --out {s('instrumented')}"])
     warm = [f":load {GEMM} as g0", ":run default<O2>", ":asm gemm"]
@@ -146,17 +162,23 @@ def one_round(o2):
                            + ([":asm gemm"] if asm else [])]
     t["loads"] = passlab("loads", warm + modules(False))
     t["fresh"] = passlab("fresh", warm + modules(True))
-    checks = (same(s("passlab"), s("llc")), same(s("instrumented"), s("passlab")))
+    checks = (same(s("passlab"), s("llc")), same(s("instrumented"), s("passlab"))
+              and same(s("remarks"), s("passlab")))
     return t, checks
 
 
 def figures(t):
     """The round's figures: {name: (wall, cpu)}."""
     minus = lambda a, b, n=1: tuple((x - y) / n for x, y in zip(t[a], t[b]))
-    return {
+    f = {
         "llc": t["llc"],
         "load": t["load"],
         "asm": minus("asm", "load"),
+        "remarks": minus("remarks", "load"),
+    }
+    if "instrumented" not in t:
+        return f
+    return f | {
         "instrumented": minus("instrumented", "load"),
         "cached": minus("cached", "warm", CACHED_CALLS),
         "fresh": minus("fresh", "loads", FRESH_MODULES),
@@ -168,18 +190,28 @@ def main():
         sys.exit(f"{PASSLAB} is missing: cargo build --release --locked -p passlab-repl")
     os.makedirs(BENCH, exist_ok=True)
     rounds = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
+    only_remarks = sys.argv[1:] == ["remarks"]
+    if sys.argv[1:] and not only_remarks:
+        sys.exit(f"usage: {sys.argv[0]} [remarks]")
     o2 = o2_bitcode()
     per_round, checks = [], []
     for r in range(rounds):
-        t, c = one_round(o2)
+        t, c = one_round(o2, only_remarks)
         f = figures(t)
         per_round.append(f)
         checks.append(c)
+        remarks = (f", remarks {f['remarks'][0]:.2f} s "
+                   f"({f['remarks'][0] / f['asm'][0]:.2f}x)")
+        if only_remarks:
+            print(f"  round {r + 1}: llc-19 {f['llc'][0]:.2f} s, load {f['load'][0]:.2f} s, "
+                  f":asm {f['asm'][0]:.2f} s{remarks}"
+                  f"{'' if c[1] else '; remarks.s differs from passlab.s'}", file=sys.stderr)
+            continue
         print(f"  round {r + 1}: llc-19 {f['llc'][0]:.2f} s, load {f['load'][0]:.2f} s, "
               f":asm {f['asm'][0]:.2f} s ({f['asm'][0] / f['llc'][0]:.2f}x), "
               f"instrumented {f['instrumented'][0]:.2f} s "
               f"({f['instrumented'][0] / f['asm'][0]:.2f}x), :asm gemm cached "
-              f"{f['cached'][0] * 1e3:.1f} ms, fresh {f['fresh'][0] * 1e3:.1f} ms"
+              f"{f['cached'][0] * 1e3:.1f} ms, fresh {f['fresh'][0] * 1e3:.1f} ms{remarks}"
               f"{'' if c[0] else '; passlab.s differs from llc.s'}"
               f"{'' if c[1] else '; instrumented.s differs from passlab.s'}",
               file=sys.stderr)
@@ -199,6 +231,13 @@ def main():
     w1, c1 = cell("asm", "llc")
     rows.append(("1. :asm --out, all of sqlite3 at O2", f"{med('asm'):.2f} s",
                  f"llc-19 {med('llc'):.2f} s", w1, c1, "<= 1.10x"))
+    w4, c4 = cell("remarks", "asm")
+    row4 = ("4. :instrument remarks, then 1.", f"{med('remarks'):.2f} s",
+            f":asm {med('asm'):.2f} s", w4, c4, "<= 1.2x")
+    if only_remarks:
+        rows.append(row4)
+        print_rows(rows, rounds, checks)
+        return
     w2, c2 = cell("instrumented", "asm")
     rows.append(("2. :instrument timing explore, then 1.", f"{med('instrumented'):.2f} s",
                  f":asm {med('asm'):.2f} s", w2, c2, "<= 3x"))
@@ -208,6 +247,13 @@ def main():
     rows.append((f"3b. :asm gemm, new module (per call of {FRESH_MODULES})",
                  f"{med('fresh') * 1e3:.1f} ms", "", "", f"cpu {med('fresh', 1) * 1e3:.1f} ms",
                  "<= 50 ms"))
+    rows.append(row4)
+    print_rows(rows, rounds, checks)
+    print(f"llc-19 {' '.join(LLC_ARGS)}; passlab's load of sqlite3-O2.bc (subtracted in 1., 2. "
+          f"and 4.) {med('load'):.2f} s")
+
+
+def print_rows(rows, rounds, checks):
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     print(f"machine code (issue 20): {rounds} rounds, medians; a ratio is the median of the "
           f"rounds' ratios (the ratio of the medians in brackets)")
@@ -215,9 +261,8 @@ def main():
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     identical = sum(c[0] for c in checks)
     probed = sum(c[1] for c in checks)
-    print(f"llc-19 {' '.join(LLC_ARGS)}; passlab's load of sqlite3-O2.bc (subtracted in 1. and 2.) "
-          f"{med('load'):.2f} s; passlab's .s byte-identical to llc's in {identical} of {rounds} "
-          f"rounds, the instrumented one to the plain one in {probed} of {rounds}")
+    print(f"passlab's .s byte-identical to llc's in {identical} of {rounds} rounds, the "
+          f"instrumented ones to the plain one in {probed} of {rounds}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,11 @@ Run All Cells runs it. Then, in the page as rendered:
 * each annotated source (`:report remarks source`) lists the lines with
   remarks, shows the clicked one with its remarks under it, and hides the
   missed ones when *missed* is unticked;
+* each two-pane assembly view (`:asm F modules=M,N`) has both columns and
+  its differing rows tinted; each timing tree is indented;
 * the kernel is still alive;
+* Run All on a notebook whose second cell fails stops there: the cells
+  after it do not run (`stop_on_error`, as ipykernel honours it);
 * the outputs, as JupyterLab saves them, match the stored ones (compared
   as `check.py` compares them: timings masked). The notebook is saved
   with Ctrl+S for that and put back as it was at once.
@@ -34,6 +38,7 @@ target/browser/. Autosave is off.
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -264,8 +269,9 @@ def run_notebook(page, lab, path):
     views = asm_views(page, stem, problems)
     remarks = remark_views(page, stem, problems)
     compared = remark_comparisons(cells, want, stem, problems)
+    panes = side_by_side_views(page, stem, problems)
     shots_extra = ([s for s, _ in explorers] + [s for s, _ in views] + [s for s, _ in remarks]
-                   + [s for s, _ in compared])
+                   + [s for s, _ in compared] + [s for s, _ in panes])
     kernels = lab.api("kernels")
     if not kernels or any(k["execution_state"] == "dead" for k in kernels):
         problems.append(f"the kernel is not alive: {kernels}")
@@ -297,6 +303,8 @@ def run_notebook(page, lab, path):
         what += "; assembly views: " + "; ".join(w for _, w in views)
     if remarks:
         what += "; annotated sources: " + "; ".join(w for _, w in remarks)
+    if panes:
+        what += "; " + "; ".join(w for _, w in panes)
     if compared:
         what += "; remark comparisons: " + "; ".join(w for _, w in compared)
     return problems, what, shots
@@ -468,6 +476,11 @@ def remark_views(page, stem, problems, within=".jp-OutputArea-output"):
         if not items.count():
             problems.append(f"annotated source {k + 1}: no line with remarks listed")
             continue
+        # `top=N` in the cell: at most N of the most remarked lines listed.
+        cell = root.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-CodeCell ')]").first
+        typed = re.search(r"remarks source.*\btop=(\d+)", cell.locator(".jp-InputArea-editor").inner_text())
+        if typed and items.count() > int(typed.group(1)):
+            problems.append(f"annotated source {k + 1}: {items.count()} lines listed, top={typed.group(1)}")
         line = items.first.get_attribute("data-line")
         items.first.click()
         target = root.locator(f".plab-r-ln.plab-r-flash[data-line='{line}']")
@@ -584,6 +597,44 @@ def asm_views(page, stem, problems, within=".jp-OutputArea-output", tag=""):
     return out
 
 
+def side_by_side_views(page, stem, problems, within=".jp-OutputArea-output"):
+    """Each two-pane assembly view (`:asm F cpu=A,B` or `modules=M,N`) has
+    two columns of code with rows on both sides and its differing rows
+    tinted; each timing tree (`:report timing-tree`) shows its nesting as
+    indentation. Returns (screenshot, what was seen) per view."""
+    out = []
+    views = page.locator(f"{within} .plab-sbs")
+    for k in range(views.count()):
+        root = views.nth(k)
+        root.evaluate("e => e.scrollIntoView({block: 'start'})")
+        time.sleep(0.3)
+        left = root.locator("td.a").count()
+        right = root.locator("td.b").count()
+        tinted = root.locator("tr.c, tr.l, tr.r").count()
+        heads = root.locator("th").all_inner_texts()
+        if not left or left != right or not tinted:
+            problems.append(f"side by side {k + 1}: {left} left and {right} right cells, {tinted} tinted rows")
+        shot = os.path.join(OUT, f"{stem}-side-by-side{k + 1}.png")
+        page.screenshot(path=shot)
+        out.append((shot, f"side by side {k + 1}: {' | '.join(h for h in heads if h)}, {left} rows, "
+                          f"{tinted} differ"))
+    trees = page.locator(f"{within} table:has(caption:has-text('pass timing (tree'))")
+    for k in range(trees.count()):
+        root = trees.nth(k)
+        root.scroll_into_view_if_needed()
+        nested = root.locator("td[style*='padding-left']").count()
+        if not nested:
+            problems.append(f"timing tree {k + 1}: no row is indented (the tree is flat)")
+        shot = os.path.join(OUT, f"{stem}-timing-tree{k + 1}.png")
+        # Its top as a reader sees it (the whole table is thousands of
+        # pixels tall).
+        root.evaluate("e => e.scrollIntoView({block: 'start'})")
+        time.sleep(0.3)
+        page.screenshot(path=shot)
+        out.append((shot, f"timing tree {k + 1}: {nested} nested rows indented"))
+    return out
+
+
 def exported(page, path):
     """The notebook as nbconvert exports it to HTML (its stored outputs, no
     kernel), opened as a file: each explorer in it must start and show a
@@ -617,12 +668,75 @@ def launcher(page, lab):
     return problems, shot
 
 
+def stop_on_error(browser):
+    """Run All on a notebook whose second cell fails stops there, as with
+    ipykernel: the cells after it are not run (no output, no execution
+    count), the ones before are. The notebook is made in a folder of its
+    own, served by a JupyterLab of its own; its screenshot goes to
+    target/browser/stop-on-error.png."""
+    folder = tempfile.mkdtemp(prefix="passlab-stop-")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "passlab", "display_name": "passlab", "language": "passlab"}
+    sources = [":help run", ":nosuch", ":module after --lang c\nint f(void) { return 1; }",
+               ":modules", ":help with"]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in sources]
+    path = os.path.join(folder, "stop.ipynb")
+    nbformat.write(nb, path)
+    lab = Lab(folder)
+    problems = []
+    shot = os.path.join(OUT, "stop-on-error.png")
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 800})
+        page.goto(lab.url("lab/workspaces/stop/tree/stop.ipynb") + "&reset")
+        page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
+        page.get_by_text("passlab | Idle").first.wait_for(timeout=60_000)
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        deadline = time.time() + 60
+        while True:
+            texts = [t.strip() for t in prompts.all_inner_texts()]
+            if texts and "[*]:" not in texts and texts[1] not in ("[ ]:", ""):
+                break
+            if time.time() > deadline:
+                raise AssertionError(f"Run All did not finish: {texts}")
+            time.sleep(0.3)
+        # Let anything wrongly let through run too before looking.
+        time.sleep(2)
+        texts = [t.strip() for t in prompts.all_inner_texts()]
+        cells = page.locator(".jp-Notebook .jp-CodeCell")
+        outputs = [cells.nth(i).locator(".jp-OutputArea-output").count() for i in range(len(sources))]
+        if texts[0] in ("[ ]:", "") or not outputs[0]:
+            problems.append(f"the first cell did not run: {texts}")
+        if not cells.nth(1).locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count():
+            problems.append("the failing cell shows no error")
+        for i in range(2, len(sources)):
+            if outputs[i] or texts[i] not in ("[ ]:", ""):
+                problems.append(f"cell {i + 1}, after the failing one, ran: prompt {texts[i]}, "
+                                f"{outputs[i]} outputs")
+        page.screenshot(path=shot)
+        page.close()
+    finally:
+        lab.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return problems, shot
+
+
 def main(paths):
     os.makedirs(OUT, exist_ok=True)
     folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
     failed = False
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            problems, shot = stop_on_error(browser)
+        except Exception as e:  # a timeout, a missing element
+            problems, shot = [f"{type(e).__name__}: {e}"], "nothing"
+        print(f"stop on error: {'ok' if not problems else 'FAILED'}: Run All stops at the failing "
+              f"cell; screenshot: {os.path.relpath(shot, ROOT) if shot != 'nothing' else shot}")
+        for problem in problems:
+            print(f"  {problem}")
+        failed |= bool(problems)
         for folder in folders:
             lab = Lab(folder)
             try:

@@ -362,10 +362,12 @@ bench)
         ;;
     machine)
         # :asm of sqlite3 vs llc-19, under instruments, and on one small
-        # function (benches/machine_code.py says what it measures).
+        # function (benches/machine_code.py says what it measures; `bench
+        # machine remarks`: :asm with remarks only).
+        shift
         link_inputs
         build_release
-        python3 benches/machine_code.py
+        python3 benches/machine_code.py "$@"
         ;;
     remarks)
         # Optimization remarks over sqlite3: recording them, :report

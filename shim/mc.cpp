@@ -29,6 +29,8 @@
 // These run in the forked child that generates code (src/jit/asm.rs), or
 // only read LLVM's tables. Nothing here may throw or unwind.
 
+#include <set>
+
 #include "llvm-c/Core.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm/ADT/Hashing.h"
@@ -84,7 +86,8 @@ extern "C" {
 
 typedef void (*plab_sink)(void *user, const char *data, size_t len);
 // shim/remarks.cpp
-extern "C" void plab_remarks_install(LLVMContextRef ctx, plab_sink sink, void *user);
+extern "C" void plab_remarks_install(LLVMContextRef ctx, plab_sink sink, void *user,
+                                     unsigned options);
 extern "C" void plab_remarks_remove(LLVMContextRef ctx);
 void plab_init_targets();
 // shim.cpp's function printer: the numbering the instruments' texts use.
@@ -187,6 +190,26 @@ void plab_cpu_names(const char *triple, plab_sink sink, void *user) {
   sink(user, Names.data(), Names.size());
 }
 
+/// The processor features LLVM knows for `triple` (null: the host's), one
+/// per line, as `-mattr=+NAME` takes them.
+void plab_feature_names(const char *triple, plab_sink sink, void *user) {
+  plab_init_targets();
+  std::string T = tripleOr(triple);
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  if (!Tgt)
+    return;
+  std::unique_ptr<MCSubtargetInfo> STI(Tgt->createMCSubtargetInfo(T, "", ""));
+  if (!STI)
+    return;
+  std::string Names;
+  for (const SubtargetFeatureKV &KV : STI->getAllProcessorFeatures()) {
+    Names += KV.Key;
+    Names += '\n';
+  }
+  sink(user, Names.data(), Names.size());
+}
+
 /// Makes the X86 printer write Intel syntax (`intel`) or AT&T (`att`), as
 /// llc's -x86-asm-syntax. A process-wide option: only the forked child that
 /// generates code calls it. Returns false when the option is unknown.
@@ -226,6 +249,10 @@ struct Recorder {
   }
   /// Keep the unit's text after each change; verify what changed.
   bool Texts = false, Verify = false;
+  /// Whether anyone needs to know which runs changed the code: when only
+  /// the remarks are recorded, the probes only mark each run (no hash of
+  /// the function after every pass).
+  bool Changes = true;
   /// The last hash seen per function, and whether it was of machine code.
   DenseMap<const Function *, std::pair<uint64_t, bool>> Hashes;
   /// Prints IR as the instruments do (rebuilt when its numbering is stale).
@@ -375,7 +402,7 @@ struct FunctionProbe : public FunctionPass {
   StringRef getPassName() const override { return "passlab probe"; }
   void getAnalysisUsage(AnalysisUsage &AU) const override { AU.setPreservesAll(); }
   bool runOnFunction(Function &F) override {
-    if (R->Passes[Pass].Analysis) {
+    if (R->Passes[Pass].Analysis || !R->Changes) {
       R->note(Pass, &F, false);
       return false;
     }
@@ -491,7 +518,53 @@ bool addEmitPasses(legacy::PassManagerBase &PM, TargetMachine *TM, Module &M, bo
   return true;
 }
 
+static void ignoreText(void *, const char *, size_t) {}
+
 } // namespace
+
+extern "C" {
+
+/// The names (pass arguments, `register-coalescer`, `prologepilog`…) of
+/// the passes the back end runs for `triple` (null: the host's) at every
+/// code generation level, one per line, each once: what the instruments'
+/// pass lists may name besides the optimizer's passes. The pipelines are
+/// built as :asm builds them (on an empty module) and never run.
+void plab_backend_pass_names(const char *triple, plab_sink sink, void *user) {
+  plab_init_targets();
+  std::string T = tripleOr(triple);
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  if (!Tgt)
+    return;
+  std::set<std::string> Names;
+  for (CodeGenOptLevel Level : {CodeGenOptLevel::None, CodeGenOptLevel::Less,
+                                CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive}) {
+    std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
+        T, "", "", TargetOptions(), Reloc::PIC_, CodeModel::Small, Level));
+    if (!TM)
+      continue;
+    LLVMContext Ctx;
+    Module M("names", Ctx);
+    M.setTargetTriple(T);
+    Recorder R;
+    ProbingPassManager PM(R);
+    SmallString<0> Out;
+    raw_svector_ostream OS(Out);
+    if (!addEmitPasses(PM, TM.get(), M, true, OS, ignoreText, nullptr))
+      continue;
+    for (const auto &P : R.Passes)
+      if (!P.Arg.empty())
+        Names.insert(P.Arg);
+  }
+  std::string Text;
+  for (const auto &N : Names) {
+    Text += N;
+    Text += '\n';
+  }
+  sink(user, Text.data(), Text.size());
+}
+
+} // extern "C"
 
 extern "C" {
 
@@ -522,7 +595,10 @@ bool plab_emit(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, plab_sin
 /// the bytes), and the total (`T\tnanoseconds`); with flag 2 the
 /// verifier runs after each change; with flag 4 each optimization remark
 /// (`R\tlength\n` and the bytes, as shim/remarks.cpp flattens it) comes
-/// before the probe line of the execution that made it.
+/// before the probe line of the execution that made it; flag 8 adds the
+/// `size-info` remarks (costly: see shim/remarks.cpp); flag 16 leaves out
+/// finding which runs changed the code (every run says it changed
+/// nothing: for the remarks alone).
 /// Returns false with LLVM's message to `err` when the target cannot emit
 /// that kind of file.
 bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, unsigned flags,
@@ -534,6 +610,7 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
   Recorder R;
   R.Texts = flags & 1;
   R.Verify = flags & 2;
+  R.Changes = !(flags & 16);
   ProbingPassManager PM(R);
   SmallString<0> Out;
   raw_svector_ostream OS(Out);
@@ -549,7 +626,7 @@ bool plab_emit_probed(LLVMModuleRef m, LLVMTargetMachineRef tm, bool assembly, u
   LLVMContextRef Ctx = wrap(&M->getContext());
   if (flags & 4) {
     plab_remarks_remove(Ctx);
-    plab_remarks_install(Ctx, Recorder::remark, &R);
+    plab_remarks_install(Ctx, Recorder::remark, &R, (flags & 8) ? 1 : 0);
   }
   R.Start = std::chrono::steady_clock::now();
   PM.Inner.run(*M);

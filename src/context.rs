@@ -277,6 +277,27 @@ impl PassContext {
         Ok(())
     }
 
+    /// This context's settings as one `:with` would make them from the
+    /// default context (its opt level when not the default, required and
+    /// disabled passes, every config value set; not its instruments): what
+    /// a reproducer carries. Empty for the default context.
+    pub fn as_with(&self) -> String {
+        let mut parts = Vec::new();
+        if self.opt_level != PassContext::new().opt_level {
+            parts.push(format!("opt_level={}", self.opt_level));
+        }
+        if !self.required.is_empty() {
+            parts.push(format!("required={}", join(&self.required)));
+        }
+        if !self.disabled.is_empty() {
+            parts.push(format!("disabled={}", join(&self.disabled)));
+        }
+        for (k, v) in &self.config {
+            parts.push(format!("config.{k}={v}"));
+        }
+        parts.join(" ")
+    }
+
     /// A one-line summary, e.g. `opt_level=3 required=mem2reg disabled=licm`.
     pub fn summary(&self) -> String {
         let mut parts = vec![format!("opt_level={}", self.opt_level)];

@@ -271,22 +271,99 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
     out
 }
 
-/// A renumbering of LLVM's unnamed values (`%7`, and a block's `7:`): the
-/// breakpoints `(old, new)` sorted by `old`, each mapping the numbers from
-/// its `old` to the next breakpoint's by the same offset (`old + k` to `new
-/// + k`); numbers before the first are kept. A pass that deletes one
-/// instruction renumbers every value after it, so two versions of a
-/// function differ on most lines but by one offset: the histories the
-/// explorer embeds store that offset and the few lines that really
-/// changed ([`renumbered_edits`]).
+/// One row of two texts shown side by side ([`side_by_side`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub left: Option<String>,
+    pub right: Option<String>,
+    /// ` ` the same on both sides, `|` changed, `<` only on the left, `>`
+    /// only on the right (as `diff -y` marks them).
+    pub mark: char,
+}
+
+/// `left` and `right` aligned line by line as `diff -y` aligns them: the
+/// lines both keep on one row, and within each changed stretch the
+/// deleted and inserted lines paired in order (`|`), the rest alone (`<`,
+/// `>`).
+///
+/// ```
+/// let rows = passlab::diff::side_by_side("a\nb\nc\n", "a\nB\nc\nd\n");
+/// let marks: String = rows.iter().map(|r| r.mark).collect();
+/// assert_eq!(marks, " | >");
+/// ```
+pub fn side_by_side(left: &str, right: &str) -> Vec<Row> {
+    let ls: Vec<&str> = left.lines().collect();
+    let mut rows = Vec::new();
+    let mut o = 0usize;
+    let same = |o: &mut usize, rows: &mut Vec<Row>| {
+        if let Some(l) = ls.get(*o) {
+            rows.push(Row {
+                left: Some(l.to_string()),
+                right: Some(l.to_string()),
+                mark: ' ',
+            });
+        }
+        *o += 1;
+    };
+    let with_newline = |t: &str| {
+        if t.is_empty() || t.ends_with('\n') {
+            t.to_string()
+        } else {
+            format!("{t}\n")
+        }
+    };
+    for e in edits(&with_newline(left), &with_newline(right)) {
+        for _ in 0..e.keep {
+            same(&mut o, &mut rows);
+        }
+        let deleted: Vec<&str> = ls
+            .get(o..o + e.delete as usize)
+            .map(|d| d.to_vec())
+            .unwrap_or_default();
+        o += e.delete as usize;
+        let inserted: Vec<&str> = e.insert.lines().collect();
+        for i in 0..deleted.len().max(inserted.len()) {
+            let (l, r) = (deleted.get(i), inserted.get(i));
+            rows.push(Row {
+                left: l.map(|l| l.to_string()),
+                right: r.map(|r| r.to_string()),
+                mark: match (l, r) {
+                    (Some(_), Some(_)) => '|',
+                    (Some(_), None) => '<',
+                    _ => '>',
+                },
+            });
+        }
+    }
+    while o < ls.len() {
+        same(&mut o, &mut rows);
+    }
+    rows
+}
+
+/// A renumbering of LLVM's unnamed values (`%7`, and a block's `7:`) and
+/// of its metadata (`!7`, keyed from [`METADATA`] on): the breakpoints
+/// `(old, new)` sorted by `old`, each mapping the numbers from its `old` to
+/// the next breakpoint's by the same offset (`old + k` to `new + k`);
+/// numbers before the first are kept. A pass that deletes one instruction
+/// renumbers every value after it (and one that adds debug metadata every
+/// `!dbg` after it), so two versions of a function differ on most lines
+/// but by one offset: the histories the explorer embeds store that offset
+/// and the few lines that really changed ([`renumbered_edits`]).
 pub type Renumbering = Vec<(u32, u32)>;
 
+/// Where metadata numbers start in a [`Renumbering`]'s keys: `!7` is
+/// `METADATA + 7`, apart from the values' `%7` (numbers LLVM prints have
+/// at most nine digits, below this).
+pub const METADATA: u32 = 1 << 31;
+
 /// The numbers in `line` that a [`Renumbering`] maps, as byte ranges of
-/// their digits: those after `%`, and a line's leading digits before `:`
+/// their digits with their key's base (0, or [`METADATA`]): those after
+/// `%`, those after `!` (metadata), and a line's leading digits before `:`
 /// (a block's label). Digits with a leading zero or more than nine of them
 /// are not numbers LLVM prints; they are left alone (the explorer's script
 /// follows the same rules, src/explore/explorer.js).
-fn numbers(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+fn numbers(line: &str) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
     let b = line.as_bytes();
     let digits_from = move |i: usize| {
         let mut j = i;
@@ -298,17 +375,18 @@ fn numbers(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let ok = move |i: usize, j: usize| j > i && j - i <= 9 && (b[i] != b'0' || j - i == 1);
     let label = {
         let j = digits_from(0);
-        (ok(0, j) && b.get(j) == Some(&b':')).then_some((0, j))
+        (ok(0, j) && b.get(j) == Some(&b':')).then_some((0, j, 0))
     };
     let mut i = 0;
     let refs = std::iter::from_fn(move || {
         while i < b.len() {
-            if b[i] == b'%' {
+            if b[i] == b'%' || b[i] == b'!' {
+                let base = if b[i] == b'!' { METADATA } else { 0 };
                 let j = digits_from(i + 1);
                 let start = i + 1;
                 i = j.max(i + 1);
                 if ok(start, j) {
-                    return Some((start, j));
+                    return Some((start, j, base));
                 }
             } else {
                 i += 1;
@@ -319,9 +397,13 @@ fn numbers(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     label.into_iter().chain(refs)
 }
 
+/// `n` (a key: a value's number, or [`METADATA`] + a metadata number)
+/// mapped by the last breakpoint at or below it in its own space.
 fn map_number(n: u32, map: &[(u32, u32)]) -> u32 {
     match map.partition_point(|&(old, _)| old <= n) {
         0 => n,
+        // A value's breakpoint does not move metadata.
+        k if n >= METADATA && map[k - 1].0 < METADATA => n,
         k => {
             let (old, new) = map[k - 1];
             // A number past what u32 holds is kept as it is.
@@ -343,11 +425,16 @@ pub fn renumber(text: &str, map: &[(u32, u32)]) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let mut at = 0;
-        for (i, j) in numbers(line) {
+        for (i, j, base) in numbers(line) {
             out.push_str(&line[at..i]);
             match line[i..j].parse::<u32>() {
                 Ok(n) => {
-                    let _ = write!(out, "{}", map_number(n, map));
+                    // Mapped within its own space, else kept.
+                    let m = map_number(n + base, map)
+                        .checked_sub(base)
+                        .filter(|m| *m < METADATA)
+                        .unwrap_or(n);
+                    let _ = write!(out, "{m}");
                 }
                 Err(_) => out.push_str(&line[i..j]),
             }
@@ -367,7 +454,7 @@ pub fn renumbering(old: &str, new: &str) -> Renumbering {
         let mut out = String::with_capacity(t.len());
         for line in t.split_inclusive('\n') {
             let mut at = 0;
-            for (i, j) in numbers(line) {
+            for (i, j, _) in numbers(line) {
                 out.push_str(&line[at..i]);
                 out.push('#');
                 at = j;
@@ -385,9 +472,12 @@ pub fn renumbering(old: &str, new: &str) -> Renumbering {
     let mut pair_lines = |a: &str, b: &str| {
         let (xs, ys): (Vec<_>, Vec<_>) = (numbers(a).collect(), numbers(b).collect());
         if xs.len() == ys.len() {
-            for ((i, j), (k, l)) in xs.into_iter().zip(ys) {
+            for ((i, j, base), (k, l, other)) in xs.into_iter().zip(ys) {
+                if base != other {
+                    continue;
+                }
                 if let (Ok(x), Ok(y)) = (a[i..j].parse::<u32>(), b[k..l].parse::<u32>()) {
-                    pairs.push((x, y));
+                    pairs.push((x + base, y + base));
                 }
             }
         }
@@ -416,6 +506,10 @@ pub fn renumbering(old: &str, new: &str) -> Renumbering {
     let mut map = Vec::new();
     let mut offset = 0i64;
     for (x, y) in pairs {
+        // Metadata numbers start with no offset of the values'.
+        if x >= METADATA && map.last().is_none_or(|&(old, _)| old < METADATA) {
+            offset = 0;
+        }
         let d = i64::from(y) - i64::from(x);
         if d != offset {
             map.push((x, y));
@@ -679,6 +773,70 @@ mod tests {
         assert_eq!(
             renumber("%999999999\n", &[(0, u32::MAX - 5)]),
             "%999999999\n"
+        );
+    }
+
+    #[test]
+    fn metadata_renumbering_is_renumbering_too() {
+        // A pass deletes the first instruction (values renumber by -1) and
+        // adds debug metadata before the function's (its `!dbg` numbers
+        // move by +3): only the deleted line is an edit.
+        let old = "  %1 = add i32 %0, 1, !dbg !20\n  %2 = mul i32 %1, 2, !dbg !21\n    #dbg_value(i32 %2, !15, !DIExpression(), !22)\n  ret i32 %2, !dbg !23\n";
+        let new = "  %1 = mul i32 %0, 2, !dbg !24\n    #dbg_value(i32 %1, !15, !DIExpression(), !25)\n  ret i32 %1, !dbg !26\n";
+        let (map, e) = renumbered_edits(old, new);
+        assert_eq!(apply(&renumber(old, &map), &e), new);
+        assert_eq!(e.iter().map(|x| x.delete).sum::<u32>(), 1, "{map:?} {e:?}");
+        assert!(e.iter().all(|x| x.insert.is_empty()), "{e:?}");
+        // Values and metadata keep their own spaces: a values' offset does
+        // not move `!15`, nor metadata that pairs with no offset.
+        assert_eq!(
+            renumber("  %3 = f(!15)\n", &[(3, 2)]),
+            "  %3 = f(!15)\n".replace("%3", "%2")
+        );
+        // Names after `!` are not numbers.
+        assert_eq!(
+            renumber("  br label %2, !llvm.loop !7\n", &map),
+            "  br label %1, !llvm.loop !7\n"
+        );
+    }
+
+    #[test]
+    fn a_g_module_after_a_pass_differs_by_what_changed_not_by_renumbering() {
+        // clang -g: every instruction carries !dbg, every variable a
+        // #dbg_declare; after sroa, mem2reg-like changes only.
+        let src = crate::Source::text(
+            crate::Lang::C,
+            "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3 + 0; return s + n * 2; }\nint g(int x) { return f(&x, 1); }\n",
+            "g.c",
+        )
+        .clang_args(["-g"]);
+        let m = crate::Module::load(&[src]).unwrap();
+        let old = m.print_function("g").unwrap();
+        assert!(old.contains("!dbg !"), "{old}");
+        let mut after = m.copy();
+        crate::pipeline::parse("function(instcombine)")
+            .unwrap()
+            .apply(&mut after)
+            .unwrap();
+        let new = after.print_function("g").unwrap();
+        let (map, e) = renumbered_edits(&old, &new);
+        assert_eq!(apply(&renumber(&old, &map), &e), new);
+        // Every line instcombine leaves alone is kept, whatever its numbers.
+        let kept: u32 = e.iter().map(|x| x.keep).sum();
+        let plain = edits(&old, &new);
+        let plain_kept: u32 = plain.iter().map(|x| x.keep).sum();
+        assert!(kept >= plain_kept, "{kept} < {plain_kept}");
+        // The signature's and the return's `!dbg` moved by two: kept, as
+        // a plain diff would not keep them.
+        let inserted: String = e.iter().map(|x| x.insert.as_str()).collect();
+        let plainly: String = plain.iter().map(|x| x.insert.as_str()).collect();
+        assert!(
+            plainly.contains("define dso_local") && plainly.contains("ret i32"),
+            "{plainly}"
+        );
+        assert!(
+            !inserted.contains("define dso_local") && !inserted.contains("ret i32"),
+            "{old}\n{new}\n{e:?}"
         );
     }
 

@@ -116,6 +116,12 @@ extern "C" {
     pub fn plab_create_lljit(sink: Sink, user: *mut c_void) -> *mut c_void;
     pub fn plab_set_target(m: LLVMModuleRef, cpu: *const c_char, features: *const c_char);
     pub fn plab_cpu_known(triple: *const c_char, cpu: *const c_char) -> bool;
+    /// The processor features LLVM knows for `triple` (null: the host's),
+    /// one per line, to `sink`.
+    pub fn plab_feature_names(triple: *const c_char, sink: Sink, user: *mut c_void);
+    /// The pass arguments of the back end's passes for `triple` (null:
+    /// the host's) at every code generation level, one per line.
+    pub fn plab_backend_pass_names(triple: *const c_char, sink: Sink, user: *mut c_void);
     pub fn plab_cpu_names(triple: *const c_char, sink: Sink, user: *mut c_void);
     pub fn plab_set_asm_syntax(syntax: *const c_char) -> bool;
     #[allow(clippy::too_many_arguments)]
@@ -131,8 +137,9 @@ extern "C" {
         err_user: *mut c_void,
     ) -> bool;
     /// Puts the remark handler (shim/remarks.cpp) on `ctx`, each remark
-    /// to `sink`; nothing if it is there already.
-    pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void);
+    /// to `sink` (`size-info` ones only with `options` bit 1); nothing if
+    /// it is there already.
+    pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void, options: u32);
     /// Takes it off again, putting back the handler it replaced.
     pub fn plab_remarks_remove(ctx: LLVMContextRef);
     pub fn plab_emit(

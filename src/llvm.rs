@@ -252,22 +252,57 @@ pub fn cpu_names() -> Vec<String> {
     sinks.first_text().lines().map(str::to_string).collect()
 }
 
-/// Ok for a value `target.features` takes: empty, `host`, or `+f,-g,…`.
+/// The names of the passes LLVM's back end runs for this machine's target
+/// at any code generation level (`register-coalescer`, `prologepilog`…),
+/// as the instruments' pass lists name them: built once.
+pub fn backend_pass_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut sinks = ffi::Sinks::default();
+        // SAFETY: a null triple means the host's; `sinks` is the `Sinks`
+        // that `SINK_FIRST` expects, alive for the call.
+        unsafe { ffi::plab_backend_pass_names(std::ptr::null(), ffi::SINK_FIRST, sinks.user()) };
+        sinks.first_text().lines().map(str::to_string).collect()
+    })
+}
+
+/// The processor features LLVM knows for this machine's target (`avx2`,
+/// `fma`…), without their sign.
+pub fn feature_names() -> Vec<String> {
+    let mut sinks = ffi::Sinks::default();
+    // SAFETY: a null triple means the host's; `sinks` is the `Sinks` that
+    // `SINK_FIRST` expects, alive for the call.
+    unsafe { ffi::plab_feature_names(std::ptr::null(), ffi::SINK_FIRST, sinks.user()) };
+    sinks.first_text().lines().map(str::to_string).collect()
+}
+
+/// Ok for a value `target.features` takes: empty, `host`, or `+f,-g,…`
+/// with features LLVM knows for this target; else what it takes.
 pub(crate) fn check_features(features: &str) -> std::result::Result<(), String> {
-    let ok = features.is_empty()
-        || features == "host"
-        || features.split(',').all(|f| {
-            f.len() > 1
-                && f.starts_with(['+', '-'])
-                && f[1..]
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err("host, or features such as +avx2,-fma".into())
+    if features.is_empty() || features == "host" {
+        return Ok(());
     }
+    let known = feature_names();
+    for f in features.split(',') {
+        let Some(name) = f.strip_prefix(['+', '-']) else {
+            return Err(format!(
+                "host, or features such as +avx2,-fma, each with its sign ('{f}' has none)"
+            ));
+        };
+        if !known.is_empty() && !known.iter().any(|k| k == name) {
+            let nearest = crate::nearest_names(name, known.iter().map(String::as_str));
+            let nearest = if nearest.is_empty() {
+                String::new()
+            } else {
+                format!("; nearest: {}", nearest.join(", "))
+            };
+            return Err(format!(
+                "host, or features LLVM knows for this target with their sign, such as +avx2,-fma ('{name}' is not one of its {}{nearest}; `llc-19 -mattr=help` lists them)",
+                known.len()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes `target` into every defined function of `module` (where it is

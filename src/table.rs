@@ -22,6 +22,9 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// Lines printed under the table (totals, what was left out).
     pub notes: Vec<String>,
+    /// The whole text of cells shown shortened, by (row, column): HTML
+    /// shows it on hover.
+    pub hover: std::collections::BTreeMap<(usize, usize), String>,
 }
 
 impl Table {
@@ -39,6 +42,7 @@ impl Table {
                 .collect(),
             rows: Vec::new(),
             notes: Vec::new(),
+            hover: Default::default(),
         }
     }
 
@@ -95,13 +99,27 @@ impl Table {
             ));
         }
         out.push_str("</tr></thead><tbody>");
-        for row in &self.rows {
+        for (r, row) in self.rows.iter().enumerate() {
             out.push_str("<tr>");
-            for (cell, (_, align)) in row.iter().zip(&self.columns) {
+            for (c, (cell, (_, align))) in row.iter().zip(&self.columns).enumerate() {
+                // Leading spaces nest a row (the timing tree): HTML would
+                // collapse them, so they become the cell's indentation.
+                let text = cell.trim_start_matches(' ');
+                let indent = cell.len() - text.len();
+                let pad = if indent > 0 && *align == Align::Left {
+                    format!(";padding-left:{indent}ch")
+                } else {
+                    String::new()
+                };
+                let text = if pad.is_empty() { cell.as_str() } else { text };
+                let title = self
+                    .hover
+                    .get(&(r, c))
+                    .map_or(String::new(), |t| format!(" title=\"{}\"", escape(t)));
                 out.push_str(&format!(
-                    "<td style=\"text-align:{}\">{}</td>",
+                    "<td style=\"text-align:{}{pad}\"{title}>{}</td>",
                     css(*align),
-                    escape(cell)
+                    escape(text)
                 ));
             }
             out.push_str("</tr>");
@@ -136,6 +154,15 @@ impl std::fmt::Display for Table {
 }
 
 /// Milliseconds with three decimals.
+/// `n` and the noun, plural unless `n` is 1: `1 function`, `2 functions`.
+pub fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    if n == N::from(1) {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 pub(crate) fn ms(d: std::time::Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1e3)
 }
@@ -166,5 +193,48 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("2 passes\n"), "{text}");
+    }
+
+    #[test]
+    fn nesting_by_leading_spaces_is_indentation_in_html() {
+        let mut t = Table::new("timing", &["pass", "ms>"]);
+        t.push(["default<O2>", "10"]);
+        t.push(["    instcombine", "  4"]);
+        let html = t.to_html();
+        // A tree in HTML, whose white space would otherwise collapse.
+        assert!(
+            html.contains("<td style=\"text-align:left;padding-left:4ch\">instcombine</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td style=\"text-align:left\">default&lt;O2&gt;</td>"),
+            "{html}"
+        );
+        // Right-aligned cells keep their text.
+        assert!(
+            html.contains("<td style=\"text-align:right\">  4</td>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_shortened_cell_has_its_whole_text_on_hover() {
+        let mut t = Table::new("remarks", &["pass", "commonest message"]);
+        t.hover.insert((0, 1), "a \"long\" message in full".into());
+        t.push(["licm", "a \"long\" mes…"]);
+        let html = t.to_html();
+        assert!(
+            html.contains(
+                "title=\"a &quot;long&quot; message in full\">a &quot;long&quot; mes…</td>"
+            ),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn counts_are_singular_for_one() {
+        assert_eq!(count(1, "function"), "1 function");
+        assert_eq!(count(0, "function"), "0 functions");
+        assert_eq!(count(2, "job"), "2 jobs");
     }
 }

@@ -132,7 +132,15 @@ fn vocabulary() -> &'static Vocabulary {
     static V: OnceLock<Vocabulary> = OnceLock::new();
     V.get_or_init(|| {
         let mut s = setup().expect("the fuzz session's set-up fails");
-        let names: BTreeSet<String> = s.completions().into_iter().collect();
+        let known = s.completions();
+        let mut names: BTreeSet<String> = known
+            .modules
+            .iter()
+            .chain(&known.functions)
+            .chain(&known.buffers)
+            .cloned()
+            .collect();
+        names.extend(passlab::registry::passes().into_iter().map(|p| p.name));
         let mut v = Vocabulary {
             commands: Vec::new(),
             literals: Vec::new(),
@@ -150,8 +158,12 @@ fn vocabulary() -> &'static Vocabulary {
             // is not a name.
             let line = format!(":{} ", c.name);
             let (_, offered) = s.complete(&line, line.len());
-            let mut literals: BTreeSet<String> =
-                offered.into_iter().filter(|w| !names.contains(w)).collect();
+            // Not the names above, nor the files of the folder it runs in
+            // (paths complete too).
+            let mut literals: BTreeSet<String> = offered
+                .into_iter()
+                .filter(|w| !names.contains(w) && !std::path::Path::new(w).exists())
+                .collect();
             literals.extend(
                 words_of(c.usage)
                     .flat_map(|w| w.split('='))

@@ -120,10 +120,14 @@ fn check_signing(info: &ConnectionInfo) -> anyhow::Result<()> {
     }
 }
 
-/// Reading the requests queued behind a failed cell takes only what is
-/// there already (the future is polled once): a request a client sends
-/// after seeing the error must run.
-const QUEUED: Duration = Duration::ZERO;
+/// After a cell fails, execute requests that arrive within this time of
+/// its error reply are aborted too, as ipykernel aborts what reaches it
+/// while it is aborting: a notebook's "Run All" sends every cell at once,
+/// but they reach the kernel spread over milliseconds (through the
+/// browser, the server and ZeroMQ), and the cells behind the failed one
+/// must not run. A person who reads the error and runs a cell again takes
+/// far longer.
+const ABORT_WINDOW: Duration = Duration::from_millis(50);
 
 /// What ends the kernel: a shutdown request (on shell or control) or `:quit`.
 struct Exit;
@@ -284,21 +288,23 @@ async fn serve_shell(
                 None
             }
         };
-        // Before the reply goes out: what a client sends after seeing
-        // the error is not queued behind the failed cell.
-        if failed {
-            loop {
-                match tokio::time::timeout(QUEUED, receive(&mut shell)).await {
-                    Ok(Ok(next)) => queued.push_back((next, true)),
-                    Ok(Err(e)) => log(&format!("shell: dropped a message: {e}")),
-                    Err(_) => break,
-                }
-            }
-        }
         if let Some(content) = content {
             let reply_type = req.message_type().replace("_request", "_reply");
             if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
                 log(&format!("shell: cannot reply: {e}"));
+            }
+        }
+        // What is queued behind the failed cell, and what arrives within
+        // the window after its reply, is marked to be aborted (execute
+        // requests only; others are answered as usual).
+        if failed {
+            let until = tokio::time::Instant::now() + ABORT_WINDOW;
+            loop {
+                match tokio::time::timeout_at(until, receive(&mut shell)).await {
+                    Ok(Ok(next)) => queued.push_back((next, true)),
+                    Ok(Err(e)) => log(&format!("shell: dropped a message: {e}")),
+                    Err(_) => break,
+                }
             }
         }
         let _ = out.send(status("idle", &req));

@@ -86,6 +86,11 @@ impl PyPassContext {
                     "opt_level must be 0, 1, 2 or 3; got {opt_level}"
                 )))
             })?;
+        // Pass names are checked where they are typed, as :with checks
+        // them: a typo would otherwise disable nothing, silently.
+        for name in required_pass.iter().chain(disabled_pass.iter()).flatten() {
+            crate::passes::check_pass_name(name)?;
+        }
         let mut values = Vec::new();
         if let Some(config) = config {
             for (key, value) in config.iter() {

@@ -419,10 +419,10 @@ impl PyModule_ {
     fn __repr__(&self) -> String {
         match self.get() {
             Ok(m) => format!(
-                "<passlab.Module '{}': {} functions, {} instructions>",
+                "<passlab.Module '{}': {}, {}>",
                 m.name(),
-                m.defined_functions().len(),
-                m.instruction_count()
+                passlab::table::count(m.defined_functions().len(), "function"),
+                passlab::table::count(m.instruction_count(), "instruction")
             ),
             Err(_) => "<passlab.Module (a loan that has ended)>".into(),
         }

@@ -13,8 +13,35 @@ use passlab::{ModulePass, PassInfo, PassRef, PrintIr, Sequential};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::collections::BTreeSet;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// The names of the passes made in Python (module and function passes,
+/// Sequentials), which a `PassContext`'s `required_pass` and
+/// `disabled_pass` may name besides the registry's passes.
+static PYTHON_NAMES: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn note_name(name: &str) {
+    PYTHON_NAMES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(name.to_string());
+}
+
+/// Ok for a name `required_pass` and `disabled_pass` take: a pass made in
+/// Python so far, a registered pass, or pipeline text a Sequential may
+/// hold; else the core's error (the nearest names), as `LLVMPass` gives.
+pub fn check_pass_name(name: &str) -> PyResult<()> {
+    let known = PYTHON_NAMES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(name);
+    if known {
+        return Ok(());
+    }
+    check(registry::check_pass_name(name))
+}
 
 /// A pass's name, opt level, required passes and description; in an
 /// instrument's hooks also the IR unit it runs on (`module`, `cgscc`,
@@ -173,6 +200,7 @@ impl PySequential {
             .map(|p| p.pass.clone())
             .collect();
         let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+        note_name(name);
         Ok((
             PySequential,
             PyPass {
@@ -228,6 +256,7 @@ pub fn make_function_pass(
         ));
     }
     let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+    note_name(name);
     let pass_name = name.to_string();
     let pass = passlab::FunctionPass::by_name(info, move |m, function, _ctx| {
         Python::attach(|py| {
@@ -285,6 +314,7 @@ pub fn make_module_pass(
         ));
     }
     let info = PassInfo::new(name, opt_level).requires(required.unwrap_or_default());
+    note_name(name);
     let pass_name = name.to_string();
     let pass = ModulePass::new(info, move |m, _ctx| {
         Python::attach(|py| {

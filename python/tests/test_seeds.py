@@ -27,6 +27,24 @@ define i32 @abs(i32 %x) {
 """
 
 
+def test_pass_names_are_checked_where_the_context_is_made():
+    # A typo would disable nothing, silently: it is refused with the
+    # nearest name, as LLVMPass refuses it.
+    with pytest.raises(passlab.UnknownPassError, match=r"unknown pass 'licmm'.*did you mean.*'licm'"):
+        PassContext(disabled_pass=["licmm"])
+    with pytest.raises(passlab.UnknownPassError, match="nosuchpass"):
+        PassContext(required_pass=["nosuchpass"])
+    # Pipeline text a Sequential holds as one element, and passes made in
+    # Python, are names too.
+    PassContext(disabled_pass=["loop-mssa(licm)", "loop-unroll<O3>"])
+
+    @passlab.transform.module_pass(opt_level=1, name="my_checked_pass")
+    def my_checked_pass(mod, ctx):
+        return mod
+
+    PassContext(disabled_pass=["my_checked_pass"])
+
+
 def test_pass_context_with_and_current():
     outer = PassContext.current()
     assert outer.opt_level == 2  # the global context, TVM's default level

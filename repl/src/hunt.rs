@@ -22,7 +22,7 @@ pub fn run(
     let out = out.unwrap_or_else(|| spec.dir.join(format!("{}.hunt", spec.name)));
     let mine = spec.assign(shard.0, shard.1);
     eprintln!(
-        "hunt {}: shard {}/{} — {} of {} programs, {} pipelines each ({} named, {} random orderings), oracle {}, {} jobs, into {}",
+        "hunt {}: shard {}/{} — {} of {} programs, {} pipelines each ({} named, {} random orderings), oracle {}, {}, into {}",
         spec.name,
         shard.0,
         shard.1,
@@ -32,7 +32,7 @@ pub fn run(
         spec.pipelines.len(),
         spec.orderings,
         spec.oracle.name(),
-        spec.jobs,
+        passlab::table::count(spec.jobs, "job"),
         out.display()
     );
     let dir = hunt::claim_folder(&spec, &out, replace)?;

@@ -232,11 +232,12 @@ fn main() -> anyhow::Result<()> {
     done
 }
 
-/// Completes as the core's `complete_with` says (commands, their keywords,
-/// and the session's module, function, buffer, pass and config names, as
-/// of the last command).
+/// Completes as the core's `Names::complete` says (commands, then each
+/// argument from its own kind: passes, processors, strategies, modules,
+/// functions, buffers, paths…, with the session's names as of the last
+/// command).
 struct Completion {
-    names: Vec<String>,
+    names: passlab::session::Names,
 }
 
 impl Completer for Completion {
@@ -247,7 +248,7 @@ impl Completer for Completion {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let (start, names) = passlab::session::complete_with(&self.names, line, pos);
+        let (start, names) = self.names.complete(line, pos);
         let pairs = names
             .into_iter()
             .map(|n| Pair {
@@ -367,7 +368,12 @@ fn repl(mut renderer: Renderer) -> anyhow::Result<()> {
     // The terminal shows text only.
     session.set_html(false);
     show_progress(&mut session);
-    let mut editor: Editor<Completion, rustyline::history::FileHistory> = Editor::new()?;
+    // Tab completes what all candidates share and lists them, as shells do.
+    let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .build();
+    let mut editor: Editor<Completion, rustyline::history::FileHistory> =
+        Editor::with_config(config)?;
     editor.set_helper(Some(Completion {
         names: session.completions(),
     }));

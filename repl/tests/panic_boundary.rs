@@ -82,7 +82,7 @@ fn the_repl_goes_on_after_a_panic_and_the_buffer_is_not_made() -> Result<(), rex
     p.send_line("  ret i32 1")?;
     p.send_line("}")?;
     p.send_line(".")?;
-    p.exp_string("module m: 1 functions")?;
+    p.exp_string("module m: 1 function,")?;
     settle();
     p.send_line(":call one")?;
     p.exp_string("one() = 1")?;

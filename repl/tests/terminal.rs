@@ -19,11 +19,12 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("passlab> ")?;
     settle();
 
-    // Tab completes a command, then a pass name (LLVM's included).
-    p.send(":ru\t")?;
+    // Tab completes what the candidates share and a second Tab lists them,
+    // as shells do; then a pass name (LLVM's included).
+    p.send(":ru\t\t")?;
     p.flush()?;
-    p.exp_string(":run")?;
-    p.send(" instcomb\t")?;
+    p.exp_string(":rust")?;
+    p.send("n instcomb\t")?;
     p.flush()?;
     p.exp_string("instcombine")?;
     p.send_line("")?;
@@ -41,7 +42,7 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
         p.send_line(line)?;
         settle();
     }
-    p.exp_string("module m: 1 functions")?;
+    p.exp_string("module m: 1 function,")?;
     p.send_line(":run mem2reg,instcombine")?;
     p.exp_string("ran mem2reg,instcombine on m")?;
     settle();
@@ -62,6 +63,39 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("define dso_local i32 @f")?;
     settle();
 
+    // Each argument completes from its own kind (issue 44): a processor
+    // after cpu=, a setting's key, a strategy, a function of the module;
+    // with several candidates a second Tab lists them, as shells do.
+    p.send(":with cpu=skyla\t")?;
+    p.flush()?;
+    p.exp_string("skylake")?;
+    p.send_control('c')?;
+    settle();
+    p.send(":with cpu=znver\t\t")?;
+    p.flush()?;
+    p.exp_string("znver5")?;
+    p.send_control('c')?;
+    settle();
+    p.send(":with opt\t")?;
+    p.flush()?;
+    p.exp_string("opt_level=")?;
+    p.send_control('c')?;
+    settle();
+    p.send(":tune strategy=lo\t")?;
+    p.flush()?;
+    p.exp_string("local")?;
+    p.send_control('c')?;
+    settle();
+    p.send(":asm \t")?;
+    p.flush()?;
+    p.exp_string(":asm f")?;
+    p.send_control('c')?;
+    settle();
+    // A mistyped pass name is refused where it is typed.
+    p.send_line(":with disabled=licmm")?;
+    p.exp_string("did you mean one of: 'licm'")?;
+    settle();
+
     // Ctrl-C during a long JIT call ends the call, not the session.
     for line in [
         ":module spin --lang c",
@@ -71,7 +105,7 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
         p.send_line(line)?;
         settle();
     }
-    p.exp_string("module spin: 1 functions")?;
+    p.exp_string("module spin: 1 function,")?;
     p.send_line(":call spin 1")?;
     std::thread::sleep(std::time::Duration::from_millis(1500));
     p.send_control('c')?;
@@ -150,7 +184,7 @@ fn pasted_and_typed_ahead_lines_all_run() -> Result<(), rexpect::error::Error> {
     .join("\n");
     p.send(&format!("\x1b[200~{block}\n\x1b[201~\r"))?;
     p.flush()?;
-    p.exp_string("module m: 1 functions")?;
+    p.exp_string("module m: 1 function,")?;
     p.exp_string("passlab> :run mem2reg,instcombine")?;
     p.exp_string("ran mem2reg,instcombine on m")?;
     p.exp_string("passlab> :with opt_level=3")?;

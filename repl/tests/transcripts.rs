@@ -306,7 +306,7 @@ fn transcripts_match() {
     // The reproducers reduce.plab wrote show their bugs when run again,
     // as someone without passlab would run them.
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/reduce-out");
-    for finding in ["fatal", "crash", "sdiv"] {
+    for finding in ["fatal", "crash", "sdiv", "sdiv-context"] {
         let script = out.join(finding).join("repro.sh");
         let run = Command::new("sh").arg(&script).output().unwrap();
         if !run.status.success() {
@@ -317,6 +317,29 @@ fn transcripts_match() {
                 String::from_utf8_lossy(&run.stderr)
             ));
         }
+    }
+    // The one found under `:with codegen=0 cpu=x86-64-v2` carries that
+    // context, and passlab run shows the finding with it.
+    let dir = out.join("sdiv-context");
+    let plab = std::fs::read_to_string(dir.join("repro.plab")).unwrap_or_default();
+    let sh = std::fs::read_to_string(dir.join("repro.sh")).unwrap_or_default();
+    if !plab.contains(":with config.codegen.opt_level=0 config.target.cpu=x86-64-v2") {
+        failures.push(format!("sdiv-context/repro.plab lost the context:\n{plab}"));
+    }
+    if !sh.contains("lli-19 -O0 -mcpu=x86-64-v2") || !sh.contains("opt-19 -load-pass-plugin") {
+        failures.push(format!("sdiv-context/repro.sh lost the context:\n{sh}"));
+    }
+    let run = Command::new(env!("CARGO_BIN_EXE_passlab"))
+        .current_dir(&dir)
+        .args(["run", "repro.plab"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&run.stdout);
+    if !run.status.success() || !shown.contains("DIFFERENT") {
+        failures.push(format!(
+            "passlab run sdiv-context/repro.plab did not show the finding: {shown}{}",
+            String::from_utf8_lossy(&run.stderr)
+        ));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -3,7 +3,7 @@
 // column by column and the functions; blobs[i] (gzip, base64, or null when
 // left out) holds function i's history: its initial text and each version
 // as [pass, instructions, deleted, edits, renumbering]: the previous text's
-// unnamed values renumbered (breakpoints old, new, ...; passlab::diff::
+// unnamed values and metadata renumbered (breakpoints old, new, ...; passlab::diff::
 // renumber, whose rules renumberLines follows), then an edit script (keep,
 // delete, insert triples). A function's history is decompressed when it is
 // selected.
@@ -34,9 +34,12 @@ function plabExplore(root, data, hljs) {
   // the last breakpoint at or below them.
   // A line of IR as its text between numbers (`parts`, one more than
   // `nums`) and the numbers passlab::diff::renumber maps: the digits after
-  // `%` and a line's leading digits before `:`, 1 to 9 digits without a
+  // `%` or `!` and a line's leading digits before `:`, 1 to 9 digits without a
   // leading zero (others stay text). `max` is the largest number.
-  const NUMBER = /(^\d+(?=:))|%(\d+)/g;
+  // Metadata (`!7`) has numbers of its own, keyed from METADATA on
+  // (passlab::diff::METADATA).
+  const NUMBER = /(^\d+(?=:))|%(\d+)|!(\d+)/g;
+  const METADATA = 2147483648;
   function tokenize(line) {
     const parts = [];
     const nums = [];
@@ -44,11 +47,11 @@ function plabExplore(root, data, hljs) {
     let max = -1;
     NUMBER.lastIndex = 0;
     for (let m; (m = NUMBER.exec(line)); ) {
-      const digits = m[1] || m[2];
+      const digits = m[1] || m[2] || m[3];
       if (digits.length > 9 || (digits.length > 1 && digits.charCodeAt(0) === 48)) continue;
       const start = m.index + (m[1] ? 0 : 1);
       parts.push(line.slice(at, start));
-      const n = Number(digits);
+      const n = Number(digits) + (m[3] ? METADATA : 0);
       nums.push(n);
       if (n > max) max = n;
       at = start + digits.length;
@@ -60,7 +63,10 @@ function plabExplore(root, data, hljs) {
   function lineText(l) {
     if (!l.nums.length) return l.parts[0];
     let s = l.parts[0];
-    for (let i = 0; i < l.nums.length; i++) s += l.nums[i] + l.parts[i + 1];
+    for (let i = 0; i < l.nums.length; i++) {
+      const n = l.nums[i];
+      s += (n >= METADATA ? n - METADATA : n) + l.parts[i + 1];
+    }
     return s;
   }
 
@@ -86,6 +92,8 @@ function plabExplore(root, data, hljs) {
         if (map[2 * mid] <= n) lo = mid + 1;
         else hi = mid;
       }
+      // A value's breakpoint does not move metadata.
+      if (n >= METADATA && map[2 * lo - 2] < METADATA) return n;
       const v = map[2 * lo - 1] + (n - map[2 * lo - 2]);
       return v > 4294967295 ? n : v;
     };

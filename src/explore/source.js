@@ -31,7 +31,10 @@ function plabRemarks(root, input, page) {
         return lines;
       })
     );
-    const st = { kinds: [true, true, true, true], pass: -1, fn: "", file: -1, hot: HOT, focus: null };
+    // How many of the hottest lines to list (`:report remarks source
+    // top=N`; the "more" link adds more).
+    const TOP = d.top > 0 ? d.top : HOT;
+    const st = { kinds: [true, true, true, true], pass: -1, fn: "", file: -1, hot: TOP, focus: null };
     // Files as shown: without the folder all of them share.
     let common = d.files.length ? d.files[0].slice(0, d.files[0].lastIndexOf("/") + 1) : "";
     for (const f of d.files) while (common && !f.startsWith(common)) common = common.slice(0, common.slice(0, -1).lastIndexOf("/") + 1);
@@ -314,7 +317,7 @@ function plabRemarks(root, input, page) {
     function update() {
       recompute();
       status.textContent = shown === N ? "" : `showing ${plural(shown, "remark")} of ${N.toLocaleString("en-US")}`;
-      st.hot = HOT;
+      st.hot = TOP;
       renderHot();
       renderSource();
       // The line looked at last stays in view; otherwise the file's top.

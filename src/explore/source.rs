@@ -38,13 +38,15 @@ pub struct SourceStats {
 /// or with `standalone` a whole page. `sources` gives the text of a file
 /// named in the remarks (None: not found; its lines are listed without
 /// their text); `shown` how the page names it. `title` says what ran (a
-/// pipeline on a module).
+/// pipeline on a module). `top` is how many of the most remarked lines it
+/// lists first (None: a hundred; a link shows more).
 pub fn remarks_html(
     title: &str,
     remarks: &[Remark],
     sources: &dyn Fn(&str) -> Option<String>,
     shown: &dyn Fn(&str) -> String,
     standalone: bool,
+    top: Option<usize>,
 ) -> (String, SourceStats) {
     use serde_json::json;
     let (mut strings, mut string_ix) = (Vec::new(), HashMap::new());
@@ -83,6 +85,7 @@ pub fn remarks_html(
         "strings": strings,
         "files": files.iter().map(|f| shown(f)).collect::<Vec<_>>(),
         "k": k, "p": p, "f": f, "m": m, "fi": fi, "l": l, "c": c,
+        "top": top.unwrap_or(0),
     });
     let data = gzip_base64(data.to_string().as_bytes());
     // Each file's text its own blob: decompressed when it is shown.
@@ -169,7 +172,7 @@ mod tests {
         ];
         let sources = |f: &str| (f == "a.c").then(|| "int a;\n".repeat(10));
         let shown = |f: &str| f.to_string();
-        let (page, stats) = remarks_html("O2 on t", &rs, &sources, &shown, true);
+        let (page, stats) = remarks_html("O2 on t", &rs, &sources, &shown, true, None);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("plabRemarks("));
         assert_eq!(
@@ -183,7 +186,7 @@ mod tests {
             }
         );
         // The fragment has no document around it.
-        let (fragment, _) = remarks_html("O2 on t", &rs, &sources, &shown, false);
+        let (fragment, _) = remarks_html("O2 on t", &rs, &sources, &shown, false, Some(5));
         assert!(fragment.starts_with("<div class=\"plab-remarks\""));
     }
 }

@@ -69,7 +69,7 @@ pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
 pub use remarks::{
     compare as compare_remarks, counts_by_pass as remark_counts, emit as emit_remark,
     lineless_note, table as remark_table, Remark, RemarkChange, RemarkComparison, RemarkDiff,
-    RemarkFilter, RemarkKind, RemarkRun, Remarks, RemarksMark, UserRemark,
+    RemarkFilter, RemarkKind, RemarkRun, Remarks, RemarksMark, UserRemark, SIZE_INFO,
 };
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;

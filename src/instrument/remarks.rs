@@ -35,6 +35,10 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::raw::c_char;
 
+/// The pass name of LLVM's instruction-count remarks, asked for only when
+/// named (`:instrument remarks=size-info`).
+pub const SIZE_INFO: &str = "size-info";
+
 /// What a remark says a pass did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RemarkKind {
@@ -300,6 +304,13 @@ impl Remarks {
         Remarks::default()
     }
 
+    /// Whether the filter names LLVM's `size-info` remarks, which are
+    /// asked for only then (counting the whole module after every pass of
+    /// the back end costs more than the rest of code generation).
+    pub fn wants_size_info(&self) -> bool {
+        self.filter.passes.iter().any(|p| p == SIZE_INFO)
+    }
+
     /// Keeps only the remarks `filter` keeps.
     pub fn filtered(filter: RemarkFilter) -> Remarks {
         Remarks {
@@ -448,7 +459,13 @@ pub fn table(remarks: &[Remark], filter: &RemarkFilter) -> Table {
             .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(a.1)))
             .copied()
             .unwrap_or((0, ""));
-        let example: String = example.chars().take(90).collect();
+        let short = shorten(example, 90);
+        if short != example {
+            // The whole message on hover, in HTML.
+            t.hover
+                .insert((t.rows.len(), 4), format!("{} ({count}×)", example.trim()));
+        }
+        let example = short;
         t.push([
             pass.to_string(),
             kind.name().to_string(),
@@ -745,7 +762,14 @@ impl Instrument for Remarks {
             // (or, if the pass fails, stays harmlessly: it only queues).
             let ctx = unsafe { llvm_sys::core::LLVMGetModuleContext(module.raw()) };
             // SAFETY: `ctx` is live; the sink is a plain function.
-            unsafe { crate::ffi::plab_remarks_install(ctx, on_remark, std::ptr::null_mut()) };
+            unsafe {
+                crate::ffi::plab_remarks_install(
+                    ctx,
+                    on_remark,
+                    std::ptr::null_mut(),
+                    self.wants_size_info() as u32,
+                )
+            };
             if st.context.replace(ctx).is_none() {
                 LISTENING.with(|l| l.set(l.get() + 1));
             }

@@ -804,6 +804,8 @@ mod tests {
             texts: true,
             verify: true,
             remarks: true,
+            size_info: false,
+            changes: true,
         };
         let cg = Codegen::default();
         let (_, b) = assembly_probed(&m, &cg, Syntax::Att, probe).unwrap();

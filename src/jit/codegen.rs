@@ -378,11 +378,31 @@ pub(super) fn emit_file(
 /// What the probes keep besides time and change: each changed unit's text
 /// (for print-changed and the explorer), the verifier after each change,
 /// and the optimization remarks the back end's passes make.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Probe {
     pub texts: bool,
     pub verify: bool,
     pub remarks: bool,
+    /// With `remarks`, LLVM's `size-info` remarks too: the whole module's
+    /// instructions counted after every machine pass, which costs :asm of
+    /// sqlite3 20 times its time; only when a filter names them.
+    pub size_info: bool,
+    /// Whether to find which runs changed the code (a hash of the function
+    /// after every pass): not needed when the remarks alone are recorded.
+    pub changes: bool,
+}
+
+impl Default for Probe {
+    /// Times and changes only.
+    fn default() -> Probe {
+        Probe {
+            texts: false,
+            verify: false,
+            remarks: false,
+            size_info: false,
+            changes: true,
+        }
+    }
 }
 
 /// As [`emit_file`], every pass of the back end observed (the shim's
@@ -398,7 +418,11 @@ pub(super) fn emit_probed(
     mut record: &mut dyn FnMut(&[u8]),
 ) -> std::result::Result<Vec<u8>, String> {
     install_gate(m, cg);
-    let flags = probe.texts as u32 | (probe.verify as u32) << 1 | (probe.remarks as u32) << 2;
+    let flags = probe.texts as u32
+        | (probe.verify as u32) << 1
+        | (probe.remarks as u32) << 2
+        | (probe.size_info as u32) << 3
+        | (!probe.changes as u32) << 4;
     let mut out = crate::ffi::Sinks::default();
     // SAFETY: the module is alive and this child's own; the target machine
     // is created here and disposed of once; the sinks write into `out`, or

@@ -389,8 +389,21 @@ pub struct Jit {
     cpu_limit: Option<Duration>,
     output: Option<isolate::OutputSpec>,
     times: CompileTimes,
-    /// The module's name (a program's `argv[0]`).
+    /// The module's name (a program's `argv[0]`: see [`program_name`]).
     name: String,
+}
+
+/// A program's `argv[0]` for a module named `module`: its file name
+/// without the folders (`adler32.c` for a module clang made from
+/// `/…/inputs/zlib/adler32.c`), so that what a program prints of it is the
+/// same on every machine.
+fn program_name(module: &str) -> String {
+    std::path::Path::new(module)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(module)
+        .to_string()
 }
 
 impl Drop for Jit {
@@ -743,7 +756,7 @@ impl Jit {
             cpu_limit: None,
             output: None,
             times: CompileTimes::default(),
-            name: module.name(),
+            name: program_name(&module.name()),
         };
         match jit.address(PACKED_ENTRY) {
             Ok(addr) => {
@@ -1227,5 +1240,17 @@ impl TimeResult {
             self.per_call.len(),
             self.number
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_programs_argv0_is_its_file_name_on_every_machine() {
+        use super::program_name;
+        assert_eq!(program_name("/home/me/src/zlib/adler32.c"), "adler32.c");
+        assert_eq!(program_name("tiny.c"), "tiny.c");
+        assert_eq!(program_name("m"), "m");
+        assert_eq!(program_name(""), "");
     }
 }

@@ -32,8 +32,10 @@ impl Stats {
     pub fn table(&self) -> crate::table::Table {
         let mut t = crate::table::Table::new(
             &format!(
-                "{} functions, {} blocks, {} instructions",
-                self.functions, self.blocks, self.instructions
+                "{}, {}, {}",
+                crate::table::count(self.functions, "function"),
+                crate::table::count(self.blocks, "block"),
+                crate::table::count(self.instructions, "instruction")
             ),
             &["function", "blocks>", "instructions>"],
         );

@@ -340,6 +340,17 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
         })
 }
 
+/// Ok when `name` names a pass as the settings that name passes take them
+/// (`disabled=`, `required=`, the instruments' pass lists): a registered
+/// pass (Rust, defined with `:pass`, a user's, LLVM's or a plugin's), or
+/// pipeline text a sequential may hold as one element (`loop-mssa(licm)`,
+/// `loop-unroll<O3>`: the name its gating sees). Else the error `:run`
+/// gives for it: an unknown pass with the nearest names, or LLVM's
+/// parser's message.
+pub fn check_pass_name(name: &str) -> Result<()> {
+    get_pass(name).map(drop)
+}
+
 /// Every registered pass, Rust passes first, each group by name.
 pub fn passes() -> Vec<PassEntry> {
     let r = read();

@@ -23,6 +23,8 @@ pub struct Reproducer {
     pub files: Vec<String>,
     /// Whether `repro.sh` was written (every pass LLVM's or a plugin's).
     pub with_llvm_tools: bool,
+    /// Why there is no `repro.sh`, when there is none.
+    pub why_not_llvm_tools: Option<String>,
     /// Whether `repro.sh` showed the bug when run.
     pub shows_bug: bool,
     /// What `repro.sh` printed.
@@ -57,10 +59,24 @@ fn unscratch(line: &str) -> String {
 }
 
 /// `opt-19` with the plugins a spelling needs.
-fn opt(spelling: &LlvmSpelling) -> String {
+fn opt(spelling: &LlvmSpelling, target: &str) -> String {
     let mut s = String::from("opt-19");
     for p in &spelling.plugins {
         s.push_str(&format!(" -load-pass-plugin={}", quote(p)));
+    }
+    s.push_str(target);
+    s
+}
+
+/// The context's processor and features as `opt-19` and `lli-19` take them
+/// (` -mcpu=znver4 -mattr=+avx2`; empty for the default target).
+fn target_flags(cg: &crate::jit::Codegen) -> String {
+    let mut s = String::new();
+    if !cg.target.cpu.is_empty() {
+        s.push_str(&format!(" -mcpu={}", quote(&cg.target.cpu)));
+    }
+    if !cg.target.features.is_empty() {
+        s.push_str(&format!(" -mattr={}", quote(&cg.target.features)));
     }
     s
 }
@@ -100,8 +116,39 @@ pub fn reproducer(
         env!("CARGO_PKG_VERSION"),
         crate::llvm::version()
     );
+    // The context the finding was made in: its settings (repro.plab's
+    // :with) and the code generator's level and target (repro.sh's flags).
+    let ctx = crate::PassContext::current();
+    let with = ctx.as_with();
+    let cg = crate::jit::Codegen::from_context(&ctx)?;
+    let target = target_flags(&cg);
     let mut plab = format!("# {what}\n:load reduced.ll\n");
+    // The plugins whose passes the pipelines name, loaded again.
+    let pipelines: Vec<&str> = match property {
+        Property::Differs { first, second, .. } => vec![first.as_str(), second.as_str()],
+        Property::Fails { pipeline, .. } => vec![pipeline.as_str()],
+        Property::Accepted { .. } => vec![],
+    };
+    let mut plugins: Vec<String> = Vec::new();
+    for text in pipelines.iter().filter(|t| !t.is_empty()) {
+        for p in llvm_spelling(text).map(|s| s.plugins).unwrap_or_default() {
+            if !plugins.contains(&p) {
+                plugins.push(p);
+            }
+        }
+    }
+    for p in &plugins {
+        let _ = writeln!(plab, ":plugin {p}");
+    }
+    if !with.is_empty() {
+        let _ = writeln!(plab, ":with {with}");
+        let _ = write!(
+            readme,
+            "It was found in a context that `repro.plab` enters again: `:with {with}`.\n\n"
+        );
+    }
     let mut script: Option<String> = None;
+    let mut why_not: Option<String> = None;
     match property {
         Property::Differs {
             subject,
@@ -163,6 +210,12 @@ pub fn reproducer(
                 label(first),
                 label(second)
             );
+            if let Subject::Call { .. } = subject {
+                why_not = Some(
+                    "a function's result: LLVM's tools run whole programs, repro.plab calls the function"
+                        .into(),
+                );
+            }
             if let Subject::Exec(p) = subject {
                 let spell = |text: &str| -> Option<Option<LlvmSpelling>> {
                     if text.is_empty() {
@@ -194,16 +247,19 @@ pub fn reproducer(
                                 let _ = writeln!(
                                     sh,
                                     "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
-                                    opt(s),
+                                    opt(s, &target),
                                     quote(&s.passes)
                                 );
                             }
                         }
                     }
                     for out in ["first", "second"] {
+                        // The code generator as the session's: its level
+                        // and target.
                         let _ = writeln!(
                             sh,
-                            "lli-19 --fake-argv0={} \"$t/{out}.bc\" {} < {stdin} > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
+                            "lli-19 -O{}{target} --fake-argv0={} \"$t/{out}.bc\" {} < {stdin} > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
+                            cg.opt_level,
                             quote(&name),
                             argv.join(" ")
                         );
@@ -223,6 +279,8 @@ pub fn reproducer(
                             .collect::<String>()
                     );
                     script = Some(sh);
+                } else {
+                    why_not = Some("a pass in the pipelines is passlab's or a user's".into());
                 }
             }
         }
@@ -246,7 +304,7 @@ pub fn reproducer(
                 let _ = writeln!(
                     sh,
                     "{} -passes={}{verify} reduced.ll -disable-output > \"$t/opt.out\" 2>&1; status=$?",
-                    opt(&s),
+                    opt(&s, &target),
                     quote(&s.passes)
                 );
                 // The message's first line up to the first name or number
@@ -280,13 +338,18 @@ pub fn reproducer(
                 let _ = write!(
                     readme,
                     "Without passlab: `sh repro.sh`, which runs\n\n```sh\n{} -passes={}{verify} reduced.ll -disable-output\n```\n\n",
-                    opt(&s),
+                    opt(&s, &target),
                     quote(&s.passes)
                 );
                 script = Some(sh);
+            } else {
+                why_not = Some("a pass in the pipeline is passlab's or a user's".into());
             }
         }
         Property::Accepted { pass } => {
+            why_not = Some(format!(
+                "the property is a Rust predicate of the session ({pass})"
+            ));
             let _ = write!(
                 readme,
                 "The property is a Rust predicate of the session ({pass}): define it again and `:reduce rust` it to check.\n\n"
@@ -320,7 +383,7 @@ pub fn reproducer(
             if shows_bug {
                 "showed the bug"
             } else {
-                "did not show the bug (the bug may need passlab's own passes: use repro.plab)"
+                "did not show the bug (repro.plab shows it with passlab)"
             }
         );
     }
@@ -344,6 +407,7 @@ pub fn reproducer(
         dir: dir.to_path_buf(),
         files,
         with_llvm_tools,
+        why_not_llvm_tools: if with_llvm_tools { None } else { why_not },
         shows_bug,
         output,
     })

@@ -3,6 +3,7 @@
 //! complete command. The REPL and the Jupyter kernel ask the same
 //! questions, so they get the same answers.
 
+use super::kinds::{self, Kind};
 use super::{commands, Session};
 use crate::registry::{self, PassKind};
 
@@ -16,7 +17,8 @@ pub enum Completeness {
     Invalid(String),
 }
 
-/// Characters that end the word being completed.
+/// Characters that end the word being completed inside a pipeline or a
+/// list.
 const WORD_BREAKS: &[char] = &[' ', '\t', '\n', ',', '=', '(', '<', '|'];
 
 /// The start of the word that ends at `pos` in `line`.
@@ -24,80 +26,217 @@ fn word_start(line: &str, pos: usize) -> usize {
     line[..pos].rfind(WORD_BREAKS).map_or(0, |i| i + 1)
 }
 
-/// Completions for `line` with the cursor at byte `pos`, given the names
-/// the session knows (`Session::completions`): the start of the word being
-/// completed and the candidates, sorted. A word starting with `:` at the
-/// start of the line completes command names; the first argument of a
-/// command completes its keywords (`:plot t` → `timing`); other words
-/// complete pass, module, function, buffer and config names.
-pub fn complete_with(names: &[String], line: &str, pos: usize) -> (usize, Vec<String>) {
-    let pos = pos.min(line.len());
-    let pos = (0..=pos)
-        .rev()
-        .find(|&p| line.is_char_boundary(p))
-        .unwrap_or(0);
-    let start = word_start(line, pos);
-    let word = &line[start..pos];
-    let line_start = line[..start].rfind('\n').map_or(0, |i| i + 1);
-    let before = &line[line_start..start];
-    let mut out: Vec<String> = if before.trim().is_empty() && word.starts_with(':') {
-        commands::COMMANDS
-            .iter()
-            .map(|c| format!(":{}", c.name))
-            .filter(|c| c.starts_with(word))
-            .collect()
-    } else {
-        let keywords = argument_keywords(before);
-        let from_keywords: Vec<String> = keywords
-            .iter()
-            .filter(|k| k.starts_with(word))
-            .map(|k| k.to_string())
-            .collect();
-        if !from_keywords.is_empty() {
-            from_keywords
-        } else {
-            names
-                .iter()
-                .filter(|n| n.starts_with(word))
-                .cloned()
-                .collect()
-        }
-    };
-    out.sort();
-    out.dedup();
-    (start, out)
+/// What completion needs of a session, taken after each command (the
+/// REPL's editor holds one while the session waits for a line): the names
+/// a word may be besides those of the registry, LLVM and the command
+/// table.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    pub modules: Vec<String>,
+    /// The current module's functions.
+    pub functions: Vec<String>,
+    pub buffers: Vec<String>,
+    /// Where relative paths are looked for, in order (the session's
+    /// folder first, then `:load`'s search path).
+    pub folders: Vec<std::path::PathBuf>,
 }
 
-/// The keywords of the argument that starts where `before` ends: a
-/// command's first argument (`:plot t` → `timing`), or the word after one
-/// that takes more (`:report remarks c` → `compare`).
-fn argument_keywords(before: &str) -> &'static [&'static str] {
-    if !before.ends_with(char::is_whitespace) {
-        return &[];
+impl Names {
+    /// Completions for `line` with the cursor at byte `pos`: the start of
+    /// the text being completed and the candidates, sorted. Each word
+    /// completes from its own kind, as the command table declares it
+    /// (`commands::Command::settings` and `words`): a `:` at the start of a
+    /// line completes commands; a `key=` value its kind (processors after
+    /// `cpu=`, strategies after `strategy=`, passes after `disabled=`…,
+    /// after the last comma of a list); a word without `=` the command's
+    /// setting keys (`opt` → `opt_level=`) and what its position takes
+    /// (modules after `:use`, functions after `:asm`, paths after
+    /// `:load`, passes inside a pipeline).
+    pub fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+        let pos = pos.min(line.len());
+        let pos = (0..=pos)
+            .rev()
+            .find(|&p| line.is_char_boundary(p))
+            .unwrap_or(0);
+        let line_start = line[..pos].rfind('\n').map_or(0, |i| i + 1);
+        let current = &line[line_start..pos];
+        let token_start = current.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let token = &current[token_start..];
+        let before = &current[..token_start];
+        let at = |offset: usize| line_start + token_start + offset;
+        let (start, mut out) = if before.trim().is_empty() {
+            // The command itself.
+            let out = if token.starts_with(':') || token.is_empty() {
+                commands::COMMANDS
+                    .iter()
+                    .map(|c| format!(":{}", c.name))
+                    .filter(|c| c.starts_with(token))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (at(0), out)
+        } else {
+            match before
+                .split_whitespace()
+                .next()
+                .and_then(|w| w.strip_prefix(':'))
+                .and_then(|name| commands::find(name).ok())
+            {
+                Some(command) => self.argument(command, before, token, at(0)),
+                None => (at(0), Vec::new()),
+            }
+        };
+        out.sort();
+        out.dedup();
+        (start, out)
     }
-    let mut words = before.split_whitespace();
-    let Some(command) = words.next().and_then(|w| w.strip_prefix(':')) else {
-        return &[];
-    };
-    match (words.next(), words.next()) {
-        (None, _) => commands::keywords(command),
-        (Some(first), None) => commands::second_keywords(command, first),
-        _ => &[],
+
+    /// Completions of `token` (starting at byte `start` of the input), an
+    /// argument of `command` after `before` (the command and the words
+    /// before it).
+    fn argument(
+        &self,
+        command: &commands::Command,
+        before: &str,
+        token: &str,
+        start: usize,
+    ) -> (usize, Vec<String>) {
+        let filter = |from: usize, typed: &str, candidates: Vec<String>| {
+            let out = candidates
+                .into_iter()
+                .filter(|c| c.starts_with(typed))
+                .collect();
+            (start + from, out)
+        };
+        // A setting's value: its kind, after the last comma of a list.
+        if let Some((key, value)) = super::args::setting(token) {
+            let Some(setting) = command.setting(key) else {
+                return (start, Vec::new());
+            };
+            let offset = key.len() + 1;
+            if setting.kind == Kind::Path {
+                return (start + offset, kinds::paths(value, &self.folders));
+            }
+            let from = if kinds::is_list(setting.kind) {
+                value.rfind(',').map_or(0, |i| i + 1)
+            } else {
+                0
+            };
+            let typed = &value[from..];
+            return filter(offset + from, typed, self.candidates(setting.kind));
+        }
+        // A word: the command's setting keys, and what its position takes.
+        let position = before
+            .split_whitespace()
+            .skip(1)
+            .filter(|w| super::args::setting(w).is_none())
+            .count();
+        let kinds: &[Kind] = match command.words {
+            [] => &[],
+            words => words[position.min(words.len() - 1)],
+        };
+        let mut out: Vec<String> = Vec::new();
+        // Keywords the table has no kind for: :help's command names and
+        // :report remarks' second word.
+        let words: Vec<&str> = before.split_whitespace().skip(1).collect();
+        let keywords = match words.as_slice() {
+            [] => commands::keywords(command.name),
+            [first] => commands::second_keywords(command.name, first),
+            _ => &[],
+        };
+        out.extend(
+            keywords
+                .iter()
+                .filter(|k| k.starts_with(token))
+                .map(|k| k.to_string()),
+        );
+        for s in command.settings {
+            if s.key == "config." {
+                out.extend(config_keys(token));
+            } else if format!("{}=", s.key).starts_with(token) && !token.is_empty() {
+                out.push(format!("{}=", s.key));
+            }
+        }
+        let mut from = 0;
+        for &kind in kinds {
+            if kind == Kind::Path {
+                out.extend(kinds::paths(token, &self.folders));
+                continue;
+            }
+            // Inside a pipeline or a list, the word after the last break.
+            if kinds::is_list(kind) {
+                from = word_start(token, token.len());
+            }
+            let typed = &token[from..];
+            out.extend(
+                self.candidates(kind)
+                    .into_iter()
+                    .filter(|c| c.starts_with(typed)),
+            );
+        }
+        // Candidates that complete a sub-word replace only that part.
+        if from > 0 {
+            let head = &token[..from];
+            out = out
+                .into_iter()
+                .map(|c| c.strip_prefix(head).map(str::to_string).unwrap_or(c))
+                .collect();
+            // Keys and keywords that start with the whole token no longer
+            // fit after the sub-word's start; keep only sub-word candidates.
+            let typed = &token[from..];
+            out.retain(|c| c.starts_with(typed));
+        }
+        (start + from, out)
     }
+
+    fn candidates(&self, kind: Kind) -> Vec<String> {
+        match kind {
+            Kind::Module | Kind::Modules => self.modules.clone(),
+            Kind::Function | Kind::Functions => self.functions.clone(),
+            Kind::CallArg => self.buffers.clone(),
+            other => kinds::candidates(other),
+        }
+    }
+}
+
+/// `config.KEY=` for the registered options whose `config.KEY` starts with
+/// `typed`.
+fn config_keys(typed: &str) -> Vec<String> {
+    if !typed.is_empty() && !"config.".starts_with(typed) && !typed.starts_with("config.") {
+        return Vec::new();
+    }
+    registry::config_options()
+        .into_iter()
+        .map(|o| format!("config.{}=", o.key))
+        .filter(|k| k.starts_with(typed))
+        .collect()
 }
 
 impl Session {
-    /// [`complete_with`] over the names this session knows.
+    /// [`Names::complete`] over the names this session knows.
     pub fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
-        complete_with(&self.completions(), line, pos)
+        self.completions().complete(line, pos)
     }
 
-    /// Documentation of the word at byte `pos` of `code`: a command, a pass,
-    /// a config key, a module, function or buffer. `None` when the word is
-    /// none of these.
+    /// Documentation of the word at byte `pos` of `code`: a command (its
+    /// `:help`), a pass, a config key, a module, function or buffer; for
+    /// any other word of a command's line, that command's `:help`. `None`
+    /// outside any command.
     pub fn inspect(&self, code: &str, pos: usize) -> Option<String> {
         let pos = pos.min(code.len());
         let pos = (0..=pos).rev().find(|&p| code.is_char_boundary(p))?;
+        self.inspect_word(code, pos).or_else(|| {
+            // Elsewhere on a command's line: that command's :help.
+            let line_start = code[..pos].rfind('\n').map_or(0, |i| i + 1);
+            let name = super::args::command_name(&code[line_start..])?;
+            commands::find(name).ok().map(commands::command_help)
+        })
+    }
+
+    /// What `inspect` says of the word at `pos` itself, if it is a
+    /// command, a pass, a config key, a module, a function or a buffer.
+    fn inspect_word(&self, code: &str, pos: usize) -> Option<String> {
         let start = word_start(code, pos);
         let end = code[pos..]
             .find(|c: char| WORD_BREAKS.contains(&c) || c == '\n' || c == ')' || c == '>')
@@ -110,7 +249,7 @@ impl Session {
             .iter()
             .find(|c| word.strip_prefix(':').unwrap_or(word) == c.name)
         {
-            return Some(format!(":{} {}\n\n{}", c.name, c.usage, c.help));
+            return Some(commands::command_help(c));
         }
         let key = word.strip_prefix("config.").unwrap_or(word);
         if let Ok(option) = registry::config_option(key) {
@@ -149,8 +288,10 @@ impl Session {
         if let Some(m) = self.modules.get(word) {
             let s = m.stats();
             return Some(format!(
-                "module {word}: {} functions, {} blocks, {} instructions",
-                s.functions, s.blocks, s.instructions
+                "module {word}: {}, {}, {}",
+                crate::table::count(s.functions, "function"),
+                crate::table::count(s.blocks, "block"),
+                crate::table::count(s.instructions, "instruction")
             ));
         }
         if let Some(b) = self.buffers.get(word) {
@@ -216,55 +357,117 @@ impl Session {
 mod tests {
     use super::*;
 
-    fn names() -> Vec<String> {
-        [
-            "instcombine",
-            "instsimplify",
-            "licm",
-            "sum",
-            "config.llvm.loop_unrolling",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    fn names() -> Names {
+        let dir = std::env::temp_dir().join(format!("passlab-complete-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("zlib")).unwrap();
+        std::fs::write(dir.join("zlib/adler32.c"), "").unwrap();
+        std::fs::write(dir.join("zlib/.hidden.c"), "").unwrap();
+        Names {
+            modules: vec!["sum".into(), "lower".into()],
+            functions: vec!["sum".into(), "sum_squares".into()],
+            buffers: vec!["buf".into()],
+            folders: vec![dir],
+        }
+    }
+
+    fn complete(line: &str) -> Vec<String> {
+        names().complete(line, line.len()).1
     }
 
     #[test]
     fn commands_then_keywords_then_names() {
+        let n = names();
         assert_eq!(
-            complete_with(&names(), ":ru", 3),
+            n.complete(":ru", 3),
             (0, vec![":run".to_string(), ":rust".to_string()])
         );
-        assert_eq!(
-            complete_with(&names(), ":run", 4),
-            (0, vec![":run".to_string()])
-        );
-        let (start, m) = complete_with(&names(), ":run mem2reg,inst", 17);
+        assert_eq!(n.complete(":run", 4), (0, vec![":run".to_string()]));
+        let (start, m) = n.complete(":run mem2reg,inst", 17);
         assert_eq!(start, 13);
-        assert_eq!(m, vec!["instcombine", "instsimplify"]);
-        assert_eq!(
-            complete_with(&names(), ":plot t", 7).1,
-            vec!["timing", "tune"]
+        assert!(
+            m.contains(&"instcombine".to_string()) && m.contains(&"instsimplify".to_string()),
+            "{m:?}"
         );
-        assert_eq!(complete_with(&names(), ":plot ti", 8).1, vec!["timing"]);
+        assert!(m.iter().all(|c| c.starts_with("inst")), "{m:?}");
+        assert_eq!(complete(":plot t"), vec!["timing", "tune"]);
+        assert_eq!(complete(":plot ti"), vec!["timing"]);
         // The word after one that takes more.
-        assert_eq!(
-            complete_with(&names(), ":report remarks co", 18).1,
-            vec!["compare"]
-        );
+        assert_eq!(complete(":report remarks co"), vec!["compare"]);
         // The second line of a cell.
         assert_eq!(
-            complete_with(&names(), ":stats\n:expla", 13),
+            n.complete(":stats\n:expla", 13),
             (7, vec![":explain".to_string()])
         );
         assert_eq!(
-            complete_with(&names(), ":instrument print-c", 19).1,
-            vec!["print-changed"]
+            complete(":instrument print-c"),
+            vec!["print-changed", "print-changed="]
         );
-        // Past the first argument, names again.
-        assert_eq!(complete_with(&names(), ":diff sum su", 12).1, vec!["sum"]);
+        // Past the first argument of :diff, modules again, then functions.
+        assert_eq!(complete(":diff sum su"), vec!["sum"]);
+        assert_eq!(complete(":diff sum lower su"), vec!["sum", "sum_squares"]);
         // A cursor inside a multi-byte character counts from before it.
-        assert_eq!(complete_with(&names(), ":run é", 6).0, 5);
+        assert_eq!(n.complete(":run é", 6).0, 5);
+    }
+
+    /// Each kind completes from its own domain, never from another's.
+    #[test]
+    fn each_argument_completes_from_its_kind() {
+        // Processors after cpu=, not passes.
+        let cpus = complete(":with cpu=sky");
+        assert!(cpus.contains(&"skylake".to_string()), "{cpus:?}");
+        assert!(cpus.iter().all(|c| c.starts_with("sky")), "{cpus:?}");
+        assert_eq!(complete(":with cpu=ho"), vec!["host"]);
+        // Features with their signs, after the last comma.
+        let n = names();
+        let (start, f) = n.complete(":with features=+sse2,+avx51", 27);
+        assert_eq!(start, 21);
+        assert!(f.contains(&"+avx512f".to_string()), "{f:?}");
+        // Setting keys.
+        assert_eq!(complete(":with opt"), vec!["opt_level="]);
+        assert_eq!(complete(":with opt_level="), vec!["0", "1", "2", "3"]);
+        assert_eq!(
+            complete(":with config.jit.time"),
+            vec!["config.jit.timeout_ms="]
+        );
+        assert_eq!(complete(":asm sum syn"), vec!["syntax="]);
+        assert_eq!(complete(":asm sum syntax=i"), vec!["intel"]);
+        // Strategies, goals, pools.
+        assert_eq!(complete(":tune strategy=l"), vec!["local"]);
+        assert_eq!(
+            n.complete(":tune strategy=random,g", 24),
+            (22, vec!["greedy".to_string()])
+        );
+        assert_eq!(complete(":tune goal=s"), vec!["size"]);
+        assert!(complete(":tune pool=si").contains(&"size".to_string()));
+        // Passes where passes are expected.
+        assert_eq!(complete(":with disabled=lic"), vec!["licm"]);
+        let (start, m) = n.complete(":with disabled=gvn,lic", 22);
+        assert_eq!((start, m), (19, vec!["licm".to_string()]));
+        assert_eq!(
+            complete(":instrument print-changed=instcomb"),
+            vec!["instcombine"]
+        );
+        // Modules after :use, not passes.
+        assert_eq!(complete(":use lo"), vec!["lower"]);
+        // Functions of the current module after :asm and :call; buffers
+        // as call arguments.
+        assert_eq!(complete(":asm su"), vec!["sum", "sum_squares"]);
+        assert_eq!(complete(":call sum b"), vec!["buf"]);
+        // Paths after :load, relative to the session's folders; hidden
+        // files only when asked for.
+        assert_eq!(complete(":load zlib/ad"), vec!["zlib/adler32.c"]);
+        assert_eq!(complete(":load zl"), vec!["zlib/"]);
+        assert_eq!(complete(":load zlib/"), vec!["zlib/adler32.c"]);
+        assert_eq!(complete(":load zlib/.h"), vec!["zlib/.hidden.c"]);
+        // Words of one command's setting.
+        assert_eq!(complete(":hunt oracle=j"), vec!["jit-o0"]);
+        assert_eq!(complete(":instrument remarks kinds=mi"), vec!["missed"]);
+        assert!(complete(":instrument remarks=size").contains(&"size-info".to_string()));
+        // :help completes commands.
+        assert_eq!(complete(":help tu"), vec!["tune"]);
+        // An unknown command or setting completes nothing.
+        assert!(complete(":nosuch x").is_empty());
+        assert!(complete(":with nosuch=a").is_empty());
     }
 
     #[test]
@@ -312,6 +515,16 @@ mod tests {
         assert!(licm.starts_with("licm (an LLVM loop pass"), "{licm}");
         let c = s.inspect(":with config.jit.timeout_ms=5", 15).unwrap();
         assert!(c.starts_with("config.jit.timeout_ms (an integer"), "{c}");
-        assert_eq!(s.inspect(":run nosuchpass", 8), None);
+        // Elsewhere on the line, the :help of its command, details too.
+        assert!(s
+            .inspect(":run nosuchpass", 8)
+            .unwrap()
+            .starts_with(":run [PIPELINE]"));
+        let tune = s.inspect(":tune strategy=local trials=5", 9).unwrap();
+        assert!(
+            tune.starts_with(":tune ") && tune.contains("the default pool"),
+            "{tune}"
+        );
+        assert_eq!(s.inspect("int x;", 2), None);
     }
 }

@@ -43,13 +43,14 @@
 mod args;
 mod commands;
 pub mod hunt;
+pub mod kinds;
 mod language;
 pub mod sweep;
 
 pub use args::Args;
 
 pub use commands::{reference_markdown, takes_body, Command, COMMANDS};
-pub use language::{complete_with, Completeness};
+pub use language::{Completeness, Names};
 
 use crate::context::ContextGuard;
 use crate::module::{Module, Snapshot};
@@ -429,6 +430,7 @@ impl Session {
         self.origin = (origin.to_string(), line_number);
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
+        command.check_settings(self, &args)?;
         // The panic boundary: a bug in a command costs an error naming it,
         // and the session as it was before the command.
         let checkpoint = self.checkpoint();
@@ -592,21 +594,19 @@ impl Session {
         parts.join(" ")
     }
 
-    /// Names for completion: modules, functions of the current module,
-    /// passes, config keys.
-    pub fn completions(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.modules.keys().cloned().collect();
-        names.extend(self.buffers.keys().cloned());
-        if let Ok(m) = self.module() {
-            names.extend(m.function_names());
+    /// What completion needs of this session: its modules, the current
+    /// module's functions, its buffers and where relative paths are
+    /// looked for.
+    pub fn completions(&self) -> language::Names {
+        language::Names {
+            modules: self.modules.keys().cloned().collect(),
+            functions: self
+                .module()
+                .map(|m| m.function_names())
+                .unwrap_or_default(),
+            buffers: self.buffers.keys().cloned().collect(),
+            folders: self.input_path(),
         }
-        names.extend(crate::registry::passes().into_iter().map(|p| p.name));
-        names.extend(
-            crate::registry::config_options()
-                .into_iter()
-                .map(|o| format!("config.{}", o.key)),
-        );
-        names
     }
 
     /// Where `:load` looks for a relative path, in order, with why each

@@ -60,6 +60,25 @@ class DisplayTests(KernelCase):
         self.assertIn("no function 'summ'", reply["content"]["evalue"])
         self.assertIn("did you mean 'sum'", reply["content"]["evalue"])
 
+    def test_asm_side_by_side_is_two_panes_with_differences_marked(self):
+        cell = (":module g --lang c cflags=-g\nfloat dot(float *a, float *b, int n) {\n"
+                "  float s = 0;\n  for (int i = 0; i < n; i++) s += a[i] * b[i];\n  return s;\n}\n.\n"
+                ":copy o0\n:use g\n:run O2\n:asm dot modules=o0,g")
+        reply, outputs = self.run_cell(cell)
+        self.assertEqual(reply["content"]["status"], "ok", self.text_of(outputs))
+        data = self.bundles(outputs)[-1]
+        text, html = data["text/plain"], data["text/html"]
+        self.assertIn("'dot' side by side", text)
+        # Both compilations named, rows of both, marks between them.
+        self.assertIn("o0 · codegen O2", text)
+        self.assertIn("g · codegen O2", text)
+        self.assertTrue(re.search(r"\S\s+[|<>]\s+\S", text), text[:2000])
+        # Two panes: a column per compilation; changed rows tinted.
+        self.assertIn('class="plab-sbs"', html)
+        self.assertIn('<td class="a', html)
+        self.assertIn('<td class="b', html)
+        self.assertTrue('<tr class="c">' in html or '<tr class="l">' in html, html[:2000])
+
     def test_mca_compares_processors_with_tables_and_a_chart(self):
         cell = (":module loop2 --lang c\nint sum(const int *a, int n) {\n  int s = 0;\n"
                 "  for (int i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n.\n:run O2\n"

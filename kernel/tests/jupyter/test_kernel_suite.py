@@ -45,7 +45,8 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
         {"text": ":ru", "matches": {":run", ":rust"}},
         {"text": ":run mem2reg,instcombin", "matches": {"instcombine"}},
         {"text": ":plot ti", "matches": {"timing"}},
-        {"text": ":with config.jit.time", "matches": {"config.jit.timeout_ms"}},
+        {"text": ":with config.jit.time", "matches": {"config.jit.timeout_ms="}},
+        {"text": ":with cpu=skylake-a", "matches": {"skylake-avx512"}},
     ]
 
     complete_code_samples = [":stats", ":run O2", ":help", "# a comment", CHART]

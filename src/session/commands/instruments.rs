@@ -383,6 +383,7 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
                     &|f| super::source_text(s, f),
                     &|f| super::shown_path(s, f),
                     standalone,
+                    top,
                 )
             };
             if let Some(path) = out {

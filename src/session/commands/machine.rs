@@ -5,7 +5,8 @@ use crate::jit::asm::{self, Filter, Syntax};
 use crate::jit::Codegen;
 use std::collections::BTreeMap;
 
-const USAGE: &str = "expects [FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]";
+const USAGE: &str =
+    "expects [FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]";
 
 pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let mut words = a.words.clone();
@@ -34,19 +35,38 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         crate::ConfigValue::Str(v) => Syntax::parse(&v).map_err(|e| err("asm", e))?,
         v => Syntax::parse(&v.to_string()).map_err(|e| err("asm", e))?,
     };
+    let (mut cpus, mut modules) = (Vec::new(), Vec::new());
     for (k, v) in &a.settings {
         match k.as_str() {
             "syntax" => {
                 syntax = Syntax::parse(v).map_err(|e| err("asm", format!("syntax= {e}")))?
             }
+            "cpu" => cpus = comma_list(v),
+            "modules" => modules = comma_list(v),
             _ => {
                 return Err(Error::Command {
                     command: "asm".into(),
-                    message: format!("unknown setting '{k}' (the one setting is syntax=att|intel)"),
-                    suggestions: crate::nearest_names(k, ["syntax"]),
+                    message: format!(
+                        "unknown setting '{k}' (syntax=att|intel, cpu=A,B or modules=M,N)"
+                    ),
+                    suggestions: crate::nearest_names(k, ["syntax", "cpu", "modules"]),
                 })
             }
         }
+    }
+    if !cpus.is_empty() || !modules.is_empty() {
+        if out.is_some() {
+            return Err(err(
+                "asm",
+                "--out writes one module's code: not with cpu= or modules=",
+            ));
+        }
+        let filter = if all {
+            Filter::all()
+        } else {
+            Filter::default()
+        };
+        return side_by_side(s, function.as_deref(), syntax, filter, &cpus, &modules);
     }
     let name = current(s, "asm")?;
     let m = s.module_named("asm", &name)?;
@@ -123,6 +143,186 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     }
     o.items.push(Item::Display(super::super::Bundle { data }));
     Ok(o)
+}
+
+/// Columns of each side of `:asm`'s side-by-side text.
+const SIDE: usize = 56;
+
+/// `:asm [FUNCTION] cpu=A,B` or `modules=M,N`: the two compilations'
+/// code side by side, aligned as `diff -y` aligns them (the source lines
+/// of `-g` modules, the same on both sides, anchor them), differences
+/// marked; in a notebook, two panes.
+fn side_by_side(
+    s: &mut Session,
+    function: Option<&str>,
+    syntax: Syntax,
+    filter: Filter,
+    cpus: &[String],
+    modules: &[String],
+) -> Result<Output> {
+    let base = Codegen::from_context(&PassContext::current())?;
+    let current_module = || current(s, "asm");
+    // Two sides: two processors for one module, or two modules under one.
+    let sides: Vec<(String, Codegen)> = match (cpus, modules) {
+        ([a, b], one) if one.len() <= 1 => {
+            let m = match one {
+                [m] => m.clone(),
+                _ => current_module()?,
+            };
+            let mut out = Vec::new();
+            for cpu in [a, b] {
+                let target =
+                    crate::llvm::Target::new(cpu, "").map_err(|e| err("asm", e.to_string()))?;
+                out.push((
+                    m.clone(),
+                    Codegen {
+                        target,
+                        cpu_setting: cpu.clone(),
+                        ..base.clone()
+                    },
+                ));
+            }
+            out
+        }
+        (one, [m, n]) if one.len() <= 1 => {
+            let cg = match one {
+                [cpu] => Codegen {
+                    target: crate::llvm::Target::new(cpu, "")
+                        .map_err(|e| err("asm", e.to_string()))?,
+                    cpu_setting: cpu.clone(),
+                    ..base.clone()
+                },
+                _ => base.clone(),
+            };
+            vec![(m.clone(), cg.clone()), (n.clone(), cg)]
+        }
+        _ => {
+            return Err(err(
+                "asm",
+                format!(
+                    "side by side takes two: cpu=A,B (one module) or modules=M,N (one processor); got cpu={} modules={}",
+                    cpus.join(","),
+                    modules.join(",")
+                ),
+            ))
+        }
+    };
+    let mut shown = Vec::new();
+    for (name, cg) in &sides {
+        let m = s.module_named("asm", name)?;
+        if let Some(f) = function {
+            check_function(m, "asm", name, f)?;
+        }
+        let code = machine_code(s, name, cg, syntax)?;
+        let source = |path: &str| source_text(s, path);
+        let text = code.render(function, filter.text_only(), &source)?.text;
+        let bytes: u64 = match function {
+            Some(f) => code.function(f).and_then(|f| f.bytes).unwrap_or(0),
+            None => code.functions.iter().filter_map(|f| f.bytes).sum(),
+        };
+        let label = format!("{name} · {} · {bytes} bytes", cg.label());
+        shown.push((label, text));
+    }
+    let rows = crate::diff::side_by_side(&shown[0].1, &shown[1].1);
+    let differing = rows.iter().filter(|r| r.mark != ' ').count();
+    let what = function.map_or("the module".to_string(), |f| format!("'{f}'"));
+    let note = format!(
+        "; {what} side by side, {} syntax: {} rows, {} differ (| changed, < left only, > right only)",
+        syntax.name(),
+        rows.len(),
+        differing
+    );
+    let cell = |t: &Option<String>| -> String {
+        let t = t.as_deref().unwrap_or("").replace('\t', "        ");
+        if t.chars().count() > SIDE {
+            let mut c: String = t.chars().take(SIDE - 1).collect();
+            c.push('…');
+            c
+        } else {
+            format!("{t:<SIDE$}")
+        }
+    };
+    let mut text = format!(
+        "{note}\n{} | {}\n",
+        cell(&Some(shown[0].0.clone())),
+        shown[1].0
+    );
+    for r in &rows {
+        let line = format!(
+            "{} {} {}",
+            cell(&r.left),
+            r.mark,
+            r.right.as_deref().unwrap_or("")
+        );
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    let mut o = Output::default();
+    let mut data = vec![("text/plain".to_string(), text)];
+    if s.html {
+        data.push((
+            "text/html".into(),
+            side_by_side_html(&note, &shown[0].0, &shown[1].0, &rows),
+        ));
+    }
+    o.items.push(Item::Display(super::super::Bundle { data }));
+    Ok(o)
+}
+
+/// The two panes as HTML, Compiler Explorer's way: each compilation in a
+/// column of its own, rows aligned, the rows that differ tinted (changed
+/// in amber, one side only in red or green), source lines in grey.
+fn side_by_side_html(note: &str, left: &str, right: &str, rows: &[crate::diff::Row]) -> String {
+    use crate::table::escape;
+    let mut h = String::from(
+        "<div class=\"plab-sbs\"><style>.plab-sbs table{border-collapse:collapse;table-layout:fixed;width:100%;font:12px/1.35 ui-monospace,monospace}\
+         .plab-sbs col.code{width:calc(50% - 12px)}.plab-sbs col.mark{width:24px}\
+         .plab-sbs td{padding:0 6px;white-space:pre;overflow:hidden;text-overflow:ellipsis;vertical-align:top;text-align:left!important;border:0}\
+         .plab-sbs th{text-align:left!important;padding:2px 6px;border-bottom:1px solid #ccc;font:600 12px system-ui,sans-serif;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\
+         .plab-sbs .c td.s{background:#fff4d6}.plab-sbs .l td.a{background:#fde2e2}.plab-sbs .r td.b{background:#def5e2}\
+         .plab-sbs td.m{color:#999;padding:0 2px}.plab-sbs .src{color:#777}</style>",
+    );
+    h.push_str(&format!(
+        "<div style=\"color:#666;font-size:12px;margin-bottom:4px\">{}</div><table><colgroup><col class=\"code\"><col class=\"mark\"><col class=\"code\"></colgroup><tr><th>{}</th><th></th><th>{}</th></tr>",
+        escape(note.trim_start_matches("; ")),
+        escape(left),
+        escape(right)
+    ));
+    for r in rows {
+        let class = match r.mark {
+            '|' => " class=\"c\"",
+            '<' => " class=\"l\"",
+            '>' => " class=\"r\"",
+            _ => "",
+        };
+        let side = |t: &Option<String>, which: &str| {
+            let t = t.as_deref().unwrap_or("");
+            // A source line (`; 12: s += a[i]`) in grey.
+            let src = if t.trim_start().starts_with(';') {
+                " src"
+            } else {
+                ""
+            };
+            let changed = if r.mark == '|' { " s" } else { "" };
+            format!(
+                "<td class=\"{which}{changed}{src}\" title=\"{}\">{}</td>",
+                escape(t.trim()),
+                escape(t)
+            )
+        };
+        h.push_str(&format!(
+            "<tr{class}>{}<td class=\"m\">{}</td>{}</tr>",
+            side(&r.left, "a"),
+            if r.mark == ' ' {
+                String::new()
+            } else {
+                r.mark.to_string()
+            },
+            side(&r.right, "b")
+        ));
+    }
+    h.push_str("</table></div>");
+    h
 }
 
 /// `f` must have machine code in module `name`: defined there.
@@ -434,6 +634,14 @@ fn record_backend(
     let mut probe = crate::jit::Probe::default();
     let mut cg = cg.clone();
     let mut watching = false;
+    // Which runs changed the code matters to every instrument but the
+    // remarks.
+    probe.changes = s.instruments.iter().any(|a| {
+        !matches!(
+            a.handle,
+            Handle::Remarks(_) | Handle::IrSize(_) | Handle::Trace(_)
+        )
+    });
     for a in &s.instruments {
         match &a.handle {
             Handle::Timing(_) | Handle::Counts(_) => watching = true,
@@ -452,9 +660,10 @@ fn record_backend(
                 watching = true;
                 cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
             }
-            Handle::Remarks(_) => {
+            Handle::Remarks(r) => {
                 watching = true;
                 probe.remarks = true;
+                probe.size_info |= r.wants_size_info();
             }
             Handle::IrSize(_) | Handle::Trace(_) => {}
         }

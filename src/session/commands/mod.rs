@@ -37,6 +37,7 @@ use reduce::reduce;
 use rust::{dep, register, rust};
 use tune::tune;
 
+use super::kinds::{self, set, Kind, Setting};
 use super::{Active, Args, Bundle, Code, Item, Output, Scope, Session};
 use crate::instrument::{
     Bisect, Counts, IrSize, PassFilter, PrintChanged, PrintPasses, Timing, Trace, VerifyEach,
@@ -59,6 +60,13 @@ pub struct Command {
     /// Whether the lines after it are its body (a source), up to a line
     /// holding only `.` or the end of the cell.
     pub body: bool,
+    /// The `key=` settings whose values have a kind the session checks
+    /// before the handler runs (and completes): passes, modules,
+    /// processors, one of some words…
+    pub settings: &'static [Setting],
+    /// The kinds each positional word may be, by position (the last
+    /// repeats), for completion.
+    pub words: &'static [&'static [Kind]],
     run: Handler,
 }
 
@@ -68,6 +76,8 @@ const fn cmd(name: &'static str, usage: &'static str, help: &'static str, run: H
         usage,
         help,
         body: false,
+        settings: &[],
+        words: &[],
         run,
     }
 }
@@ -83,6 +93,8 @@ const fn cmd_with_body(
         usage,
         help,
         body: true,
+        settings: &[],
+        words: &[],
         run,
     }
 }
@@ -94,6 +106,36 @@ pub fn takes_body(line: &str) -> bool {
 }
 
 impl Command {
+    const fn set(mut self, settings: &'static [Setting]) -> Command {
+        self.settings = settings;
+        self
+    }
+
+    const fn words(mut self, words: &'static [&'static [Kind]]) -> Command {
+        self.words = words;
+        self
+    }
+
+    /// The kind of setting `key` (a declared key, or one under a declared
+    /// prefix such as `config.`).
+    pub fn setting(&self, key: &str) -> Option<&'static Setting> {
+        self.settings
+            .iter()
+            .find(|s| s.key == key || (s.key.ends_with('.') && key.starts_with(s.key)))
+    }
+
+    /// Checks the values of the settings in `a` that have a kind (see
+    /// `kinds::check`): a mistyped pass, module, processor or word is
+    /// refused where it was typed, with the nearest names.
+    pub(crate) fn check_settings(&self, s: &Session, a: &Args) -> Result<()> {
+        for (key, value) in &a.settings {
+            if let Some(setting) = self.setting(key) {
+                kinds::check(s, self.name, key, setting.kind, value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs the command (the session's `execute` is the usual way in).
     pub(crate) fn call(&self, s: &mut Session, a: &Args, body: Option<&str>) -> Result<Output> {
         (self.run)(s, a, body)
@@ -103,49 +145,138 @@ impl Command {
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
     cmd("help", "[COMMAND]", "list the commands, or explain one", help),
-    cmd_with_body("module", "NAME [--lang llvm|c|cpp] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell); C and C++ as :load compiles them", module),
-    cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last", load),
-    cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path),
+    cmd_with_body("module", "NAME [--lang llvm|c|cpp] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell); C and C++ as :load compiles them", module).set(LOAD_SETTINGS),
+    cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last", load).set(LOAD_SETTINGS).words(&[&[Kind::Path]]),
+    cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path).words(&[&[Kind::Path]]),
     cmd("modules", "", "list the modules", modules),
-    cmd("use", "NAME", "make a module the current one", use_module),
-    cmd("show", "[FUNCTION]", "print the current module, or one function", show),
+    cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
+    cmd("show", "[FUNCTION]", "print the current module, or one function", show).words(&[&[Kind::Function]]),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
     cmd("features", "[instcount] [autophase] [norm] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions: InstCount (70 features), Autophase (56), InstCountNorm (69); the nonzero ones unless zeros", features),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
-    cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both", diff),
-    cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save),
-    cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with),
+    cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both", diff).words(&[&[Kind::Module], &[Kind::Module], &[Kind::Function]]),
+    cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save).words(&[&[Kind::Path]]),
+    cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with).set(WITH_SETTINGS),
     cmd("end", "", "leave the innermost :with context", end),
     cmd("context", "", "show the stack of pass contexts", context),
-    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | remarks[=P,...] [kinds=K,...] [functions=F,...] | clear", "add instruments to the passes :run runs and to :asm's code generation (remarks: LLVM's optimization remarks, by the pass that emitted them)", instrument),
+    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | remarks[=P,...] [kinds=K,...] [functions=F,...] | clear", "add instruments to the passes :run runs and to :asm's code generation (remarks: LLVM's optimization remarks, by the pass that emitted them)", instrument).set(INSTRUMENT_SETTINGS).words(&[&[Kind::OneOf(instruments::INSTRUMENT_NAMES)]]),
     cmd("instruments", "", "list the active instruments", instruments),
     cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
-    cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass),
+    cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass).set(PASS_SETTINGS).words(&[&[Kind::Free], &[Kind::Free], &[Kind::Pipeline]]),
     cmd_with_body("rust", "", "compile the Rust code that follows with evcxr, passlab a dependency: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell)", rust),
     cmd("dep", "NAME = \"VERSION\" | NAME = { path = \"DIR\" }", "add a crate from crates.io or a folder for the :rust code", dep),
-    cmd("register", "function_pass|module_pass NAME = FUNCTION [opt_level=N] [required=P,...]", "make a function of the :rust code a pass like any other (registering a name again replaces it)", register),
-    cmd("plugin", "PATH.so", "load an LLVM pass plugin (new pass manager, as opt -load-pass-plugin): its passes join the registry by the names it registers", plugin),
-    cmd("explain", "[PIPELINE]", "what would run under the current context, and why each pass would or would not", explain),
-    cmd("run", "[PIPELINE]", "run a pipeline on the current module (none: the default one for the context's opt level)", run_pipeline),
-    cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer),
+    cmd("register", "function_pass|module_pass NAME = FUNCTION [opt_level=N] [required=P,...]", "make a function of the :rust code a pass like any other (registering a name again replaces it)", register).set(PASS_SETTINGS).words(&[&[Kind::OneOf(&["function_pass", "module_pass"])], &[Kind::Free]]),
+    cmd("plugin", "PATH.so", "load an LLVM pass plugin (new pass manager, as opt -load-pass-plugin): its passes join the registry by the names it registers", plugin).words(&[&[Kind::Path]]),
+    cmd("explain", "[PIPELINE]", "what would run under the current context, and why each pass would or would not", explain).words(&[&[Kind::Pipeline]]),
+    cmd("run", "[PIPELINE]", "run a pipeline on the current module (none: the default one for the context's opt level)", run_pipeline).words(&[&[Kind::Pipeline]]),
+    cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer).words(&[&[Kind::Free], &[Kind::Free], &[Kind::Free], &[Kind::Words(&["zeros", "ones", "range", "random("])]]),
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
-    cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call),
-    cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's name and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes", exec),
-    cmd("asm", "[FUNCTION] [syntax=att|intel] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them)", asm),
-    cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca),
-    cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time),
-    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench),
-    cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass, of PIPELINE or of the code generation after it, that changes FN's result (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect),
-    cmd("reduce", "differs FN ARGS... | FIRST | SECOND | differs exec ARG... | FIRST | SECOND | fails PIPELINE | rust PREDICATE [budget=S] [jobs=N] [with=llvm-reduce|cvise source=FILE.c] [replace=yes] [--out DIR]", "shrink the current module while a bug shows (a result that differs between two pipelines, a pass that crashes, hits a fatal error or breaks the IR, or a Rust predicate), with llvm-reduce-19 or cvise, passlab answering whether each candidate still shows it; the result becomes a new module, and --out writes a reproducer into a folder passlab makes (one it did not make is refused: :help reduce)", reduce),
-    cmd("hunt", "[csmith=A..B|corpus=PATTERN] [orderings=N seed=N] [oracle=native|jit-o0] [reduce=yes|no budget=S] [jobs=N] [timeout=S] [resume=yes] [replace=yes] | PIPELINE | ... [--out DIR]", "hunt compiler bugs: Csmith's programs (or C files), each with its right output (built by clang-19 -O0, or unoptimized through the JIT), through the pipelines and random orderings, under the current context and with the session's passes; each miscompile, crash, fatal error, verifier failure or timeout bisected to its pass, the first of each kind reduced into a reproducer, in a folder passlab makes (:help hunt)", hunt),
-    cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local] [trials=N|seconds=S] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune),
-    cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore),
+    cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call).words(&[&[Kind::Function], &[Kind::CallArg]]),
+    cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's file name (without its folders) and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes", exec),
+    cmd("asm", "[FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them); cpu=A,B or modules=M,N: two compilations side by side, aligned (by source line with -g) and their differences marked", asm).set(&[set("syntax", Kind::OneOf(&["att", "intel"])), set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function]]),
+    cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca).set(&[set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function], &[Kind::Free]]),
+    cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time).words(&[&[Kind::Function], &[Kind::CallArg]]),
+    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench).set(WITH_SETTINGS).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
+    cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass, of PIPELINE or of the code generation after it, that changes FN's result (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg]]),
+    cmd("reduce", "differs FN ARGS... | FIRST | SECOND | differs exec ARG... | FIRST | SECOND | fails PIPELINE | rust PREDICATE [budget=S] [jobs=N] [with=llvm-reduce|cvise source=FILE.c] [replace=yes] [--out DIR]", "shrink the current module while a bug shows (a result that differs between two pipelines, a pass that crashes, hits a fatal error or breaks the IR, or a Rust predicate), with llvm-reduce-19 or cvise, passlab answering whether each candidate still shows it; the result becomes a new module, and --out writes a reproducer into a folder passlab makes (one it did not make is refused: :help reduce)", reduce).set(REDUCE_SETTINGS).words(&[&[Kind::OneOf(&["differs", "fails", "rust"])], &[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
+    cmd("hunt", "[csmith=A..B|corpus=PATTERN] [orderings=N seed=N] [oracle=native|jit-o0] [reduce=yes|no budget=S] [jobs=N] [timeout=S] [resume=yes] [replace=yes] | PIPELINE | ... [--out DIR]", "hunt compiler bugs: Csmith's programs (or C files), each with its right output (built by clang-19 -O0, or unoptimized through the JIT), through the pipelines and random orderings, under the current context and with the session's passes; each miscompile, crash, fatal error, verifier failure or timeout bisected to its pass, the first of each kind reduced into a reproducer, in a folder passlab makes (:help hunt)", hunt).set(HUNT_SETTINGS).words(&[&[Kind::Pipeline]]),
+    cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local] [trials=N|seconds=S] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune).set(TUNE_SETTINGS).words(&[&[Kind::Words(&["apply", "save"]), Kind::Function], &[Kind::CallArg]]),
+    cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore).set(&[set("run", Kind::Pipeline)]).words(&[&[Kind::Function], &[Kind::Free]]),
     cmd("undo", "", "put the module back as it was before the last :run", undo),
-    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N] [--out FILE.html] | runs | compare [RUN RUN] [top=N]] [run=N] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report),
-    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or :tune, or remarks (by pass and kind) measured (shown inline, or written to FILE)", plot),
-    cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export),
+    cmd("report", "timing | timing-tree | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N] [--out FILE.html] | runs | compare [RUN RUN] [top=N]] [run=N] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(instruments::REPORTS)], &[Kind::Free]]),
+    cmd("plot", "timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or :tune, or remarks (by pass and kind) measured (shown inline, or written to FILE)", plot).words(&[&[Kind::OneOf(instruments::CHARTS)], &[Kind::Free]]),
+    cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export).words(&[&[Kind::Path]]),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
+];
+
+/// Settings for `:load` and `:module`.
+const LOAD_SETTINGS: &[Setting] = &[set(
+    "level",
+    Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"]),
+)];
+
+const OPT_LEVELS: &[&str] = &["0", "1", "2", "3"];
+const YES_NO: &[&str] = &["yes", "no", "true", "false"];
+
+/// A context's settings: `:with`, and `:bench`'s per pipeline.
+const WITH_SETTINGS: &[Setting] = &[
+    set("opt_level", Kind::OneOf(OPT_LEVELS)),
+    set("disabled", Kind::Passes),
+    set("required", Kind::Passes),
+    set("codegen", Kind::OneOf(OPT_LEVELS)),
+    set("cpu", Kind::Cpu),
+    set("features", Kind::Features),
+    // Checked as the context is made (the option's own check).
+    set("config.", Kind::Free),
+];
+
+const INSTRUMENT_SETTINGS: &[Setting] = &[
+    set("print-before", Kind::WatchedPasses),
+    set("print-after", Kind::WatchedPasses),
+    set("print-changed", Kind::WatchedPasses),
+    set("skip", Kind::Passes),
+    set("remarks", Kind::RemarkPasses),
+    set("functions", Kind::Functions),
+    set("kinds", Kind::ListOf(crate::instrument::RemarkKind::NAMES)),
+    set("bisect", Kind::Free),
+];
+
+/// `:pass` and `:register`.
+const PASS_SETTINGS: &[Setting] = &[
+    set("opt_level", Kind::OneOf(OPT_LEVELS)),
+    set("required", Kind::Passes),
+];
+
+const REDUCE_SETTINGS: &[Setting] = &[
+    set(
+        "with",
+        Kind::OneOf(&["llvm-reduce", "llvm-reduce-19", "cvise"]),
+    ),
+    set("source", Kind::Path),
+    set("level", Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"])),
+    set("replace", Kind::OneOf(YES_NO)),
+    set("budget", Kind::Free),
+    set("jobs", Kind::Free),
+    set("cflags", Kind::Free),
+];
+
+const HUNT_SETTINGS: &[Setting] = &[
+    set("oracle", Kind::OneOf(&["native", "jit-o0"])),
+    set("reduce", Kind::OneOf(YES_NO)),
+    set("resume", Kind::OneOf(YES_NO)),
+    set("replace", Kind::OneOf(YES_NO)),
+    set("corpus", Kind::Path),
+    set("pool", Kind::Pool),
+    set("csmith", Kind::Free),
+    set("orderings", Kind::Free),
+    set("seed", Kind::Free),
+    set("budget", Kind::Free),
+    set("jobs", Kind::Free),
+    set("timeout", Kind::Free),
+];
+
+const TUNE_SETTINGS: &[Setting] = &[
+    set("goal", Kind::Words(crate::tune::Metric::NAMES)),
+    set("strategy", Kind::ListOf(crate::tune::Strategy::NAMES)),
+    set("pool", Kind::Pool),
+    set("trials", Kind::Free),
+    set("seconds", Kind::Free),
+    set("seed", Kind::Free),
+    set("length", Kind::Free),
+    set("top", Kind::Free),
+    set("number", Kind::Free),
+    set("repeat", Kind::Free),
+    set("min_repeat_ms", Kind::Free),
+    set("timeout", Kind::Free),
+];
+
+const REPORT_SETTINGS: &[Setting] = &[
+    set("passes", Kind::RemarkPasses),
+    set("kinds", Kind::ListOf(crate::instrument::RemarkKind::NAMES)),
+    set("functions", Kind::Functions),
+    set("top", Kind::Free),
+    set("run", Kind::Free),
 ];
 
 /// The words the first argument of `command` can be, for completion
@@ -305,27 +436,34 @@ fn one_word<'a>(a: &'a Args, what: &str) -> Result<&'a str> {
 
 // ---------------------------------------------------------------- help
 
+/// What `:help COMMAND` says of `c`: its usage, what it does, and the
+/// details some commands add (the settings of `:tune`, `:reduce`,
+/// `:hunt`, the buffer limit).
+pub(crate) fn command_help(c: &Command) -> String {
+    let usage = if c.usage.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", c.usage)
+    };
+    let details = match c.name {
+        "tune" => format!("\n{}", tune::details()),
+        "reduce" => format!("\n{}", reduce::details()),
+        "hunt" => format!("\n{}", hunt::details()),
+        "buffer" => format!(
+            "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
+            PassContext::current()
+                .config_int(crate::jit::MAX_BUFFER_KEY)
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    };
+    format!(":{}{usage}\n  {}{details}", c.name, c.help)
+}
+
 fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     if let Some(name) = a.words.first() {
         let c = find(name.trim_start_matches(':'))?;
-        let usage = if c.usage.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", c.usage)
-        };
-        let details = match c.name {
-            "tune" => format!("\n{}", tune::details()),
-            "reduce" => format!("\n{}", reduce::details()),
-            "hunt" => format!("\n{}", hunt::details()),
-            "buffer" => format!(
-                "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
-                PassContext::current()
-                    .config_int(crate::jit::MAX_BUFFER_KEY)
-                    .unwrap_or_default()
-            ),
-            _ => String::new(),
-        };
-        return text(format!(":{}{usage}\n  {}{details}", c.name, c.help));
+        return text(command_help(c));
     }
     let mut t = Table::new("commands", &["command", "arguments", "what it does"]);
     for c in COMMANDS {

@@ -85,8 +85,10 @@ fn front_end(command: &str, a: &Args) -> Result<(Vec<String>, Level)> {
 pub(super) fn summary(m: &Module) -> String {
     let st = m.stats();
     format!(
-        "{} functions, {} blocks, {} instructions",
-        st.functions, st.blocks, st.instructions
+        "{}, {}, {}",
+        crate::table::count(st.functions, "function"),
+        crate::table::count(st.blocks, "block"),
+        crate::table::count(st.instructions, "instruction")
     )
 }
 

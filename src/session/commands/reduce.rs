@@ -347,9 +347,16 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             r.dir.display(),
             r.files.join(", "),
             match (r.with_llvm_tools, r.shows_bug) {
-                (true, true) => "; sh repro.sh shows the bug with opt-19 and lli-19, without passlab".to_string(),
-                (true, false) => "; sh repro.sh did not show it (the bug needs passlab's passes): passlab run repro.plab does".to_string(),
-                (false, _) => "; passlab run repro.plab shows it (a pass in it is passlab's or a user's)".to_string(),
+                (true, true) =>
+                    "; sh repro.sh shows the bug with LLVM's tools, without passlab".to_string(),
+                (true, false) =>
+                    "; sh repro.sh did not show it: passlab run repro.plab does".to_string(),
+                (false, _) => format!(
+                    "; passlab run repro.plab shows it (no repro.sh: {})",
+                    r.why_not_llvm_tools
+                        .as_deref()
+                        .unwrap_or("LLVM's tools cannot show it")
+                ),
             }
         ));
     }
