@@ -41,9 +41,11 @@ class KernelCase(unittest.TestCase):
         if self.km.is_alive():
             self.km.shutdown_kernel(now=True)
 
-    def run_cell(self, code, timeout=TIMEOUT):
-        """Executes code; returns the reply and the iopub messages up to idle."""
-        msg_id = self.kc.execute(code)
+    def run_cell(self, code, timeout=TIMEOUT, stop_on_error=True):
+        """Executes code; returns the reply and the iopub messages up to idle.
+        A cell expected to fail is sent with stop_on_error=False, as nbclient
+        sends a cell tagged raises-exception: its error aborts nothing."""
+        msg_id = self.kc.execute(code, stop_on_error=stop_on_error)
         reply = self.kc.get_shell_msg(timeout=timeout)
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         outputs = []
@@ -68,6 +70,9 @@ class KernelCase(unittest.TestCase):
         reply = self.kc.get_shell_msg(timeout=TIMEOUT)
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         self.assertLess(time.monotonic() - start, 15)
+        # The next cell comes as a person's would, not within the 50 ms
+        # after an error reply in which requests are aborted (stop_on_error).
+        time.sleep(0.1)
         return reply
 
     def text_of(self, outputs):

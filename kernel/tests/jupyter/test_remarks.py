@@ -46,7 +46,7 @@ class RemarksTests(KernelCase):
         return outputs
 
     def error(self, cell):
-        reply, _ = self.run_cell(cell)
+        reply, _ = self.run_cell(cell, stop_on_error=False)
         self.assertEqual(reply["content"]["status"], "error", cell)
         return reply["content"]["evalue"]
 

@@ -64,7 +64,7 @@ class RustCellTests(KernelCase):
         return outputs
 
     def error(self, code, timeout=RUST_TIMEOUT):
-        reply, outputs = self.run_cell(code, timeout=timeout)
+        reply, outputs = self.run_cell(code, timeout=timeout, stop_on_error=False)
         self.assertEqual(reply["content"]["status"], "error", self.text_of(outputs))
         errors = [m for m in outputs if m["msg_type"] == "error"]
         self.assertEqual(len(errors), 1)
