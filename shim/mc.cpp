@@ -170,16 +170,23 @@ bool plab_assemble(const char *triple, const char *cpu, const char *features, co
   return true;
 }
 
-/// Sends the processor names `triple` (empty: the host's) knows, one per
-/// line.
-void plab_cpu_names(const char *triple, plab_sink sink, void *user) {
+/// The subtarget of `triple` (empty: the host's) with no processor or
+/// features chosen: its tables of processors and features; null when LLVM
+/// has no such target.
+static std::unique_ptr<MCSubtargetInfo> subtargetOf(const char *triple) {
   plab_init_targets();
   std::string T = tripleOr(triple);
   std::string Err;
   const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
   if (!Tgt)
-    return;
-  std::unique_ptr<MCSubtargetInfo> STI(Tgt->createMCSubtargetInfo(T, "", ""));
+    return nullptr;
+  return std::unique_ptr<MCSubtargetInfo>(Tgt->createMCSubtargetInfo(T, "", ""));
+}
+
+/// Sends the processor names `triple` (empty: the host's) knows, one per
+/// line.
+void plab_cpu_names(const char *triple, plab_sink sink, void *user) {
+  std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(triple);
   if (!STI)
     return;
   std::string Names;
@@ -193,13 +200,7 @@ void plab_cpu_names(const char *triple, plab_sink sink, void *user) {
 /// The processor features LLVM knows for `triple` (null: the host's), one
 /// per line, as `-mattr=+NAME` takes them.
 void plab_feature_names(const char *triple, plab_sink sink, void *user) {
-  plab_init_targets();
-  std::string T = tripleOr(triple);
-  std::string Err;
-  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
-  if (!Tgt)
-    return;
-  std::unique_ptr<MCSubtargetInfo> STI(Tgt->createMCSubtargetInfo(T, "", ""));
+  std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(triple);
   if (!STI)
     return;
   std::string Names;

@@ -286,6 +286,14 @@ impl PassContext {
         if self.opt_level != PassContext::new().opt_level {
             parts.push(format!("opt_level={}", self.opt_level));
         }
+        parts.extend(self.settings());
+        parts.join(" ")
+    }
+
+    /// Its required and disabled passes and config values, as `:with`
+    /// words.
+    fn settings(&self) -> Vec<String> {
+        let mut parts = Vec::new();
         if !self.required.is_empty() {
             parts.push(format!("required={}", join(&self.required)));
         }
@@ -295,21 +303,13 @@ impl PassContext {
         for (k, v) in &self.config {
             parts.push(format!("config.{k}={v}"));
         }
-        parts.join(" ")
+        parts
     }
 
     /// A one-line summary, e.g. `opt_level=3 required=mem2reg disabled=licm`.
     pub fn summary(&self) -> String {
         let mut parts = vec![format!("opt_level={}", self.opt_level)];
-        if !self.required.is_empty() {
-            parts.push(format!("required={}", join(&self.required)));
-        }
-        if !self.disabled.is_empty() {
-            parts.push(format!("disabled={}", join(&self.disabled)));
-        }
-        for (k, v) in &self.config {
-            parts.push(format!("config.{k}={v}"));
-        }
+        parts.extend(self.settings());
         if !self.instruments.is_empty() {
             let names: Vec<_> = self.instruments.iter().map(|i| i.name()).collect();
             parts.push(format!("instruments={}", names.join(",")));
