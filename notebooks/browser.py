@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 import nbformat
@@ -176,8 +177,11 @@ def saved(page, lab, path):
         while True:
             try:
                 return nbformat.reads(json.dumps(lab.api(f"contents/{name}")["content"]), as_version=4)
-            except (ValueError, KeyError, TypeError):
-                if time.time() > deadline:
+            except (ValueError, KeyError, TypeError, urllib.error.HTTPError) as e:
+                # jupyter_server writes a notebook in place (its backup
+                # beside it): read mid-write, it answers 400 "Unreadable
+                # Notebook".
+                if isinstance(e, urllib.error.HTTPError) and e.code != 400 or time.time() > deadline:
                     raise
                 time.sleep(0.2)
     finally:
