@@ -76,7 +76,7 @@ use llvm_sys::error::*;
 use llvm_sys::orc2::lljit::*;
 use llvm_sys::orc2::*;
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMTypeKind;
+use llvm_sys::{LLVMLinkage, LLVMTypeKind};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::time::Duration;
@@ -462,6 +462,29 @@ fn type_text(ty: LLVMTypeRef) -> String {
         LLVMDisposeMessage(p);
         s
     }
+}
+
+/// The signature of `module`'s function `name` as calls see it, or why it
+/// cannot be called (or is not there).
+pub fn signature_in(module: &Module, name: &str) -> std::result::Result<Signature, String> {
+    let c = CString::new(name).map_err(|_| format!("'{name}' is not a function name"))?;
+    // SAFETY: the module is alive and not being run on; `c` is a
+    // NUL-terminated name alive for the call, which LLVM only reads.
+    let f = unsafe { LLVMGetNamedFunction(module.raw(), c.as_ptr()) };
+    if f.is_null() {
+        return Err(format!("no function '{name}'"));
+    }
+    // SAFETY: `f` is a live function of the module; only its linkage is read.
+    let linkage = unsafe { LLVMGetLinkage(f) };
+    if matches!(
+        linkage,
+        LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
+    ) {
+        return Err(format!(
+            "'{name}' is internal to the module (static in C): nothing outside it can call it"
+        ));
+    }
+    signature(f)
 }
 
 /// The signature of `f`, or why it cannot be called.

@@ -291,6 +291,18 @@ impl Module {
         }
     }
 
+    /// The module's data layout string (empty when it has none).
+    pub fn data_layout(&self) -> String {
+        // SAFETY: `self.raw` is the live module `self` owns; LLVM returns its
+        // NUL-terminated data layout string (owned by the module), copied
+        // at once.
+        unsafe {
+            CStr::from_ptr(LLVMGetDataLayoutStr(self.raw))
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+
     /// The whole module as LLVM IR text.
     pub fn print(&self) -> String {
         // SAFETY: `self.raw` is the live module `self` owns; LLVM returns a

@@ -2,7 +2,9 @@
 //! reduced module (`reduced.ll`), a `README.md` saying what the bug is and
 //! how to see it, `repro.sh` — `opt-19` and `lli-19` (or `opt-19` alone
 //! for a crash) showing the bug without passlab, when every pass involved
-//! is LLVM's or a plugin's — and `repro.plab`, the same with `passlab run`.
+//! is LLVM's or a plugin's; for a function's result, through `driver.ll`,
+//! which calls it with the finding's arguments and prints what it returns
+//! — and `repro.plab`, the same with `passlab run`.
 //! `repro.sh` exits 0 when the bug shows and 1 when it does not, as an
 //! interestingness test does; it is run once when written, and the folder
 //! says whether it showed the bug.
@@ -79,6 +81,131 @@ fn target_flags(cg: &crate::jit::Codegen) -> String {
         s.push_str(&format!(" -mattr={}", quote(&cg.target.features)));
     }
     s
+}
+
+/// `driver.ll`: a `passlab_driver` that calls `function` of `module` with
+/// `args` (as passlab's JIT passes them: integers truncated to the
+/// parameter's width, floats rounded to its precision) and prints what it
+/// returns (integers in decimal, floats with 17 digits), for lli-19; or
+/// why there can be none (a buffer argument, a type calls cannot pass).
+fn driver(
+    module: &crate::Module,
+    function: &str,
+    args: &[crate::jit::Arg],
+) -> std::result::Result<String, String> {
+    use crate::jit::{Arg, Scalar};
+    let sig = crate::jit::signature_in(module, function)?;
+    if sig.params.len() != args.len() {
+        return Err(format!(
+            "{function} takes {} arguments, the finding gave {}",
+            sig.params.len(),
+            args.len()
+        ));
+    }
+    let mut passed = Vec::new();
+    for (p, a) in sig.params.iter().zip(args) {
+        passed.push(match (p, a) {
+            (Scalar::Int(1), Arg::Int(i)) => {
+                format!("i1 {}", if i & 1 == 1 { "true" } else { "false" })
+            }
+            (Scalar::Int(bits), Arg::Int(i)) => {
+                let v = if *bits >= 64 {
+                    *i
+                } else {
+                    let m = i & ((1i64 << bits) - 1);
+                    if m >= 1i64 << (bits - 1) {
+                        m - (1i64 << bits)
+                    } else {
+                        m
+                    }
+                };
+                format!("i{bits} {v}")
+            }
+            (Scalar::F32, Arg::Float(f)) => {
+                format!("float 0x{:016X}", ((*f as f32) as f64).to_bits())
+            }
+            (Scalar::F64, Arg::Float(f)) => format!("double 0x{:016X}", f.to_bits()),
+            (Scalar::F32, Arg::Int(i)) => {
+                format!("float 0x{:016X}", ((*i as f32) as f64).to_bits())
+            }
+            (Scalar::F64, Arg::Int(i)) => format!("double 0x{:016X}", (*i as f64).to_bits()),
+            (Scalar::Ptr, _) | (_, Arg::Buffer(_)) => return Err(
+                "the function takes buffers, which LLVM's tools cannot set up: repro.plab calls it"
+                    .into(),
+            ),
+            (p, _) => {
+                return Err(format!(
+                    "an argument of type {p} that the finding gave otherwise"
+                ))
+            }
+        });
+    }
+    let name = function.replace('\\', "\\5C").replace('"', "\\22");
+    let call = |ret: &str| format!("call {ret} @\"{name}\"({})", passed.join(", "));
+    let (body, fmt) = match sig.ret {
+        None => (format!("  {}\n", call("void")), None),
+        Some(Scalar::Int(1)) => (
+            format!("  %r = {}\n  %v = zext i1 %r to i64\n", call("i1")),
+            Some("%lld"),
+        ),
+        Some(Scalar::Int(bits)) if bits < 64 => (
+            format!(
+                "  %r = {}\n  %v = sext i{bits} %r to i64\n",
+                call(&format!("i{bits}"))
+            ),
+            Some("%lld"),
+        ),
+        Some(Scalar::Int(64)) => (format!("  %v = {}\n", call("i64")), Some("%lld")),
+        Some(Scalar::Int(_)) => {
+            return Err("the function returns an integer wider than 64 bits".into())
+        }
+        Some(Scalar::F32) => (
+            format!(
+                "  %r = {}\n  %v = fpext float %r to double\n",
+                call("float")
+            ),
+            Some("%.17g"),
+        ),
+        Some(Scalar::F64) => (format!("  %v = {}\n", call("double")), Some("%.17g")),
+        Some(Scalar::Ptr) => {
+            return Err("the function returns a pointer, which differs from run to run".into())
+        }
+    };
+    let mut ir = String::from("; passlab's driver: calls the function with the finding's arguments and\n; prints what it returns (lli-19 --entry-function=passlab_driver).\n");
+    // The module's target, so that llvm-link joins them without a warning.
+    let layout = module.data_layout();
+    if !layout.is_empty() {
+        let _ = writeln!(ir, "target datalayout = \"{layout}\"");
+    }
+    let triple = module.triple();
+    if !triple.is_empty() {
+        let _ = writeln!(ir, "target triple = \"{triple}\"");
+    }
+    ir.push('\n');
+    let ty = match sig.ret {
+        Some(Scalar::F32) | Some(Scalar::F64) => "double",
+        _ => "i64",
+    };
+    match fmt {
+        Some(f) => {
+            let text = format!("{f}\\0A\\00");
+            let len = f.len() + 2;
+            let _ = write!(
+                ir,
+                "@fmt = private unnamed_addr constant [{len} x i8] c\"{text}\"\n\ndeclare i32 @printf(ptr, ...)\ndeclare {} @\"{name}\"({})\n\ndefine i32 @passlab_driver() {{\n{body}  %p = call i32 (ptr, ...) @printf(ptr @fmt, {ty} %v)\n  ret i32 0\n}}\n",
+                sig.ret.map_or("void".to_string(), |r| r.to_string()),
+                sig.params.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        None => {
+            let _ = write!(
+                ir,
+                "declare void @\"{name}\"({})\n\ndefine i32 @passlab_driver() {{\n{body}  ret i32 0\n}}\n",
+                sig.params.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    Ok(ir)
 }
 
 /// Writes the reproducer of `reduction` (its module having `property`)
@@ -210,11 +337,75 @@ pub fn reproducer(
                 label(first),
                 label(second)
             );
-            if let Subject::Call { .. } = subject {
-                why_not = Some(
-                    "a function's result: LLVM's tools run whole programs, repro.plab calls the function"
-                        .into(),
-                );
+            if let Subject::Call { function, args } = subject {
+                // LLVM's tools run programs: a driver (driver.ll) calls the
+                // function with the finding's arguments and prints its
+                // result; linked to each pipeline's output, lli-19 runs it.
+                let spell = |text: &str| -> Option<Option<LlvmSpelling>> {
+                    if text.is_empty() {
+                        Some(None)
+                    } else {
+                        llvm_spelling(text).map(Some)
+                    }
+                };
+                match (driver(module, function, args), spell(first), spell(second)) {
+                    (Err(why), _, _) => why_not = Some(why),
+                    (Ok(_), None, _) | (Ok(_), _, None) => {
+                        why_not = Some("a pass in the pipelines is passlab's or a user's".into())
+                    }
+                    (Ok(ir), Some(a), Some(b)) => {
+                        write("driver.ll", &ir)?;
+                        files.push("driver.ll".into());
+                        let mut sh = String::from("#!/bin/sh\n");
+                        let _ = writeln!(sh, "# {what}");
+                        sh.push_str("# Exits 0 when the bug shows (the function returns something else, or\n# the program ends otherwise, after the second pipeline), 1 when it does not.\n");
+                        sh.push_str(SCRATCH);
+                        for (out, spelling) in [("first", &a), ("second", &b)] {
+                            match spelling {
+                                None => {
+                                    let _ = writeln!(
+                                        sh,
+                                        "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"
+                                    );
+                                }
+                                Some(s) => {
+                                    let _ = writeln!(
+                                        sh,
+                                        "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
+                                        opt(s, &target),
+                                        quote(&s.passes)
+                                    );
+                                }
+                            }
+                            let _ = writeln!(
+                                sh,
+                                "llvm-link-19 \"$t/{out}.bc\" driver.ll -o \"$t/{out}-run.bc\" || exit 2"
+                            );
+                        }
+                        for out in ["first", "second"] {
+                            let _ = writeln!(
+                                sh,
+                                "lli-19 -O{}{target} --entry-function=passlab_driver \"$t/{out}-run.bc\" < /dev/null > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
+                                cg.opt_level
+                            );
+                        }
+                        let _ = writeln!(
+                            sh,
+                            "if cmp -s \"$t/first.out\" \"$t/second.out\"; then\n  echo 'the same result after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat \"$t/first.out\" \"$t/first.err\"\necho '--- after {}:'; cat \"$t/second.out\" \"$t/second.err\"\nexit 0",
+                            label(first),
+                            label(second)
+                        );
+                        let _ = write!(
+                            readme,
+                            "Without passlab: `sh repro.sh` runs the pipelines with `opt-19`, links each result to `driver.ll` (a `passlab_driver` that calls `{function}` with the finding's arguments and prints what it returns) and runs it with `lli-19`:\n\n```sh\n{}```\n\n",
+                            sh.lines()
+                                .filter(|l| l.starts_with("opt-19") || l.starts_with("llvm-as-19") || l.starts_with("llvm-link-19") || l.starts_with("lli-19"))
+                                .map(|l| format!("{}\n", unscratch(l)))
+                                .collect::<String>()
+                        );
+                        script = Some(sh);
+                    }
+                }
             }
             if let Subject::Exec(p) = subject {
                 let spell = |text: &str| -> Option<Option<LlvmSpelling>> {
@@ -411,4 +602,102 @@ pub fn reproducer(
         shows_bug,
         output,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::Arg;
+
+    const IR: &str = r#"
+define i8 @narrow(i8 %x, i16 %y) {
+  %w = trunc i16 %y to i8
+  %s = add i8 %x, %w
+  ret i8 %s
+}
+define double @mix(float %a, double %b, i64 %c) {
+  %e = fpext float %a to double
+  %f = sitofp i64 %c to double
+  %s = fadd double %e, %b
+  %t = fadd double %s, %f
+  ret double %t
+}
+define i1 @odd(i32 %x) {
+  %b = trunc i32 %x to i1
+  ret i1 %b
+}
+define void @nothing(i32 %x) {
+  ret void
+}
+define internal i32 @hidden(i32 %x) {
+  ret i32 %x
+}
+define ptr @where(ptr %p) {
+  ret ptr %p
+}
+"#;
+
+    /// What `lli-19` prints when the driver for `function(args)` is
+    /// linked to the module.
+    fn run(function: &str, args: &[Arg]) -> String {
+        let m = crate::Module::from_ir(IR, "m").unwrap();
+        let d = driver(&m, function, args).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.ll"), m.print()).unwrap();
+        std::fs::write(dir.path().join("driver.ll"), &d).unwrap();
+        let link = std::process::Command::new("llvm-link-19")
+            .args(["m.ll", "driver.ll", "-o", "run.bc"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            link.status.success(),
+            "{}\n{d}",
+            String::from_utf8_lossy(&link.stderr)
+        );
+        // Joined without a warning: the driver has the module's target.
+        assert!(
+            link.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&link.stderr)
+        );
+        let out = std::process::Command::new("lli-19")
+            .args(["--entry-function=passlab_driver", "run.bc"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn the_driver_passes_arguments_as_the_jit_does_and_prints_the_result() {
+        // Integers truncated to the parameter's width (300 is 44 in i8, and
+        // 44 + 100 wraps to -112), the result sign-extended.
+        assert_eq!(run("narrow", &[Arg::Int(300), Arg::Int(100)]), "-112\n");
+        // Floats rounded to the parameter's precision; an integer for a
+        // floating-point parameter converted, as the JIT converts it.
+        let mix = run("mix", &[Arg::Float(0.1), Arg::Float(0.25), Arg::Int(2)]);
+        assert_eq!(
+            mix.trim().parse::<f64>().unwrap(),
+            (0.1f32 as f64) + 0.25 + 2.0,
+            "{mix}"
+        );
+        assert_eq!(run("odd", &[Arg::Int(3)]), "1\n");
+        assert_eq!(run("nothing", &[Arg::Int(3)]), "");
+    }
+
+    #[test]
+    fn a_function_the_driver_cannot_call_says_why() {
+        let m = crate::Module::from_ir(IR, "m").unwrap();
+        let why = |f: &str, args: &[Arg]| driver(&m, f, args).unwrap_err();
+        assert!(why("hidden", &[Arg::Int(1)]).contains("internal"));
+        assert!(why("where", &[Arg::Int(1)]).contains("buffers"));
+        assert!(why("nosuch", &[]).contains("no function 'nosuch'"));
+        assert!(why("narrow", &[Arg::Int(1)]).contains("takes 2 arguments"));
+    }
 }

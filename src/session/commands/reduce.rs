@@ -19,7 +19,7 @@ pub(super) fn details() -> String {
      budget=S   stop after S seconds, keeping the smallest so far (Ctrl-C does the same)\n  \
      jobs=N   candidates tested at once (default: one per core, Rust passes and predicates included; with jobs=1 a reduction tests the same candidates every time)\n  \
      with=llvm-reduce (default: LLVM's llvm-reduce-19 over the IR) | with=cvise source=FILE.c [cflags=F,...] [level=O0|…|Oz] (Debian's cvise over the C source the module was compiled from, each candidate compiled as :load does, at the level it was loaded at: default the context's opt_level)\n  \
-     --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, when every pass is LLVM's), repro.plab and progress.csv (the reduction's steps); a new folder, or one the same :reduce wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)\n  \
+     --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, with the context's processor and code generation level, when every pass is LLVM's or a plugin's; for a function's result, through driver.ll, which calls it with the finding's arguments), repro.plab and progress.csv (the reduction's steps); a new folder, or one the same :reduce wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)\n  \
      The result becomes a new module NAME-reduced, the current one."
         .to_string()
 }
