@@ -21,7 +21,7 @@ for which the page replays the function's whole history and checks that
 it ends as passlab recorded it. The notebook's output is measured too:
 the passlab kernel runs the same two cells, and the `text/html` of the
 explorer's output is timed, sized and opened the same way. Medians of the
-rounds. The README's explorer figures come from this command.
+rounds. The guide's explorer figures come from this command.
 
 It is also the test that the whole of sqlite3 fits: the run fails when a
 page leaves a changed function's history out, exceeds the default budget

@@ -208,7 +208,7 @@ print("the same orderings tried on Ray and here:", orderings(on_ray) == ordering
 
 # ## Where next
 #
-# * `docs/python.md` — the whole Python API, and how CompilerGym's names map to
+# * `docs/src/python.md` — the whole Python API, and how CompilerGym's names map to
 #   passlab's.
 # * `%load_ext passlab` gives `%%passlab` cells: the command language of the
 #   other lessons, in this kernel.

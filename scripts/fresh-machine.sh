@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times the README's commands on a fresh machine: a Debian bookworm chroot
+# Times the README's two commands on a fresh machine: a Debian bookworm chroot
 # made with debootstrap (minbase), given this machine's Rust toolchain
 # (rustup's stable, copied) and what that toolchain needs to link (gcc,
 # libc6-dev), git, the CA certificates this machine trusts and an

@@ -4,6 +4,7 @@
 #   bash scripts/passlab.sh demo    # install what is missing, run the main job
 #   bash scripts/passlab.sh test    # install what is missing, run every test
 #   bash scripts/passlab.sh setup   # install what is missing, build for use
+#   bash scripts/passlab.sh book    # build the guide into target/book
 #
 # Set-up is idempotent and non-interactive: on a fresh Debian bookworm
 # machine (root, Rust toolchain only) it installs LLVM 19, clang 19, g++
@@ -93,6 +94,30 @@ spare_worker_folders() {
         flock "$base/0/.lock" cp -a "$base/0" "$base/.copy"
         mv -T "$base/.copy" "$base/$n"
     done
+}
+
+# mdBook, which builds the guide (docs/): built from crates.io once, with
+# only its search (no server, no file watcher), into the user's cache
+# (like the Rust worker's folders), so that a fresh clone does not build it
+# again. Its path is in $MDBOOK.
+MDBOOK_VERSION=0.5.4
+setup_book() {
+    local root="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/tools/mdbook-$MDBOOK_VERSION"
+    MDBOOK="$root/bin/mdbook"
+    if ! "$MDBOOK" --version 2>/dev/null | grep -qF "v$MDBOOK_VERSION"; then
+        echo "passlab: building mdBook $MDBOOK_VERSION into $root (for the guide)" >&2
+        cargo install --quiet --locked mdbook --version "$MDBOOK_VERSION" \
+            --no-default-features --features search --root "$root"
+    fi
+}
+
+# The guide: docs/ built by mdBook into target/book, and the lessons as
+# HTML pages there (target/book/lessons/, by nbconvert, with the outputs
+# the tests check), which the guide's lessons chapter links to.
+build_book() {
+    setup_book
+    "$MDBOOK" build docs
+    jupyter nbconvert --log-level=ERROR --to html --output-dir target/book/lessons notebooks/*.ipynb
 }
 
 # A virtualenv with kernel/requirements.txt, made again when that changes.
@@ -194,6 +219,12 @@ setup)
     link_inputs
     echo "passlab: ready. The REPL: target/release/passlab; the Jupyter kernel: target/release/passlab-kernel install --user; Python: target/venv/bin/python, where 'import passlab' works" >&2
     ;;
+book)
+    # The guide, built into target/book (open target/book/index.html).
+    setup_python
+    build_book
+    echo "passlab: the guide is target/book/index.html" >&2
+    ;;
 demo)
     # Only what the main job runs: the REPL binary (no Rust-cell worker;
     # `setup` and `test` build that, and a `:rust` without it says so).
@@ -215,6 +246,7 @@ test)
     phase "set-up: slurm" setup_slurm
     phase "set-up: browser" setup_browser
     phase "set-up: python" setup_python
+    phase "set-up: mdbook" setup_book
     link_inputs
     mkdir -p target/logs
     # One build of everything the tests run: the REPL, the kernel, the
@@ -285,6 +317,10 @@ test)
     # they start a Ray cluster, as lesson 12 in the browser does, and two
     # at once on two cores made the first miss its start.
     phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
+    # The guide: built (its examples ran in repl/tests/readme.rs), then
+    # read in Chromium: its chapters, links and search.
+    phase "book" build_book
+    phase "book in the browser" python docs/check.py
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;
 bench)

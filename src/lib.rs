@@ -60,8 +60,16 @@ pub use module::{Lang, Module, Snapshot, Source, Stats};
 pub use pass::registry;
 pub use pass::{FunctionPass, LlvmPass, ModulePass, Pass, PassInfo, PassRef, PrintIr, Sequential};
 
-/// README.md's Rust examples, compiled and run as the library's doctests
-/// (`repl/tests/readme.rs` runs its other examples).
+/// The guide's Rust examples (`docs/src/`), compiled and run as the
+/// library's doctests (`repl/tests/readme.rs` runs its other examples).
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeExamples;
+#[doc = include_str!("../docs/src/library.md")]
+pub struct LibraryExamples;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/src/instruments.md")]
+pub struct InstrumentExamples;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/src/jit.md")]
+pub struct JitExamples;

@@ -11,7 +11,7 @@ environment (``llvm-ic-v0``) on LLVM 19.
 
 * ``benchmark``: a C, C++, IR or bitcode file, a folder of them, a
   :class:`passlab.Module`, a list of these, or ``"samples"``: the 28 C
-  files of the README's leaderboard (zlib and Lua); an episode takes one (chosen
+  files of the guide's leaderboard (zlib and Lua); an episode takes one (chosen
   with the environment's random generator, or ``options={"benchmark": x}``
   in ``reset``). C is compiled as CompilerGym's cBench-v1 was:
   ``clang-19 -O1 -Xclang -disable-llvm-passes`` (``level="O1"``).
@@ -103,7 +103,7 @@ def sample_inputs():
 
 def samples():
     """The leaderboard's corpus (28 real C files from zlib and Lua, the
-    README's "Beating -Oz"): ``benchmark="samples"``."""
+    the guide's "Beating -Oz"): ``benchmark="samples"``."""
     folder = sample_inputs()
     return [folder / name for name in _passlab.sample_corpus()]
 

@@ -16,7 +16,7 @@ leaves the module as it was. A value taken before the module changed by
 other means (a pass ran on it) raises when used, rather than reach IR that
 may be gone.
 
-The README's strength reduction, in Python::
+The guide's strength reduction ("Writing passes"), in Python::
 
     @function_pass(opt_level=2, name="strength-reduce", required=["mem2reg"])
     def strength_reduce(func, mod, ctx):

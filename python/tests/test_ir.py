@@ -1,4 +1,4 @@
-"""The IR API for Python passes: the README's strength reduction in
+"""The IR API for Python passes: the guide's strength reduction in
 Python, and every way a handle can go stale or an edit can be wrong ending
 in an error, never in freed memory or a broken module."""
 

@@ -1,6 +1,6 @@
 //! The documentation's examples are tests, as ripgrep's and the Rust
-//! book's are: every fenced block of README.md, ARCHITECTURE.md, the guides
-//! in `docs/` and the lessons' prose (the Markdown cells of `notebooks/*.ipynb`) is run as a
+//! book's are: every fenced block of README.md, ARCHITECTURE.md, the guide
+//! (`docs/src/`, an mdBook) and the lessons' prose (the Markdown cells of `notebooks/*.ipynb`) is run as a
 //! newcomer would run it, in a scratch folder that holds the repository's
 //! files and zlib's sources as `zlib/`, and must succeed:
 //!
@@ -13,8 +13,9 @@
 //!   (`target/release/passlab …`, `target/release/passlab-kernel …`), run
 //!   with the binaries under test (the tests' build); a line's comment
 //!   `exits with status N` says the status it must end with, else 0;
-//! * `rust`: README.md's are the library's doctests (`src/lib.rs` includes
-//!   the README under `cfg(doctest)`), so here they are only counted;
+//! * `rust`: the library's doctests (`src/lib.rs` includes the guide's
+//!   chapters that hold them under `cfg(doctest)`), so here they are only
+//!   counted;
 //! * `python`: a script, run by the project's venv Python
 //!   (`target/venv/bin/python`, where the set-up installs the package), in
 //!   the scratch folder;
@@ -70,14 +71,12 @@ fn documents() -> Vec<Block> {
     let root = root();
     let mut blocks = Vec::new();
     let mut docs: Vec<String> = vec!["README.md".into(), "ARCHITECTURE.md".into()];
-    let mut guides: Vec<String> = std::fs::read_dir(root.join("docs"))
-        .map(|d| {
-            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".md"))
-                .map(|n| format!("docs/{n}"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut guides: Vec<String> = std::fs::read_dir(root.join("docs/src"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/src/{n}"))
+        .collect();
     guides.sort();
     docs.extend(guides);
     for doc in docs {
@@ -331,7 +330,13 @@ fn every_example_in_the_docs_runs_as_written() {
     let dir = scratch();
     let blocks = documents();
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
-    let readme_doctests = lib.contains("#[cfg(doctest)]\n#[doc = include_str!(\"../README.md\")]");
+    // The documents src/lib.rs includes under cfg(doctest): their Rust
+    // blocks are the library's doctests.
+    let doctested: Vec<String> = lib
+        .split("#[cfg(doctest)]\n#[doc = include_str!(\"../")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next().map(str::to_string))
+        .collect();
     let mut failures = Vec::new();
     let (mut ran, mut skipped, mut doctests) = (0, Vec::new(), 0);
     for (n, b) in blocks.iter().enumerate() {
@@ -344,12 +349,16 @@ fn every_example_in_the_docs_runs_as_written() {
             "toml" => run_spec(b, &dir).map(|_| 1),
             "sh" => run_shell(b, &dir),
             "python" => run_python(b, &dir, n).map(|_| 1),
-            "rust" if b.at.starts_with("README.md:") && readme_doctests => {
+            "rust"
+                if doctested
+                    .iter()
+                    .any(|d| b.at.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with(':'))) =>
+            {
                 doctests += 1;
                 Ok(0)
             }
             "rust" => Err(format!(
-                "{}: a Rust block outside README.md's doctests",
+                "{}: a Rust block outside the library's doctests (src/lib.rs includes {doctested:?})",
                 b.at
             )),
             "text" => Ok(0),

@@ -106,13 +106,13 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
     };
     let first = records(&out);
     assert_eq!(first.len(), 24);
-    // The README names every field of a record, and no other.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // The guide names every field of a record, and no other.
+    let readme = std::fs::read_to_string(root().join("docs/src/sweeps.md")).unwrap();
     let fields = readme
         .split("one record per ordering tried, with the fields")
         .nth(1)
         .and_then(|rest| rest.split("; each unit").next())
-        .expect("README.md describes the sweep's records");
+        .expect("docs/src/sweeps.md describes the sweep's records");
     let documented: std::collections::BTreeSet<String> = fields
         .split('`')
         .skip(1)
@@ -123,7 +123,10 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
     let record: serde_json::Value = serde_json::from_str(shard.lines().next().unwrap()).unwrap();
     let keys: std::collections::BTreeSet<String> =
         record.as_object().unwrap().keys().cloned().collect();
-    assert_eq!(keys, documented, "README.md's list of a record's fields");
+    assert_eq!(
+        keys, documented,
+        "docs/src/sweeps.md's list of a record's fields"
+    );
     // Another sweep's spec into the same folder is refused.
     let other = spec(&dir, 2);
     let (ok, text) = sweep(

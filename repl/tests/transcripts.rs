@@ -306,7 +306,7 @@ fn transcripts_match() {
     // The reproducers reduce.plab wrote show their bugs when run again,
     // as someone without passlab would run them.
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/reduce-out");
-    for finding in ["fatal", "crash", "sdiv", "sdiv-context"] {
+    for finding in ["fatal", "crash", "sdiv", "sdiv-context", "sdiv-call"] {
         let script = out.join(finding).join("repro.sh");
         let run = Command::new("sh").arg(&script).output().unwrap();
         if !run.status.success() {
@@ -329,17 +329,30 @@ fn transcripts_match() {
     if !sh.contains("lli-19 -O0 -mcpu=x86-64-v2") || !sh.contains("opt-19 -load-pass-plugin") {
         failures.push(format!("sdiv-context/repro.sh lost the context:\n{sh}"));
     }
-    let run = Command::new(env!("CARGO_BIN_EXE_passlab"))
-        .current_dir(&dir)
-        .args(["run", "repro.plab"])
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&run.stdout);
-    if !run.status.success() || !shown.contains("DIFFERENT") {
-        failures.push(format!(
-            "passlab run sdiv-context/repro.plab did not show the finding: {shown}{}",
-            String::from_utf8_lossy(&run.stderr)
-        ));
+    // passlab run shows the findings of a program's output (with its
+    // context) and of a function's result.
+    for finding in ["sdiv-context", "sdiv-call"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_passlab"))
+            .current_dir(out.join(finding))
+            .args(["run", "repro.plab"])
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&run.stdout);
+        if !run.status.success() || !shown.contains("DIFFERENT") {
+            failures.push(format!(
+                "passlab run {finding}/repro.plab did not show the finding: {shown}{}",
+                String::from_utf8_lossy(&run.stderr)
+            ));
+        }
+    }
+    // The function's result is shown by LLVM's tools through a driver.
+    let call = out.join("sdiv-call");
+    if !call.join("driver.ll").exists()
+        || !std::fs::read_to_string(call.join("repro.sh"))
+            .unwrap_or_default()
+            .contains("--entry-function=passlab_driver")
+    {
+        failures.push("sdiv-call has no driver.ll run by lli-19".into());
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -375,14 +388,15 @@ fn a_script_stops_at_the_first_error_with_its_line() {
 }
 
 #[test]
-fn the_readme_command_reference_is_the_command_table() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+fn the_guides_command_reference_is_the_command_table() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/reference.md"),
+    )
+    .unwrap();
     let reference = passlab_reference();
     assert!(
-        readme.contains(&reference),
-        "README.md's command reference is out of date; paste the output of `passlab commands`:\n{reference}"
+        page.contains(&reference),
+        "docs/src/reference.md is out of date; paste the output of `passlab commands`:\n{reference}"
     );
 }
 

@@ -29,7 +29,7 @@
 //! terminals, rustyline, ZeroMQ, Jupyter's messages or evcxr's wire.
 //!
 //! One table of commands ([`COMMANDS`]) drives dispatch, `:help`,
-//! completion and the README's command reference.
+//! completion and the guide's command reference (`docs/src/reference.md`).
 //!
 //! ```
 //! use passlab::session::Session;

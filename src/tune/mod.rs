@@ -56,7 +56,7 @@ pub const MAX_SECONDS: u64 = 604_800;
 /// The longest one trial may take, in seconds (a day).
 pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
-/// The leaderboard's corpus (README, "Beating -Oz"; `bench tune
+/// The leaderboard's corpus (the guide's "Beating -Oz", `docs/src/leaderboard.md`; `bench tune
 /// leaderboard`; `passlab.gym`'s `benchmark="samples"`): real C no one here
 /// wrote, as paths under passlab's sample inputs (`target/inputs/`, linked
 /// by the set-up): zlib's files but the three that need a configured build
@@ -158,7 +158,7 @@ impl Default for TuneSpec {
 impl TuneSpec {
     /// The strategy and pool a goal gets when neither is named (`:tune`
     /// and sweep specs alike): for an instruction count, local search from
-    /// -Oz's own pipeline over the `size` pool, what the README's
+    /// -Oz's own pipeline over the `size` pool, what the guide's
     /// leaderboard runs; otherwise random orderings from the default pool.
     /// (For object bytes, `goal=size`, local search from -Oz found nothing
     /// below -Oz in lesson 8's 20 trials on adler32.c where random

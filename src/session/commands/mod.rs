@@ -1,8 +1,8 @@
 //! The command table: every command once, with its usage, its help and its
-//! handler. Dispatch, `:help`, completion and the README's command
+//! handler. Dispatch, `:help`, completion and the guide's command
 //! reference all read [`COMMANDS`].
 //!
-//! The README's reference is `passlab commands` ([`reference_markdown`]),
+//! The guide's reference (`docs/src/reference.md`) is `passlab commands` ([`reference_markdown`]),
 //! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
 //! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
 //! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`,
@@ -502,11 +502,11 @@ fn wrap(text: &str, first: &str, rest: &str) -> String {
 }
 
 /// How command lines are written, below `:help`'s table and in the
-/// README's reference.
+/// guide's reference.
 pub const SYNTAX: &str = "One command per line; `key=value` words are settings; a word starting with `#` begins a comment to the end of the line (`:plot tune   # best so far`), and a line starting with `#` is a comment. `:module` and `:rust` take the lines after them as their source, up to a line holding only `.` (or the end of a notebook cell). `:help COMMAND` says more.";
 
-/// The command reference as Markdown, generated from [`COMMANDS`] (the
-/// README's section is this text).
+/// The command reference as Markdown, generated from [`COMMANDS`]
+/// (`docs/src/reference.md` holds this text).
 pub fn reference_markdown() -> String {
     let mut out = String::from("| command | arguments | what it does |\n|---|---|---|\n");
     for c in COMMANDS {
