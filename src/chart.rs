@@ -23,6 +23,8 @@
 //! assert!(c.png().unwrap().starts_with(b"\x89PNG"));
 //! ```
 
+#![forbid(unsafe_code)]
+
 use crate::instrument::{SizePoint, TimingReport};
 use crate::jit::Comparison;
 use crate::{Error, Result};

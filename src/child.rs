@@ -11,6 +11,11 @@
 //! call ([`crate::jit`]'s isolate) needs three pipes and a child that does
 //! not allocate, so it uses the pieces ([`pipe`], [`fork`],
 //! [`default_signals`], [`drain`]) directly.
+//!
+//! It is also where the layers above find the other system calls they
+//! need ([`wait_readable`], [`make_fifo`], [`kill_group`], [`exit_now`],
+//! [`hostname`], …) as safe functions: above the LLVM boundary no module
+//! holds `unsafe` code (`tests/layers.rs`).
 
 /// The ends of one pipe.
 #[derive(Clone, Copy, Debug)]
@@ -389,6 +394,95 @@ pub fn in_child_streamed(
         said,
         how: how_it_ended(status),
     })
+}
+
+// The other system calls the layers above need, behind safe functions, so
+// that only the base layer and the LLVM boundary hold `unsafe` code
+// (`tests/layers.rs`).
+
+/// Waits up to `ms` milliseconds until one of `fds` (descriptors of ours)
+/// can be read (or is closed); returns early on a signal.
+pub fn wait_readable(fds: &[i32], ms: i32) {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `polls` is a valid array of `polls.len()` pollfds, alive and
+    // writable for the call.
+    unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, ms) };
+}
+
+/// Makes a FIFO at `path`, readable and writable by its owner only.
+pub fn make_fifo(path: &std::path::Path) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| std::io::Error::other("the path holds a NUL byte"))?;
+    // SAFETY: mkfifo reads the NUL-terminated path, alive for the call.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Makes reads of `fd` (a descriptor of ours) return at once when there is
+/// nothing to read.
+pub fn set_nonblocking(fd: i32) {
+    // SAFETY: setting a flag of a descriptor this process owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) };
+}
+
+/// Kills the process group `group` (a child made the leader of its own
+/// group), so that what it started goes too.
+pub fn kill_group(group: u32) {
+    if let Ok(g) = i32::try_from(group) {
+        if g > 0 {
+            // SAFETY: a signal to a process group this process made.
+            unsafe { libc::kill(-g, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Ends this process (a forked child) at once with `code`: no exit
+/// handlers, no destructors, nothing flushed but what was written.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` ends the process; nothing after it runs.
+    unsafe { libc::_exit(code) }
+}
+
+/// This machine's host name ("unknown" if it cannot be read).
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for `buf.len()` bytes and `gethostname`
+    // writes at most that many; a missing NUL (truncation) is handled below.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+    if ok {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "unknown".into()
+    }
+}
+
+/// Reserves `bytes` of address space that nothing may touch, for the rest
+/// of this process's life (a forked child's): what is mapped next goes
+/// elsewhere.
+pub fn reserve_address_space(bytes: usize) {
+    // SAFETY: an anonymous mapping without access, of this process's own,
+    // never used; the kernel picks where.
+    unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@
 //! submissions, so the table is complete before its first use, and nothing
 //! here names a module above.
 
+#![forbid(unsafe_code)]
+
 use crate::error::nearest_names;
 use crate::{Error, Result};
 use std::collections::BTreeMap;

@@ -13,6 +13,8 @@
 //! must stay in step. This layer knows instruments and config options, not
 //! the pass kinds above it.
 
+#![forbid(unsafe_code)]
+
 use crate::config::{ConfigOption, ConfigValue};
 use crate::instrument::Instrument;
 use crate::{Error, Result};

@@ -12,6 +12,8 @@
 //! to, results taken in order; printing, which reads the IR, stays on the
 //! pipeline's thread.
 
+#![forbid(unsafe_code)]
+
 use similar::{group_diff_ops, DiffOp};
 use std::collections::HashMap;
 use std::fmt::Write;

@@ -10,6 +10,8 @@
 //! and [`panic_point`], the debug builds' panic injection
 //! (`PASSLAB_PANIC_AT`) that the panic-boundary tests of each front end use.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 /// What kind of failure an [`Error`] is, for callers that branch on it.

@@ -270,14 +270,18 @@ impl Sinks {
 
 /// Appends the bytes to `first` (`SECOND = false`) or `second`.
 unsafe extern "C" fn sink<const SECOND: bool>(user: *mut c_void, data: *const c_char, len: usize) {
-    let sinks = &mut *(user as *mut Sinks);
-    let buf = if SECOND {
-        &mut sinks.second
-    } else {
-        &mut sinks.first
-    };
-    if len > 0 {
-        buf.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        let sinks = &mut *(user as *mut Sinks);
+        let buf = if SECOND {
+            &mut sinks.second
+        } else {
+            &mut sinks.first
+        };
+        if len > 0 {
+            buf.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+        }
     }
 }
 
@@ -295,18 +299,29 @@ pub fn fn_user(f: &mut &mut dyn FnMut(&[u8])) -> *mut c_void {
 
 /// Calls the closure `user` points to (see [`SINK_FN`]) with the bytes.
 unsafe extern "C" fn sink_fn(user: *mut c_void, data: *const c_char, len: usize) {
-    let f = &mut *(user as *mut &mut dyn FnMut(&[u8]));
-    if len > 0 {
-        f(std::slice::from_raw_parts(data as *const u8, len));
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        let f = &mut *(user as *mut &mut dyn FnMut(&[u8]));
+        if len > 0 {
+            f(std::slice::from_raw_parts(data as *const u8, len));
+        }
     }
 }
 
 /// A (pointer, length) pair from the shim as `&str` (lossy on bad UTF-8).
+///
+/// # Safety
+/// `data` points to `len` readable bytes (or `len` is 0) that stay alive
+/// and unchanged for `'a`.
 pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<'a, str> {
-    if len == 0 {
-        return "".into();
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        if len == 0 {
+            return "".into();
+        }
+        String::from_utf8_lossy(std::slice::from_raw_parts(data as *const u8, len))
     }
-    String::from_utf8_lossy(std::slice::from_raw_parts(data as *const u8, len))
 }
 
 /// Each claim of shim/guard.h (how an LLVM fatal error is caught), checked.

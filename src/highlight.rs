@@ -13,6 +13,8 @@
 //! assert!(html.starts_with("<pre") && html.contains("define"));
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::sync::OnceLock;
 use syntect::highlighting::Theme;
 use syntect::html::highlighted_html_for_string;

@@ -2,6 +2,8 @@
 //! [`PassInfo`] and [`base_name`]. A leaf of the core, below the
 //! instruments and the passes, so that both can use it.
 
+#![forbid(unsafe_code)]
+
 /// What the infrastructure knows about a pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassInfo {

@@ -23,6 +23,9 @@
 //! ```
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+// The body of an `unsafe fn` is not one unsafe block: each unsafe
+// operation in it is a block of its own with its SAFETY note.
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod chart;
 pub mod child;

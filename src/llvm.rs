@@ -523,11 +523,15 @@ unsafe extern "C" fn tramp_should_run(
     ir_len: usize,
     handle: *const c_void,
 ) -> bool {
-    let state = &mut *(user as *mut HookState<'_>);
-    let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
-    guarded(state, true, |h| {
-        h.should_run(&pass, unit_ref(unit, handle), &ir)
-    })
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        let state = &mut *(user as *mut HookState<'_>);
+        let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
+        guarded(state, true, |h| {
+            h.should_run(&pass, unit_ref(unit, handle), &ir)
+        })
+    }
 }
 
 unsafe extern "C" fn tramp_before(
@@ -539,9 +543,13 @@ unsafe extern "C" fn tramp_before(
     ir_len: usize,
     handle: *const c_void,
 ) {
-    let state = &mut *(user as *mut HookState<'_>);
-    let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
-    guarded(state, (), |h| h.before(&pass, unit_ref(unit, handle), &ir))
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        let state = &mut *(user as *mut HookState<'_>);
+        let (pass, ir) = (ffi::str_from(pass, pass_len), ffi::str_from(ir, ir_len));
+        guarded(state, (), |h| h.before(&pass, unit_ref(unit, handle), &ir))
+    }
 }
 
 unsafe extern "C" fn tramp_after(
@@ -553,11 +561,15 @@ unsafe extern "C" fn tramp_after(
     invalidated: bool,
     preserved_all: bool,
 ) {
-    let state = &mut *(user as *mut HookState<'_>);
-    let pass = ffi::str_from(pass, pass_len);
-    guarded(state, (), |h| {
-        h.after(&pass, unit_ref(unit, handle), invalidated, preserved_all)
-    })
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        let state = &mut *(user as *mut HookState<'_>);
+        let pass = ffi::str_from(pass, pass_len);
+        guarded(state, (), |h| {
+            h.after(&pass, unit_ref(unit, handle), invalidated, preserved_all)
+        })
+    }
 }
 
 /// Runs `text` over the raw module. Errors are LLVM's pipeline messages or a

@@ -3,6 +3,8 @@
 //! a front end captures them with [`capture`] and [`capture_warnings`] to
 //! show them as the output of a command.
 
+#![forbid(unsafe_code)]
+
 use std::cell::RefCell;
 use std::thread::LocalKey;
 

@@ -7,6 +7,8 @@
 //! each is LLVM's `default<…>` at its level, what clang-19 runs, and is
 //! gated at its own level.
 
+#![forbid(unsafe_code)]
+
 use crate::context::PassContext;
 use crate::instrument::{Bisect, BisectEntry};
 use crate::module::{Level, Module};

@@ -50,6 +50,8 @@
 //! In a session, the same function is written in a `:rust` cell and
 //! registered with `:register function_pass strength-reduce = strength_reduce`.
 
+#![forbid(unsafe_code)]
+
 pub use crate::context::PassContext;
 pub use crate::instrument::RemarkKind;
 pub use crate::module::Module;

@@ -2,6 +2,8 @@
 //! by its seed on every platform and version. Searches (`:tune`) and the
 //! JIT's `random(SEED)` buffers draw from it, so both repeat exactly.
 
+#![forbid(unsafe_code)]
+
 /// SplitMix64 (Steele, Lea and Flood): a small generator whose output is
 /// fixed by its seed on every platform and version, which is what makes a
 /// search reproducible (and `random(SEED)` buffers the same everywhere).

@@ -2,6 +2,8 @@
 //! every report renders the same way and front ends can turn the same rows
 //! into other formats.
 
+#![forbid(unsafe_code)]
+
 use comfy_table::{presets, CellAlignment, ContentArrangement};
 
 /// How a column's cells are aligned.

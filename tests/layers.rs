@@ -272,3 +272,189 @@ fn no_front_end_names_llvm_bindings() {
         found.join("\n")
     );
 }
+
+/// The modules that may hold `unsafe` code: the base layer's system and
+/// LLVM modules, and the LLVM boundary above them (the IR, the
+/// instruments' callbacks from inside LLVM's pipelines, the JIT and code
+/// generation, user passes' shared table). Every other module forbids
+/// `unsafe` (`#![forbid(unsafe_code)]` first in its file, which the
+/// compiler then enforces) and names neither `llvm_sys` nor the shim
+/// (`ffi`): what it needs of LLVM, it asks of a safe function below it.
+const UNSAFE_ALLOWED: &[&str] = &[
+    "ffi",
+    "llvm",
+    "child",
+    "folder",
+    "interrupt",
+    "module",
+    "instrument",
+    "jit",
+    "user",
+];
+
+/// Files outside the boundary that name one of LLVM's raw handle types
+/// without any `unsafe` (their module forbids it): the LLVM pass's bridge
+/// keeps the function handle LLVM's pass callbacks give, to hand it back
+/// to the instruments.
+const NAMES_A_HANDLE: &[&str] = &["pass/llvm_pass.rs"];
+
+/// Every `.rs` file under `src/` with its path relative to `src/`.
+fn sources() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p.strip_prefix(&src).unwrap().display().to_string();
+                out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn module_of(rel: &str) -> String {
+    rel.split('/')
+        .next()
+        .unwrap()
+        .trim_end_matches(".rs")
+        .to_string()
+}
+
+/// What a file holds that only the boundary may: `unsafe` code, `llvm_sys`,
+/// the shim's `ffi` (comments left out).
+fn boundary_words(text: &str) -> Vec<&'static str> {
+    let code = code(text);
+    let mut found = Vec::new();
+    if code.contains("unsafe ") || code.contains("unsafe{") {
+        found.push("unsafe");
+    }
+    if code.contains("llvm_sys") {
+        found.push("llvm_sys");
+    }
+    if code.contains("crate::ffi") || code.contains("super::ffi") || code.contains("ffi::plab_") {
+        found.push("ffi");
+    }
+    found
+}
+
+/// What crosses the boundary: (file, word) for each file outside it that
+/// holds `unsafe`, `llvm_sys` or `ffi`, and each module outside it whose
+/// root file does not forbid `unsafe` code.
+fn boundary_crossings(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        let module = module_of(rel);
+        if module == "lib" || UNSAFE_ALLOWED.contains(&module.as_str()) {
+            continue;
+        }
+        for word in boundary_words(text) {
+            if word == "llvm_sys"
+                && NAMES_A_HANDLE.contains(&rel.as_str())
+                && !code(text).contains("llvm_sys::core")
+            {
+                continue;
+            }
+            out.push(format!("src/{rel}: {word}"));
+        }
+        let root = rel == &format!("{module}.rs") || rel == &format!("{module}/mod.rs");
+        if root && !code(text).contains("#![forbid(unsafe_code)]") {
+            out.push(format!("src/{rel}: no #![forbid(unsafe_code)]"));
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_llvm_boundary_holds_unsafe_code() {
+    let files = sources();
+    let crossings = boundary_crossings(&files);
+    assert!(
+        crossings.is_empty(),
+        "outside the LLVM boundary ({UNSAFE_ALLOWED:?}); move the raw work into a safe function there:\n{}",
+        crossings.join("\n")
+    );
+    // Every module is either inside the boundary or in a layer.
+    for (rel, _) in &files {
+        let m = module_of(rel);
+        assert!(
+            m == "lib" || layer_of(&m).is_some(),
+            "src/{rel} is in no layer"
+        );
+    }
+    // The body of an `unsafe fn` is checked like any other code: each
+    // unsafe operation in its own block with its SAFETY note.
+    let lib = files.iter().find(|(r, _)| r == "lib.rs").unwrap();
+    assert!(lib.1.contains("#![deny(unsafe_op_in_unsafe_fn)]"));
+    // Every `unsafe fn` says what its callers must uphold.
+    let mut undocumented = Vec::new();
+    for (rel, text) in &files {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim_start();
+            let is_fn = ["unsafe fn ", "pub unsafe fn ", "pub(crate) unsafe fn "]
+                .iter()
+                .any(|p| t.starts_with(p));
+            if !is_fn {
+                continue;
+            }
+            let doc: Vec<&str> = lines[..i]
+                .iter()
+                .rev()
+                .map(|l| l.trim_start())
+                .take_while(|l| l.starts_with("///") || l.starts_with("#["))
+                .collect();
+            if !doc.iter().any(|l| l.trim_end() == "/// # Safety") {
+                undocumented.push(format!("src/{rel}:{}", i + 1));
+            }
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "unsafe fns without a `# Safety` section in their docs:\n{}",
+        undocumented.join("\n")
+    );
+}
+
+#[test]
+fn the_boundary_check_sees_a_planted_crossing() {
+    let planted =
+        |rel: &str, text: &str| boundary_crossings(&[(rel.to_string(), text.to_string())]);
+    // LLVM's C API called from the search, unsafe code in the session, the
+    // shim from the reducer, a module that does not forbid unsafe code.
+    let tune = planted(
+        "tune/mod.rs",
+        "#![forbid(unsafe_code)]\nuse llvm_sys::core::*;\nfn f() { unsafe { LLVMShutdown() } }",
+    );
+    assert_eq!(
+        tune,
+        ["src/tune/mod.rs: unsafe", "src/tune/mod.rs: llvm_sys"]
+    );
+    assert_eq!(
+        planted(
+            "reduce/mod.rs",
+            "#![forbid(unsafe_code)]\nfn f() { crate::ffi::plab_init_targets(); }"
+        ),
+        ["src/reduce/mod.rs: ffi"]
+    );
+    assert_eq!(
+        planted("chart.rs", "fn f() {}"),
+        ["src/chart.rs: no #![forbid(unsafe_code)]"]
+    );
+    // In a comment, or inside the boundary, it is not a crossing.
+    assert!(planted(
+        "tune/mod.rs",
+        "#![forbid(unsafe_code)]\n// unsafe { llvm_sys }"
+    )
+    .is_empty());
+    assert!(planted(
+        "jit/mod.rs",
+        "fn f() { unsafe { llvm_sys::core::LLVMShutdown() } }"
+    )
+    .is_empty());
+}

@@ -30,6 +30,8 @@
 //! `page.js` (what it shares with the annotated source, `source.rs`). Nothing
 //! here knows Jupyter: the session puts the page in a `text/html` bundle.
 
+#![forbid(unsafe_code)]
+
 mod source;
 
 pub use source::{remarks_html, SourceStats};

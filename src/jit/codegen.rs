@@ -299,45 +299,49 @@ fn emit(
 /// position independent, small code model. The caller disposes of it.
 ///
 /// # Safety
-/// Calls LLVM's C API; the result must be disposed of once.
+/// LLVM's native target is initialized; the caller disposes of the
+/// result exactly once.
 unsafe fn target_machine(
     triple: &str,
     cg: &Codegen,
 ) -> std::result::Result<LLVMTargetMachineRef, String> {
-    crate::ffi::plab_init_targets();
-    let triple = if triple.is_empty() {
-        let t = LLVMGetDefaultTargetTriple();
-        let s = CStr::from_ptr(t).to_string_lossy().into_owned();
-        LLVMDisposeMessage(t);
-        s
-    } else {
-        triple.to_string()
-    };
-    let c_triple = CString::new(triple.as_str()).map_err(|e| e.to_string())?;
-    let mut target = std::ptr::null_mut();
-    let mut err = std::ptr::null_mut();
-    if LLVMGetTargetFromTriple(c_triple.as_ptr(), &mut target, &mut err) != 0 {
-        let m = CStr::from_ptr(err).to_string_lossy().into_owned();
-        LLVMDisposeMessage(err);
-        return Err(format!("no target for {triple}: {m}"));
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        crate::ffi::plab_init_targets();
+        let triple = if triple.is_empty() {
+            let t = LLVMGetDefaultTargetTriple();
+            let s = CStr::from_ptr(t).to_string_lossy().into_owned();
+            LLVMDisposeMessage(t);
+            s
+        } else {
+            triple.to_string()
+        };
+        let c_triple = CString::new(triple.as_str()).map_err(|e| e.to_string())?;
+        let mut target = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        if LLVMGetTargetFromTriple(c_triple.as_ptr(), &mut target, &mut err) != 0 {
+            let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+            LLVMDisposeMessage(err);
+            return Err(format!("no target for {triple}: {m}"));
+        }
+        let cpu = CString::new(cg.target.cpu.as_str()).map_err(|e| e.to_string())?;
+        let features = CString::new(cg.target.features.as_str()).map_err(|e| e.to_string())?;
+        let level = match cg.opt_level {
+            0 => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
+            1 => LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
+            2 => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+            _ => LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+        };
+        Ok(LLVMCreateTargetMachine(
+            target,
+            c_triple.as_ptr(),
+            cpu.as_ptr(),
+            features.as_ptr(),
+            level,
+            LLVMRelocMode::LLVMRelocPIC,
+            LLVMCodeModel::LLVMCodeModelSmall,
+        ))
     }
-    let cpu = CString::new(cg.target.cpu.as_str()).map_err(|e| e.to_string())?;
-    let features = CString::new(cg.target.features.as_str()).map_err(|e| e.to_string())?;
-    let level = match cg.opt_level {
-        0 => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
-        1 => LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
-        2 => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
-        _ => LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
-    };
-    Ok(LLVMCreateTargetMachine(
-        target,
-        c_triple.as_ptr(),
-        cpu.as_ptr(),
-        features.as_ptr(),
-        level,
-        LLVMRelocMode::LLVMRelocPIC,
-        LLVMCodeModel::LLVMCodeModelSmall,
-    ))
 }
 
 /// Emits `m` as an object file or assembly text for `cg` (in the child).

@@ -430,11 +430,18 @@ fn init() {
 }
 
 /// The message of an LLVM error (consumed).
+///
+/// # Safety
+/// `e` is a live error not yet consumed; it is consumed here and must not
+/// be used again.
 unsafe fn error_text(e: LLVMErrorRef) -> String {
-    let m = LLVMGetErrorMessage(e);
-    let s = CStr::from_ptr(m).to_string_lossy().into_owned();
-    LLVMDisposeErrorMessage(m);
-    s
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        let m = LLVMGetErrorMessage(e);
+        let s = CStr::from_ptr(m).to_string_lossy().into_owned();
+        LLVMDisposeErrorMessage(m);
+        s
+    }
 }
 
 fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
@@ -529,18 +536,24 @@ const PACKED_ENTRY: &str = "__passlab_packed";
 const INLINE_INTO_ENTRY: usize = 16;
 
 /// The instructions in `f`'s body.
+///
+/// # Safety
+/// `f` is a live function of a module nothing changes during the call.
 unsafe fn instruction_count(f: LLVMValueRef) -> usize {
-    let mut n = 0;
-    let mut bb = LLVMGetFirstBasicBlock(f);
-    while !bb.is_null() {
-        let mut i = LLVMGetFirstInstruction(bb);
-        while !i.is_null() {
-            n += 1;
-            i = LLVMGetNextInstruction(i);
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        let mut n = 0;
+        let mut bb = LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            let mut i = LLVMGetFirstInstruction(bb);
+            while !i.is_null() {
+                n += 1;
+                i = LLVMGetNextInstruction(i);
+            }
+            bb = LLVMGetNextBasicBlock(bb);
         }
-        bb = LLVMGetNextBasicBlock(bb);
+        n
     }
-    n
 }
 
 /// An LLJIT holding `object`, resolving what it does not define from this
@@ -644,70 +657,77 @@ extern "C" fn quiet_errors(_ctx: *mut std::ffi::c_void, e: LLVMErrorRef) {
 /// for void). One function with a case per callable function, not a
 /// wrapper each: LLVM's code generator has a cost per function (about a
 /// third of a millisecond here), which a thousand wrappers multiply.
+///
+/// # Safety
+/// `m` is a live module owned by the caller and used by no one else
+/// during the call; each of `functions` has the signature given.
 unsafe fn add_packed_entry(m: LLVMModuleRef, functions: &[(String, Signature)]) {
-    let ctx = LLVMGetModuleContext(m);
-    let ptr = LLVMPointerTypeInContext(ctx, 0);
-    let i64t = LLVMInt64TypeInContext(ctx);
-    let i32t = LLVMInt32TypeInContext(ctx);
-    let mut params = [i32t, ptr];
-    let wty = LLVMFunctionType(i64t, params.as_mut_ptr(), 2, 0);
-    let name = CString::new(PACKED_ENTRY).unwrap_or_default();
-    let w = LLVMAddFunction(m, name.as_ptr(), wty);
-    let entry = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
-    let unknown = LLVMAppendBasicBlockInContext(ctx, w, c"unknown".as_ptr());
-    let b = LLVMCreateBuilderInContext(ctx);
-    LLVMPositionBuilderAtEnd(b, unknown);
-    LLVMBuildRet(b, LLVMConstInt(i64t, 0, 0));
-    LLVMPositionBuilderAtEnd(b, entry);
-    let index = LLVMGetParam(w, 0);
-    let args = LLVMGetParam(w, 1);
-    let switch = LLVMBuildSwitch(b, index, unknown, functions.len() as u32);
-    for (i, (fname, sig)) in functions.iter().enumerate() {
-        let Ok(c) = CString::new(fname.as_str()) else {
-            continue;
-        };
-        let f = LLVMGetNamedFunction(m, c.as_ptr());
-        if f.is_null() {
-            continue;
-        }
-        let case = LLVMAppendBasicBlockInContext(ctx, w, c"".as_ptr());
-        LLVMAddCase(switch, LLVMConstInt(i32t, i as u64, 0), case);
-        LLVMPositionBuilderAtEnd(b, case);
-        let fty = LLVMGlobalGetValueType(f);
-        let n = sig.params.len();
-        let mut ptys = vec![std::ptr::null_mut(); n];
-        LLVMGetParamTypes(fty, ptys.as_mut_ptr());
-        let mut values = Vec::with_capacity(n);
-        for (j, t) in ptys.iter().enumerate() {
-            let mut idx = [LLVMConstInt(i64t, j as u64, 0)];
-            let slot = LLVMBuildGEP2(b, i64t, args, idx.as_mut_ptr(), 1, c"".as_ptr());
-            values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
-        }
-        let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
-        // A small function is inlined into its case, so that a packed call
-        // costs one call, not two; a large one is called (an extra call is
-        // nothing next to its work).
-        if instruction_count(f) <= INLINE_INTO_ENTRY {
-            let kind = LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
-            let attr = LLVMCreateEnumAttribute(ctx, kind, 0);
-            LLVMAddCallSiteAttribute(r, llvm_sys::LLVMAttributeFunctionIndex, attr);
-            let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
-            LLVMRemoveEnumAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, noinline);
-        }
-        let out = match sig.ret {
-            None => LLVMConstInt(i64t, 0, 0),
-            Some(Scalar::Int(64)) => r,
-            Some(Scalar::Int(_)) => LLVMBuildSExt(b, r, i64t, c"".as_ptr()),
-            Some(Scalar::F32) => {
-                let bits = LLVMBuildBitCast(b, r, i32t, c"".as_ptr());
-                LLVMBuildZExt(b, bits, i64t, c"".as_ptr())
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        let ctx = LLVMGetModuleContext(m);
+        let ptr = LLVMPointerTypeInContext(ctx, 0);
+        let i64t = LLVMInt64TypeInContext(ctx);
+        let i32t = LLVMInt32TypeInContext(ctx);
+        let mut params = [i32t, ptr];
+        let wty = LLVMFunctionType(i64t, params.as_mut_ptr(), 2, 0);
+        let name = CString::new(PACKED_ENTRY).unwrap_or_default();
+        let w = LLVMAddFunction(m, name.as_ptr(), wty);
+        let entry = LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
+        let unknown = LLVMAppendBasicBlockInContext(ctx, w, c"unknown".as_ptr());
+        let b = LLVMCreateBuilderInContext(ctx);
+        LLVMPositionBuilderAtEnd(b, unknown);
+        LLVMBuildRet(b, LLVMConstInt(i64t, 0, 0));
+        LLVMPositionBuilderAtEnd(b, entry);
+        let index = LLVMGetParam(w, 0);
+        let args = LLVMGetParam(w, 1);
+        let switch = LLVMBuildSwitch(b, index, unknown, functions.len() as u32);
+        for (i, (fname, sig)) in functions.iter().enumerate() {
+            let Ok(c) = CString::new(fname.as_str()) else {
+                continue;
+            };
+            let f = LLVMGetNamedFunction(m, c.as_ptr());
+            if f.is_null() {
+                continue;
             }
-            Some(Scalar::F64) => LLVMBuildBitCast(b, r, i64t, c"".as_ptr()),
-            Some(Scalar::Ptr) => LLVMBuildPtrToInt(b, r, i64t, c"".as_ptr()),
-        };
-        LLVMBuildRet(b, out);
+            let case = LLVMAppendBasicBlockInContext(ctx, w, c"".as_ptr());
+            LLVMAddCase(switch, LLVMConstInt(i32t, i as u64, 0), case);
+            LLVMPositionBuilderAtEnd(b, case);
+            let fty = LLVMGlobalGetValueType(f);
+            let n = sig.params.len();
+            let mut ptys = vec![std::ptr::null_mut(); n];
+            LLVMGetParamTypes(fty, ptys.as_mut_ptr());
+            let mut values = Vec::with_capacity(n);
+            for (j, t) in ptys.iter().enumerate() {
+                let mut idx = [LLVMConstInt(i64t, j as u64, 0)];
+                let slot = LLVMBuildGEP2(b, i64t, args, idx.as_mut_ptr(), 1, c"".as_ptr());
+                values.push(LLVMBuildLoad2(b, *t, slot, c"".as_ptr()));
+            }
+            let r = LLVMBuildCall2(b, fty, f, values.as_mut_ptr(), n as u32, c"".as_ptr());
+            // A small function is inlined into its case, so that a packed call
+            // costs one call, not two; a large one is called (an extra call is
+            // nothing next to its work).
+            if instruction_count(f) <= INLINE_INTO_ENTRY {
+                let kind = LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
+                let attr = LLVMCreateEnumAttribute(ctx, kind, 0);
+                LLVMAddCallSiteAttribute(r, llvm_sys::LLVMAttributeFunctionIndex, attr);
+                let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+                LLVMRemoveEnumAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, noinline);
+            }
+            let out = match sig.ret {
+                None => LLVMConstInt(i64t, 0, 0),
+                Some(Scalar::Int(64)) => r,
+                Some(Scalar::Int(_)) => LLVMBuildSExt(b, r, i64t, c"".as_ptr()),
+                Some(Scalar::F32) => {
+                    let bits = LLVMBuildBitCast(b, r, i32t, c"".as_ptr());
+                    LLVMBuildZExt(b, bits, i64t, c"".as_ptr())
+                }
+                Some(Scalar::F64) => LLVMBuildBitCast(b, r, i64t, c"".as_ptr()),
+                Some(Scalar::Ptr) => LLVMBuildPtrToInt(b, r, i64t, c"".as_ptr()),
+            };
+            LLVMBuildRet(b, out);
+        }
+        LLVMDisposeBuilder(b);
     }
-    LLVMDisposeBuilder(b);
 }
 
 impl Jit {

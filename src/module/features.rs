@@ -336,25 +336,29 @@ fn is_binary(op: LLVMOpcode) -> bool {
 /// A `ConstantInt` operand's width and whether it is 0 or 1 (as
 /// `APInt == u64` reads it: the value zero-extended).
 ///
-/// SAFETY (for callers): `v` is a live value.
+/// # Safety
+/// `v` is a live value.
 unsafe fn constant_int(v: LLVMValueRef) -> Option<(u32, bool, bool)> {
-    if LLVMIsAConstantInt(v).is_null() {
-        return None;
+    // SAFETY: what this function's callers guarantee (its `# Safety`).
+    unsafe {
+        if LLVMIsAConstantInt(v).is_null() {
+            return None;
+        }
+        let width = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+        if width <= 64 {
+            let x = LLVMConstIntGetZExtValue(v);
+            return Some((width, x == 0, x == 1));
+        }
+        // Wider than 64 bits: 0 or 1 only if every higher word is zero; read
+        // from the value as LLVM prints it ("i128 1").
+        let text = LLVMPrintValueToString(v);
+        let s = std::ffi::CStr::from_ptr(text)
+            .to_string_lossy()
+            .into_owned();
+        LLVMDisposeMessage(text);
+        let digits = s.rsplit(' ').next().unwrap_or("");
+        Some((width, digits == "0", digits == "1"))
     }
-    let width = LLVMGetIntTypeWidth(LLVMTypeOf(v));
-    if width <= 64 {
-        let x = LLVMConstIntGetZExtValue(v);
-        return Some((width, x == 0, x == 1));
-    }
-    // Wider than 64 bits: 0 or 1 only if every higher word is zero; read
-    // from the value as LLVM prints it ("i128 1").
-    let text = LLVMPrintValueToString(v);
-    let s = std::ffi::CStr::from_ptr(text)
-        .to_string_lossy()
-        .into_owned();
-    LLVMDisposeMessage(text);
-    let digits = s.rsplit(' ').next().unwrap_or("");
-    Some((width, digits == "0", digits == "1"))
 }
 
 /// Autophase's counters, by name (see the module docs).

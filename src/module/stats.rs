@@ -58,15 +58,19 @@ unsafe extern "C" fn each_function(
     blocks: u64,
     instructions: u64,
 ) {
-    if decl {
-        return;
+    // SAFETY: called by the shim (or LLVM) as its declaration in
+    // ffi.rs says, with the pointers it describes alive for the call.
+    unsafe {
+        if decl {
+            return;
+        }
+        let list = &mut *(user as *mut Vec<FunctionStats>);
+        list.push(FunctionStats {
+            name: ffi::str_from(name, len).into_owned(),
+            blocks,
+            instructions,
+        });
     }
-    let list = &mut *(user as *mut Vec<FunctionStats>);
-    list.push(FunctionStats {
-        name: ffi::str_from(name, len).into_owned(),
-        blocks,
-        instructions,
-    });
 }
 
 pub(crate) fn collect(m: LLVMModuleRef) -> Stats {

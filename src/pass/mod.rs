@@ -15,6 +15,8 @@
 //! bridge in `llvm_pass.rs`. The one registry of passes is
 //! [`registry`](crate::registry), in this layer.
 
+#![forbid(unsafe_code)]
+
 mod function_pass;
 pub(crate) mod llvm_pass;
 mod module_pass;

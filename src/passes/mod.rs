@@ -2,6 +2,8 @@
 //! the public API ([`ModulePass`](crate::ModulePass),
 //! [`FunctionPass`](crate::FunctionPass), [`Module::with_ir`](crate::Module::with_ir)).
 
+#![forbid(unsafe_code)]
+
 mod fold_int;
 mod strip_dead;
 

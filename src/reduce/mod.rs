@@ -22,6 +22,8 @@
 //! passlab: the reduced IR, the pipeline, the property, and `repro.sh`,
 //! which shows the bug with `opt-19` and `lli-19`.
 
+#![forbid(unsafe_code)]
+
 mod property;
 mod repro;
 
@@ -182,15 +184,7 @@ impl Oracle {
     /// folder holds the candidate as `name`); llvm-reduce gives the path.
     fn new(dir: &Path, candidate: Option<&str>) -> Result<Oracle> {
         let requests = dir.join("requests");
-        let c = std::ffi::CString::new(requests.as_os_str().as_encoded_bytes())
-            .map_err(|_| Error::Invalid("a temporary path holds a NUL byte".into()))?;
-        // SAFETY: mkfifo reads a NUL-terminated path.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-            return Err(Error::io(
-                requests.display(),
-                std::io::Error::last_os_error(),
-            ));
-        }
+        crate::child::make_fifo(&requests).map_err(|e| Error::io(requests.display(), e))?;
         let script = dir.join("interesting.sh");
         // No more processes than needed (each costs a millisecond or more
         // a candidate): the answer's FIFO is named after the script's pid
@@ -226,14 +220,7 @@ impl Oracle {
             .write(true)
             .open(&requests)
             .map_err(|e| Error::io(requests.display(), e))?;
-        // SAFETY: making our own descriptor non-blocking.
-        unsafe {
-            libc::fcntl(
-                std::os::fd::AsRawFd::as_raw_fd(&requests),
-                libc::F_SETFL,
-                libc::O_NONBLOCK,
-            )
-        };
+        crate::child::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(&requests));
         Ok(Oracle {
             dir: dir.to_path_buf(),
             requests,
@@ -336,9 +323,9 @@ fn converse(
             f.child.kill();
             f.child.close();
         }
-        // SAFETY: signalling the reducer's process group (made above), so
-        // its test scripts go too.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        // The reducer's process group (made above), so that its test
+        // scripts go too.
+        crate::child::kill_group(child.id());
         let _ = child.wait();
     };
     let mut pending = Vec::new();
@@ -346,18 +333,9 @@ fn converse(
     let mut buf = [0u8; 4096];
     let mut requests = &oracle.requests;
     loop {
-        let mut fds = vec![libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(&oracle.requests),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        fds.extend(flight.iter().map(|f| libc::pollfd {
-            fd: f.child.result,
-            events: libc::POLLIN,
-            revents: 0,
-        }));
-        // SAFETY: a valid array of pollfds of our own descriptors.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
+        let mut fds = vec![std::os::fd::AsRawFd::as_raw_fd(&oracle.requests)];
+        fds.extend(flight.iter().map(|f| f.child.result));
+        crate::child::wait_readable(&fds, 20);
         if let Ok(n) = requests.read(&mut buf) {
             pending.extend_from_slice(&buf[..n]);
         }

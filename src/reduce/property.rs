@@ -257,78 +257,6 @@ pub fn run_isolated(
     }))
 }
 
-/// Whether a function of `module` has an `alloca` every access to which is
-/// undefined behaviour, as reductions easily make: one of a constant zero
-/// elements (llvm-reduce's operands-to-zero makes them), or one that is
-/// read but never written (a store removed; its loads read whatever an
-/// earlier call left in that stack slot, which a pipeline may change
-/// without a bug). Painting fresh memory ([`crate::jit::paint_fresh_memory`])
-/// catches reads of memory no one wrote; this catches the slot another
-/// frame wrote.
-fn has_unsound_alloca(module: &Module) -> bool {
-    use llvm_sys::core::*;
-    use llvm_sys::prelude::LLVMValueRef;
-    use llvm_sys::LLVMOpcode::*;
-    /// How `v` (the alloca or an address computed from it) is used: (read,
-    /// written or escaped), following address computations.
-    unsafe fn uses(v: LLVMValueRef, depth: u32) -> (bool, bool) {
-        let (mut read, mut written) = (false, false);
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            if LLVMIsAInstruction(user).is_null() {
-                written = true;
-            } else {
-                match LLVMGetInstructionOpcode(user) {
-                    LLVMLoad => read = true,
-                    // Written when it is the address; escaped when stored.
-                    LLVMStore => written = true,
-                    LLVMGetElementPtr | LLVMBitCast | LLVMAddrSpaceCast if depth < 8 => {
-                        let (r, w) = uses(user, depth + 1);
-                        read |= r;
-                        written |= w;
-                    }
-                    // Calls (memcpy, memset, a callee that writes it),
-                    // lifetime markers, phis, selects, comparisons: taken
-                    // as writes, so only a plain read-only slot counts.
-                    _ => written = true,
-                }
-            }
-            u = LLVMGetNextUse(u);
-        }
-        (read, written)
-    }
-    // SAFETY: walks the live module's functions, blocks, instructions and
-    // their uses, only reading them.
-    unsafe {
-        let mut f = LLVMGetFirstFunction(module.raw());
-        while !f.is_null() {
-            let mut b = LLVMGetFirstBasicBlock(f);
-            while !b.is_null() {
-                let mut i = LLVMGetFirstInstruction(b);
-                while !i.is_null() {
-                    if LLVMGetInstructionOpcode(i) == LLVMAlloca {
-                        let n = LLVMGetOperand(i, 0);
-                        if !n.is_null()
-                            && !LLVMIsAConstantInt(n).is_null()
-                            && LLVMConstIntGetZExtValue(n) == 0
-                        {
-                            return true;
-                        }
-                        if let (true, false) = uses(i, 0) {
-                            return true;
-                        }
-                    }
-                    i = LLVMGetNextInstruction(i);
-                }
-                b = LLVMGetNextBasicBlock(b);
-            }
-            f = LLVMGetNextFunction(f);
-        }
-    }
-    false
-}
-
 /// Set in a child [`spawn_decision`] starts: this process decides one
 /// candidate and ends.
 static DECISION_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -695,7 +623,7 @@ impl Property<'_> {
                 codegen,
                 checked,
             } => {
-                if has_unsound_alloca(module) {
+                if module.has_unsound_alloca() {
                     return Ok(false);
                 }
                 // In a child: a candidate may crash a pass that ran well
@@ -723,18 +651,7 @@ impl Property<'_> {
                     // output depends on addresses (undefined behaviour a
                     // reduction makes) differs from itself here, instead
                     // of only from one address layout to the next.
-                    // SAFETY: an anonymous mapping without access, of this
-                    // forked child's own, never used, gone when it exits.
-                    unsafe {
-                        libc::mmap(
-                            std::ptr::null_mut(),
-                            (3 << 20) + (5 << 12),
-                            libc::PROT_NONE,
-                            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                            -1,
-                            0,
-                        )
-                    };
+                    crate::child::reserve_address_space((3 << 20) + (5 << 12));
                     // With the code the context asks for when the
                     // candidates are compiled quickly: both pipelines, the
                     // first giving what it gave, the second still showing
@@ -786,13 +703,13 @@ mod tests {
             )
             .unwrap()
         };
-        assert!(has_unsound_alloca(&m("")), "read only");
+        assert!(m("").has_unsound_alloca(), "read only");
         assert!(
-            !has_unsound_alloca(&m("  store i32 1, ptr %p\n")),
+            !m("  store i32 1, ptr %p\n").has_unsound_alloca(),
             "written"
         );
         assert!(
-            !has_unsound_alloca(&m("  call void @g(ptr %a)\n")),
+            !m("  call void @g(ptr %a)\n").has_unsound_alloca(),
             "escaped"
         );
         let empty = Module::from_ir(
@@ -800,7 +717,7 @@ mod tests {
             "e.ll",
         )
         .unwrap();
-        assert!(has_unsound_alloca(&empty), "zero elements");
+        assert!(empty.has_unsound_alloca(), "zero elements");
     }
 
     #[test]

@@ -40,6 +40,8 @@
 //! assert!(out.text().contains("instructions"));
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod commands;
 pub mod hunt;

@@ -25,8 +25,8 @@ pub(super) enum Ended {
 /// Writes to the session, or ends the child if the session is gone.
 fn write_all(fd: i32, bytes: &[u8]) {
     if !child::write_all(fd, bytes) {
-        // SAFETY: ends the child, which has nothing to clean up.
-        unsafe { libc::_exit(74) };
+        // The child has nothing to clean up.
+        child::exit_now(74);
     }
 }
 
@@ -61,16 +61,15 @@ fn serve(
         }
         Err(e) => {
             line(out, &json!({ "error": e.to_string() }));
-            // SAFETY: ends the child, which has nothing to clean up.
-            unsafe { libc::_exit(0) }
+            // The child has nothing to clean up.
+            child::exit_now(0)
         }
     };
     line(out, &json!({ "reference": ev.reference }));
     loop {
         if let Err(e) = d.replay() {
             line(out, &json!({ "error": e.to_string() }));
-            // SAFETY: as above.
-            unsafe { libc::_exit(0) }
+            child::exit_now(0)
         }
         let Some((name, ordering)) = d.next() else {
             break;
@@ -87,8 +86,7 @@ fn serve(
         d.tell(t);
     }
     line(out, &json!({ "end": true }));
-    // SAFETY: as above.
-    unsafe { libc::_exit(0) }
+    child::exit_now(0)
 }
 
 /// Forks a child that continues the search from `d`'s state, and

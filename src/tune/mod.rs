@@ -27,6 +27,8 @@
 //! value, gains over the levels, miscompiles, failures) and the
 //! convergence chart.
 
+#![forbid(unsafe_code)]
+
 mod child;
 mod evaluate;
 mod pools;

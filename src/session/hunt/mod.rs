@@ -615,17 +615,12 @@ pub fn run_shard(
             break;
         }
         // Wait for any worker to say something.
-        let mut fds: Vec<libc::pollfd> = stripes
+        let fds: Vec<i32> = stripes
             .iter()
             .filter_map(|s| s.child.as_ref())
-            .map(|c| libc::pollfd {
-                fd: c.result,
-                events: libc::POLLIN,
-                revents: 0,
-            })
+            .map(|c| c.result)
             .collect();
-        // SAFETY: `fds` is a valid array of pollfds of our own pipes.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
+        crate::child::wait_readable(&fds, 20);
     }
     summary.reduced = triage(spec, out, &mut file, progress)?;
     summary.elapsed = start.elapsed();

@@ -91,16 +91,7 @@ pub struct ShardSummary {
 }
 
 fn host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: `buf` is writable for `buf.len()` bytes and `gethostname`
-    // writes at most that many; a missing NUL (truncation) is handled below.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
-    if ok {
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        "unknown".into()
-    }
+    crate::child::hostname()
 }
 
 /// Reads a shard file's records, dropping a torn last line (a killed
