@@ -306,7 +306,9 @@ fn transcripts_match() {
     // The reproducers reduce.plab wrote show their bugs when run again,
     // as someone without passlab would run them.
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/reduce-out");
-    for finding in ["fatal", "crash", "sdiv", "sdiv-context", "sdiv-call"] {
+    // Every kind: an LLVM fatal error, a crash, IR that does not verify, a
+    // program's output, the same in a context, a function's result.
+    for finding in ["fatal", "crash", "break", "sdiv", "sdiv-context", "sdiv-call"] {
         let script = out.join(finding).join("repro.sh");
         let run = Command::new("sh").arg(&script).output().unwrap();
         if !run.status.success() {
