@@ -121,44 +121,23 @@ fn crate_paths(code: &str) -> Vec<String> {
 fn uses() -> Vec<(String, String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let roots = reexports(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
-    let mut files = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "rs")
-                && p.file_name().is_some_and(|n| n != "tests.rs")
-            {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
     let mut out = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        let top = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy()
-            .trim_end_matches(".rs")
-            .to_string();
+    for (rel, text) in sources() {
+        if rel == "tests.rs" || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let top = module_of(&rel);
         if top == "lib" {
             continue;
         }
         assert!(
             layer_of(&top).is_some(),
-            "src/{} is in no layer: add it to LAYERS (and to ARCHITECTURE.md)",
-            rel.display()
+            "src/{rel} is in no layer: add it to LAYERS (and to ARCHITECTURE.md)"
         );
-        for used in crate_paths(&code(&std::fs::read_to_string(&file).unwrap())) {
+        for used in crate_paths(&code(&text)) {
             let module = roots.get(&used).cloned().unwrap_or(used.clone());
             if module != top && layer_of(&module).is_some() {
-                out.push((rel.display().to_string(), top.clone(), module));
+                out.push((rel.clone(), top.clone(), module));
             }
         }
     }

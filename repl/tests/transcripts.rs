@@ -308,7 +308,14 @@ fn transcripts_match() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/reduce-out");
     // Every kind: an LLVM fatal error, a crash, IR that does not verify, a
     // program's output, the same in a context, a function's result.
-    for finding in ["fatal", "crash", "break", "sdiv", "sdiv-context", "sdiv-call"] {
+    for finding in [
+        "fatal",
+        "crash",
+        "break",
+        "sdiv",
+        "sdiv-context",
+        "sdiv-call",
+    ] {
         let script = out.join(finding).join("repro.sh");
         let run = Command::new("sh").arg(&script).output().unwrap();
         if !run.status.success() {

@@ -70,6 +70,44 @@ fn opt(spelling: &LlvmSpelling, target: &str) -> String {
     s
 }
 
+/// A pipeline as LLVM's tools spell it: `None` when one of its passes is
+/// passlab's or a user's; `Some(None)` for no pipeline (the module as it
+/// is).
+fn spelling(text: &str) -> Option<Option<LlvmSpelling>> {
+    if text.is_empty() {
+        Some(None)
+    } else {
+        llvm_spelling(text).map(Some)
+    }
+}
+
+/// The line of `repro.sh` that makes `$t/OUT.bc`: `reduced.ll` through
+/// the pipeline with `opt-19`, or as it is with `llvm-as-19`.
+fn pipeline_line(sh: &mut String, out: &str, spelling: &Option<LlvmSpelling>, target: &str) {
+    let _ = match spelling {
+        None => writeln!(sh, "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"),
+        Some(s) => writeln!(
+            sh,
+            "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
+            opt(s, target),
+            quote(&s.passes)
+        ),
+    };
+}
+
+/// The lines of `repro.sh` that run LLVM's tools, as a reader would type
+/// them (for the README).
+fn tool_lines(sh: &str) -> String {
+    sh.lines()
+        .filter(|l| {
+            ["opt-19", "llvm-as-19", "llvm-link-19", "lli-19"]
+                .iter()
+                .any(|t| l.starts_with(t))
+        })
+        .map(|l| format!("{}\n", unscratch(l)))
+        .collect()
+}
+
 /// The context's processor and features as `opt-19` and `lli-19` take them
 /// (` -mcpu=znver4 -mattr=+avx2`; empty for the default target).
 fn target_flags(cg: &crate::jit::Codegen) -> String {
@@ -341,14 +379,11 @@ pub fn reproducer(
                 // LLVM's tools run programs: a driver (driver.ll) calls the
                 // function with the finding's arguments and prints its
                 // result; linked to each pipeline's output, lli-19 runs it.
-                let spell = |text: &str| -> Option<Option<LlvmSpelling>> {
-                    if text.is_empty() {
-                        Some(None)
-                    } else {
-                        llvm_spelling(text).map(Some)
-                    }
-                };
-                match (driver(module, function, args), spell(first), spell(second)) {
+                match (
+                    driver(module, function, args),
+                    spelling(first),
+                    spelling(second),
+                ) {
                     (Err(why), _, _) => why_not = Some(why),
                     (Ok(_), None, _) | (Ok(_), _, None) => {
                         why_not = Some("a pass in the pipelines is passlab's or a user's".into())
@@ -361,22 +396,7 @@ pub fn reproducer(
                         sh.push_str("# Exits 0 when the bug shows (the function returns something else, or\n# the program ends otherwise, after the second pipeline), 1 when it does not.\n");
                         sh.push_str(SCRATCH);
                         for (out, spelling) in [("first", &a), ("second", &b)] {
-                            match spelling {
-                                None => {
-                                    let _ = writeln!(
-                                        sh,
-                                        "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"
-                                    );
-                                }
-                                Some(s) => {
-                                    let _ = writeln!(
-                                        sh,
-                                        "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
-                                        opt(s, &target),
-                                        quote(&s.passes)
-                                    );
-                                }
-                            }
+                            pipeline_line(&mut sh, out, spelling, &target);
                             let _ = writeln!(
                                 sh,
                                 "llvm-link-19 \"$t/{out}.bc\" driver.ll -o \"$t/{out}-run.bc\" || exit 2"
@@ -398,24 +418,14 @@ pub fn reproducer(
                         let _ = write!(
                             readme,
                             "Without passlab: `sh repro.sh` runs the pipelines with `opt-19`, links each result to `driver.ll` (a `passlab_driver` that calls `{function}` with the finding's arguments and prints what it returns) and runs it with `lli-19`:\n\n```sh\n{}```\n\n",
-                            sh.lines()
-                                .filter(|l| l.starts_with("opt-19") || l.starts_with("llvm-as-19") || l.starts_with("llvm-link-19") || l.starts_with("lli-19"))
-                                .map(|l| format!("{}\n", unscratch(l)))
-                                .collect::<String>()
+                            tool_lines(&sh)
                         );
                         script = Some(sh);
                     }
                 }
             }
             if let Subject::Exec(p) = subject {
-                let spell = |text: &str| -> Option<Option<LlvmSpelling>> {
-                    if text.is_empty() {
-                        Some(None)
-                    } else {
-                        llvm_spelling(text).map(Some)
-                    }
-                };
-                if let (Some(a), Some(b)) = (spell(first), spell(second)) {
+                if let (Some(a), Some(b)) = (spelling(first), spelling(second)) {
                     let stdin = if matches!(p.stdin, Stdin::Null) {
                         "/dev/null"
                     } else {
@@ -427,22 +437,7 @@ pub fn reproducer(
                     sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\n");
                     sh.push_str(SCRATCH);
                     for (out, spelling) in [("first", &a), ("second", &b)] {
-                        match spelling {
-                            None => {
-                                let _ = writeln!(
-                                    sh,
-                                    "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"
-                                );
-                            }
-                            Some(s) => {
-                                let _ = writeln!(
-                                    sh,
-                                    "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
-                                    opt(s, &target),
-                                    quote(&s.passes)
-                                );
-                            }
-                        }
+                        pipeline_line(&mut sh, out, spelling, &target);
                     }
                     for out in ["first", "second"] {
                         // The code generator as the session's: its level
@@ -464,10 +459,7 @@ pub fn reproducer(
                     let _ = write!(
                         readme,
                         "Without passlab: `sh repro.sh` runs the pipelines with `opt-19` and the program with `lli-19`:\n\n```sh\n{}```\n\n",
-                        sh.lines()
-                            .filter(|l| l.starts_with("opt-19") || l.starts_with("llvm-as-19") || l.starts_with("lli-19"))
-                            .map(|l| format!("{}\n", unscratch(l)))
-                            .collect::<String>()
+                        tool_lines(&sh)
                     );
                     script = Some(sh);
                 } else {
