@@ -104,9 +104,7 @@ def check_files():
 
 
 def serve():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=BOOK)
-
-    class Quiet(handler.func):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 

@@ -474,13 +474,9 @@ fn type_text(ty: LLVMTypeRef) -> String {
 /// The signature of `module`'s function `name` as calls see it, or why it
 /// cannot be called (or is not there).
 pub fn signature_in(module: &Module, name: &str) -> std::result::Result<Signature, String> {
-    let c = CString::new(name).map_err(|_| format!("'{name}' is not a function name"))?;
-    // SAFETY: the module is alive and not being run on; `c` is a
-    // NUL-terminated name alive for the call, which LLVM only reads.
-    let f = unsafe { LLVMGetNamedFunction(module.raw(), c.as_ptr()) };
-    if f.is_null() {
-        return Err(format!("no function '{name}'"));
-    }
+    let f = module
+        .function_ref(name)
+        .map_err(|_| format!("no function '{name}'"))?;
     // SAFETY: `f` is a live function of the module; only its linkage is read.
     let linkage = unsafe { LLVMGetLinkage(f) };
     if matches!(

@@ -147,15 +147,10 @@ fn driver(
                 format!("i1 {}", if i & 1 == 1 { "true" } else { "false" })
             }
             (Scalar::Int(bits), Arg::Int(i)) => {
-                let v = if *bits >= 64 {
-                    *i
-                } else {
-                    let m = i & ((1i64 << bits) - 1);
-                    if m >= 1i64 << (bits - 1) {
-                        m - (1i64 << bits)
-                    } else {
-                        m
-                    }
+                // Truncated to the width, read back signed.
+                let v = match 64u32.checked_sub(*bits) {
+                    Some(shift) if shift > 0 => (i << shift) >> shift,
+                    _ => *i,
                 };
                 format!("i{bits} {v}")
             }
@@ -179,32 +174,29 @@ fn driver(
         });
     }
     let name = function.replace('\\', "\\5C").replace('"', "\\22");
-    let call = |ret: &str| format!("call {ret} @\"{name}\"({})", passed.join(", "));
-    let (body, fmt) = match sig.ret {
-        None => (format!("  {}\n", call("void")), None),
+    let ret = sig.ret.map_or("void".to_string(), |r| r.to_string());
+    let params: Vec<String> = sig.params.iter().map(|p| p.to_string()).collect();
+    let call = format!("call {ret} @\"{name}\"({})", passed.join(", "));
+    // The result widened to what printf takes, and how it is printed.
+    let (body, print) = match sig.ret {
+        None => (format!("  {call}\n"), None),
         Some(Scalar::Int(1)) => (
-            format!("  %r = {}\n  %v = zext i1 %r to i64\n", call("i1")),
-            Some("%lld"),
+            format!("  %r = {call}\n  %v = zext i1 %r to i64\n"),
+            Some(("%lld", "i64")),
         ),
         Some(Scalar::Int(bits)) if bits < 64 => (
-            format!(
-                "  %r = {}\n  %v = sext i{bits} %r to i64\n",
-                call(&format!("i{bits}"))
-            ),
-            Some("%lld"),
+            format!("  %r = {call}\n  %v = sext i{bits} %r to i64\n"),
+            Some(("%lld", "i64")),
         ),
-        Some(Scalar::Int(64)) => (format!("  %v = {}\n", call("i64")), Some("%lld")),
+        Some(Scalar::Int(64)) => (format!("  %v = {call}\n"), Some(("%lld", "i64"))),
         Some(Scalar::Int(_)) => {
             return Err("the function returns an integer wider than 64 bits".into())
         }
         Some(Scalar::F32) => (
-            format!(
-                "  %r = {}\n  %v = fpext float %r to double\n",
-                call("float")
-            ),
-            Some("%.17g"),
+            format!("  %r = {call}\n  %v = fpext float %r to double\n"),
+            Some(("%.17g", "double")),
         ),
-        Some(Scalar::F64) => (format!("  %v = {}\n", call("double")), Some("%.17g")),
+        Some(Scalar::F64) => (format!("  %v = {call}\n"), Some(("%.17g", "double"))),
         Some(Scalar::Ptr) => {
             return Err("the function returns a pointer, which differs from run to run".into())
         }
@@ -220,29 +212,20 @@ fn driver(
         let _ = writeln!(ir, "target triple = \"{triple}\"");
     }
     ir.push('\n');
-    let ty = match sig.ret {
-        Some(Scalar::F32) | Some(Scalar::F64) => "double",
-        _ => "i64",
-    };
-    match fmt {
-        Some(f) => {
-            let text = format!("{f}\\0A\\00");
-            let len = f.len() + 2;
-            let _ = write!(
-                ir,
-                "@fmt = private unnamed_addr constant [{len} x i8] c\"{text}\"\n\ndeclare i32 @printf(ptr, ...)\ndeclare {} @\"{name}\"({})\n\ndefine i32 @passlab_driver() {{\n{body}  %p = call i32 (ptr, ...) @printf(ptr @fmt, {ty} %v)\n  ret i32 0\n}}\n",
-                sig.ret.map_or("void".to_string(), |r| r.to_string()),
-                sig.params.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
-            );
-        }
-        None => {
-            let _ = write!(
-                ir,
-                "declare void @\"{name}\"({})\n\ndefine i32 @passlab_driver() {{\n{body}  ret i32 0\n}}\n",
-                sig.params.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
-            );
-        }
+    let mut printing = String::new();
+    if let Some((format, ty)) = print {
+        let _ = writeln!(
+            ir,
+            "@fmt = private unnamed_addr constant [{} x i8] c\"{format}\\0A\\00\"\ndeclare i32 @printf(ptr, ...)",
+            format.len() + 2
+        );
+        printing = format!("  %p = call i32 (ptr, ...) @printf(ptr @fmt, {ty} %v)\n");
     }
+    let _ = write!(
+        ir,
+        "declare {ret} @\"{name}\"({})\n\ndefine i32 @passlab_driver() {{\n{body}{printing}  ret i32 0\n}}\n",
+        params.join(", ")
+    );
     Ok(ir)
 }
 
