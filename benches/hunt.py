@@ -32,7 +32,7 @@ times measured in the same round do. Figures are medians of the rounds.
    interesting candidate (the time, and the candidate's instructions),
    both counted from when the reducer started. Goal: <= 5% in <= 60 s.
 3. A 4-shard hunt as a Slurm job array on the one-node cluster
-   (deploy/slurm/local-cluster.sh, deploy/slurm/hunt.sbatch) against one
+   (deploy/slurm/local-cluster.sh, deploy/slurm/passlab.sbatch) against one
    process (jobs=1 and jobs=2), the spec of 1 over SLURM_PROGRAMS seeds
    (default 60: on 20, the cluster's own seconds, to start and to notice
    that tasks ended, outweigh the work): the speed-up. The cluster has run
@@ -302,10 +302,10 @@ def slurm(rnd):
         shutil.rmtree(out, ignore_errors=True)
         t = time.perf_counter()
         run(["sbatch", "--wait", "--array=0-3", f"--export=ALL,PASSLAB={PASSLAB}",
-             f"--output={cluster}/task-%A_%a.out", os.path.join(ROOT, "deploy", "slurm", "hunt.sbatch"),
-             s, out], env=env, capture_output=True)
+             f"--output={cluster}/task-%A_%a.out", os.path.join(ROOT, "deploy", "slurm", "passlab.sbatch"),
+             "hunt", s, out], env=env, capture_output=True)
         results["array"] = time.perf_counter() - t
-        run([PASSLAB, "hunt", "merge", s, out], capture_output=True)
+        run([PASSLAB, "hunt", "merge", out], capture_output=True)
     finally:
         subprocess.run(["bash", os.path.join(ROOT, "deploy", "slurm", "local-cluster.sh"), "down", cluster],
                        capture_output=True)

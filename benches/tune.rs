@@ -256,7 +256,8 @@ fn sweep(dir: &Path) {
                 .args(["--wait", "--array=0-3", "--parsable"])
                 .arg(format!("--export=ALL,PASSLAB={}", passlab.display()))
                 .arg(format!("--output={}/task-%A_%a.out", cluster.display()))
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/sweep.sbatch"))
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/passlab.sbatch"))
+                .arg("sweep")
                 .arg(&spec)
                 .arg(&out)
                 .output()
@@ -272,7 +273,7 @@ fn sweep(dir: &Path) {
             .arg(&cluster)
             .status();
     }
-    let records = std::fs::read_to_string(dir.join("one-0/shard-0-of-1.jsonl"))
+    let records = std::fs::read_to_string(dir.join("one-0/sweep-0-of-1.jsonl"))
         .unwrap()
         .lines()
         .filter(|l| !l.contains("\"done\""))

@@ -27,6 +27,7 @@
 // operation in it is a block of its own with its SAFETY note.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod batch;
 pub mod chart;
 pub mod child;
 pub mod config;

@@ -44,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("explore", &["explore"]),
     ("tune", &["tune"]),
     ("reduce", &["reduce"]),
+    ("batch", &["batch"]),
     ("session", &["session"]),
 ];
 

@@ -2,7 +2,7 @@
 # A real one-node Slurm cluster in a folder, without systemd: munge,
 # slurmctld and slurmd, all of their state, logs and pid files under DIR.
 # It is what passlab's test of sweeps runs on (repl/tests/slurm.rs), and a
-# way to try deploy/slurm/sweep.sbatch on one machine before a real cluster.
+# way to try deploy/slurm/passlab.sbatch on one machine before a real cluster.
 #
 #   bash deploy/slurm/local-cluster.sh up DIR     # start; prints the SLURM_CONF to export
 #   bash deploy/slurm/local-cluster.sh down DIR   # stop the daemons by their pids

@@ -1,25 +1,16 @@
-//! `passlab hunt SPEC` and `passlab hunt merge SPEC DIR...`: the headless
+//! `passlab hunt SPEC` and `passlab hunt merge DIR...`: the headless
 //! side of `passlab::session::hunt`.
 
+use crate::Batch;
 use passlab::session::hunt::{self, HuntSpec};
-use passlab::session::sweep;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Runs one shard of the hunt `spec` into `out` (default: `NAME.hunt`
 /// beside the spec).
-pub fn run(
-    spec: &Path,
-    out: Option<PathBuf>,
-    shard: Option<String>,
-    shards: Option<usize>,
-    replace: bool,
-) -> anyhow::Result<()> {
+pub fn run(spec: &std::path::Path, b: Batch) -> anyhow::Result<()> {
     let spec = HuntSpec::load(spec)?;
-    let shard = match shard {
-        Some(s) => crate::sweep::parse_shard(&s)?,
-        None => sweep::shard_from_env(shards)?.unwrap_or((0, 1)),
-    };
-    let out = out.unwrap_or_else(|| spec.dir.join(format!("{}.hunt", spec.name)));
+    let job = spec.job();
+    let (shard, out) = b.place(&job)?;
     let mine = spec.assign(shard.0, shard.1);
     eprintln!(
         "hunt {}: shard {}/{} — {} of {} programs, {} pipelines each ({} named, {} random orderings), oracle {}, {}, into {}",
@@ -35,7 +26,7 @@ pub fn run(
         passlab::table::count(spec.jobs, "job"),
         out.display()
     );
-    let dir = hunt::claim_folder(&spec, &out, replace)?;
+    let dir = job.claim(&out, b.replace)?;
     let _interrupt = crate::InterruptCommand::new();
     let summary = hunt::run_shard(&spec, &dir, shard, &mut |line| eprintln!("{line}"))?;
     let verdicts: Vec<String> = summary
@@ -59,22 +50,13 @@ pub fn run(
     Ok(())
 }
 
-/// Merges the shards in `dirs` of the hunt `spec` and writes the report
-/// into `out` (default: `report` in the first folder).
-pub fn merge(
-    spec: &Path,
-    dirs: &[PathBuf],
-    out: Option<PathBuf>,
-    replace: bool,
-) -> anyhow::Result<()> {
-    if dirs.is_empty() {
-        anyhow::bail!("hunt merge expects the spec and the folders its shards wrote into");
-    }
-    let spec = HuntSpec::load(spec)?;
-    let report = hunt::merge(&spec, dirs)?;
-    let out = out.unwrap_or_else(|| dirs[0].join("report"));
-    let title = format!("hunt {}: findings per pass", spec.name);
-    hunt::write_report(&spec, &report, &title, &out, replace)?;
+/// Merges the hunt's shards in `dirs` and writes the report into `out`
+/// (default: `report` in the first folder).
+pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> anyhow::Result<()> {
+    let out = crate::report_folder(dirs, out)?;
+    let report = hunt::merge(dirs)?;
+    let title = format!("hunt {}: findings per pass", report.hunt.name);
+    hunt::write_report(&report, &title, &out, replace)?;
     print!("{}", report.table(&title));
     eprintln!("wrote {}", out.display());
     Ok(())

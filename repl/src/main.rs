@@ -79,77 +79,51 @@ enum Sub {
     #[command(args_conflicts_with_subcommands = true)]
     Sweep {
         #[command(subcommand)]
-        merge: Option<SweepSub>,
-        /// The sweep's spec (TOML).
-        spec: Option<PathBuf>,
-        /// Where the shard writes (default: NAME.sweep beside the spec).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// This shard: I/N.
-        #[arg(long)]
-        shard: Option<String>,
-        /// The number of shards, when the index comes from the environment.
-        #[arg(long)]
-        shards: Option<usize>,
-        /// A folder passlab did not make, or another job's, is refused;
-        /// with --replace, the job writes beside the files of a folder of
-        /// yours (touching none of them) or removes another job's files
-        /// there (only those that job wrote).
-        #[arg(long)]
-        replace: bool,
+        merge: Option<Merge>,
+        #[command(flatten)]
+        batch: Batch,
     },
     /// Hunt compiler bugs (SPEC, a TOML file): generated or given C
     /// programs through pipelines, each run checked against the program's
     /// right output, findings bisected, reduced and written as
     /// reproducers; one shard of N as for sweep (--shard I/N, or Slurm's
-    /// and Kubernetes' index). `passlab hunt merge SPEC DIR...` merges the
+    /// and Kubernetes' index). `passlab hunt merge DIR...` merges the
     /// shards.
     #[command(args_conflicts_with_subcommands = true)]
     Hunt {
         #[command(subcommand)]
-        merge: Option<HuntSub>,
-        /// The hunt's spec (TOML).
-        spec: Option<PathBuf>,
-        /// Where the shard writes (default: NAME.hunt beside the spec).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// This shard: I/N.
-        #[arg(long)]
-        shard: Option<String>,
-        /// The number of shards, when the index comes from the environment.
-        #[arg(long)]
-        shards: Option<usize>,
-        /// A folder passlab did not make, or another job's, is refused;
-        /// with --replace, the job writes beside the files of a folder of
-        /// yours (touching none of them) or removes another job's files
-        /// there (only those that job wrote).
-        #[arg(long)]
-        replace: bool,
+        merge: Option<Merge>,
+        #[command(flatten)]
+        batch: Batch,
     },
 }
 
-#[derive(Subcommand)]
-enum HuntSub {
-    /// Merge the shards of the hunt SPEC written into DIR..., check that
-    /// every program was checked, and report the findings per pass.
-    Merge {
-        spec: PathBuf,
-        dirs: Vec<PathBuf>,
-        /// Where the report goes (default: DIR/report for the first DIR).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// A folder passlab did not make, or another job's, is refused;
-        /// with --replace, the job writes beside the files of a folder of
-        /// yours (touching none of them) or removes another job's files
-        /// there (only those that job wrote).
-        #[arg(long)]
-        replace: bool,
-    },
+/// What `passlab sweep` and `passlab hunt` take: one shard of a batch job.
+#[derive(clap::Args)]
+struct Batch {
+    /// The job's spec (TOML).
+    spec: Option<PathBuf>,
+    /// Where the shard writes (default: NAME.sweep or NAME.hunt beside the
+    /// spec).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// This shard: I/N.
+    #[arg(long)]
+    shard: Option<String>,
+    /// The number of shards, when the index comes from the environment.
+    #[arg(long)]
+    shards: Option<usize>,
+    /// A folder passlab did not make, or another job's, is refused;
+    /// with --replace, the job writes beside the files of a folder of
+    /// yours (touching none of them) or removes another job's files
+    /// there (only those that job wrote).
+    #[arg(long)]
+    replace: bool,
 }
 
 #[derive(Subcommand)]
-enum SweepSub {
-    /// Merge the shards written into DIR... (one sweep), check that nothing
+enum Merge {
+    /// Merge the shards written into DIR... (one job), check that nothing
     /// is missing or twice, and write the report.
     Merge {
         dirs: Vec<PathBuf>,
@@ -163,6 +137,25 @@ enum SweepSub {
         #[arg(long)]
         replace: bool,
     },
+}
+
+impl Batch {
+    /// The shard this process runs (`--shard`, or the environment's) and
+    /// where it writes (`--out`, or the job's own folder).
+    fn place(&self, job: &passlab::batch::Job) -> anyhow::Result<((usize, usize), PathBuf)> {
+        let shard = passlab::batch::choose_shard(self.shard.as_deref(), self.shards)?;
+        Ok((shard, self.out.clone().unwrap_or_else(|| job.default_out())))
+    }
+}
+
+/// Where a merge writes its report: `out`, or `report` in the first of
+/// `dirs`.
+fn report_folder(dirs: &[PathBuf], out: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match (out, dirs.first()) {
+        (Some(out), _) => Ok(out),
+        (None, Some(first)) => Ok(first.join("report")),
+        (None, None) => anyhow::bail!("merge expects the folders the shards wrote into"),
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -186,45 +179,25 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Some(Sub::Sweep {
-            merge: Some(SweepSub::Merge { dirs, out, replace }),
+            merge: Some(Merge::Merge { dirs, out, replace }),
             ..
         }) => sweep::merge(&dirs, out, replace),
-        Some(Sub::Sweep {
-            spec: Some(spec),
-            out,
-            shard,
-            shards,
-            replace,
-            ..
-        }) => sweep::run(&spec, out, shard, shards, replace),
         Some(Sub::Hunt {
-            merge:
-                Some(HuntSub::Merge {
-                    spec,
-                    dirs,
-                    out,
-                    replace,
-                }),
+            merge: Some(Merge::Merge { dirs, out, replace }),
             ..
-        }) => hunt::merge(&spec, &dirs, out, replace),
-        Some(Sub::Hunt {
-            spec: Some(spec),
-            out,
-            shard,
-            shards,
-            replace,
-            ..
-        }) => hunt::run(&spec, out, shard, shards, replace),
-        Some(Sub::Hunt { .. }) => {
-            anyhow::bail!(
-                "hunt expects SPEC.toml (or: hunt merge SPEC DIR...); see passlab hunt --help"
-            )
-        }
-        Some(Sub::Sweep { .. }) => {
-            anyhow::bail!(
+        }) => hunt::merge(&dirs, out, replace),
+        Some(Sub::Sweep { batch, .. }) => match &batch.spec {
+            Some(spec) => sweep::run(&spec.clone(), batch),
+            None => anyhow::bail!(
                 "sweep expects SPEC.toml (or: sweep merge DIR...); see passlab sweep --help"
-            )
-        }
+            ),
+        },
+        Some(Sub::Hunt { batch, .. }) => match &batch.spec {
+            Some(spec) => hunt::run(&spec.clone(), batch),
+            None => anyhow::bail!(
+                "hunt expects SPEC.toml (or: hunt merge DIR...); see passlab hunt --help"
+            ),
+        },
         None => repl(Renderer::new(cli.charts)),
     };
     // A Rust worker's build folder free for the next session.

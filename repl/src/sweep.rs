@@ -2,46 +2,16 @@
 //! of `passlab::session::sweep`, with a progress bar when standard error
 //! is a terminal.
 
+use crate::Batch;
 use passlab::session::sweep::{self, SweepSpec};
-use std::path::{Path, PathBuf};
-
-/// `I/N` as (I, N).
-pub(crate) fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
-    let (i, n) = text
-        .split_once('/')
-        .ok_or_else(|| anyhow::anyhow!("--shard expects I/N such as 0/4, got '{text}'"))?;
-    let (i, n): (usize, usize) = (
-        i.trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--shard: '{i}' is not a number"))?,
-        n.trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--shard: '{n}' is not a number"))?,
-    );
-    if n == 0 || i >= n {
-        anyhow::bail!(
-            "--shard {i}/{n}: the index must be below the count (0/{n} to {}/{n})",
-            n.max(1) - 1
-        );
-    }
-    Ok((i, n))
-}
+use std::path::PathBuf;
 
 /// Runs one shard of the sweep `spec` into `out` (default: `NAME.sweep`
 /// beside the spec).
-pub fn run(
-    spec: &Path,
-    out: Option<PathBuf>,
-    shard: Option<String>,
-    shards: Option<usize>,
-    replace: bool,
-) -> anyhow::Result<()> {
+pub fn run(spec: &std::path::Path, b: Batch) -> anyhow::Result<()> {
     let spec = SweepSpec::load(spec)?;
-    let shard = match shard {
-        Some(s) => parse_shard(&s)?,
-        None => sweep::shard_from_env(shards)?.unwrap_or((0, 1)),
-    };
-    let out = out.unwrap_or_else(|| spec.dir.join(format!("{}.sweep", spec.name)));
+    let job = spec.job();
+    let (shard, out) = b.place(&job)?;
     let mine = spec.assign(shard.0, shard.1);
     eprintln!(
         "sweep {}: shard {}/{} — {} of {} units ({}), goal {}, into {}",
@@ -57,7 +27,7 @@ pub fn run(
         spec.tune.goal.describe(),
         out.display()
     );
-    let dir = sweep::claim_folder(&spec, &out, replace)?;
+    let dir = job.claim(&out, b.replace)?;
     let bar = indicatif::ProgressBar::new(1000);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {msg} ({elapsed})")
@@ -91,10 +61,7 @@ pub fn run(
 /// Merges the shards in `dirs` and writes the report into `out` (default:
 /// `report` in the first folder).
 pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> anyhow::Result<()> {
-    if dirs.is_empty() {
-        anyhow::bail!("sweep merge expects the folders the shards wrote into");
-    }
-    let out = out.unwrap_or_else(|| dirs[0].join("report"));
+    let out = crate::report_folder(dirs, out)?;
     let m = sweep::merge(dirs, &out, replace)?;
     print!("{}", m.text);
     eprintln!(

@@ -239,7 +239,7 @@ fn sweeps_hunts_and_their_merges_write_only_into_folders_they_made() {
     let spec = spec.to_str().unwrap();
     let theirs = users_files(
         &cwd.join("out"),
-        &[("shard-0-of-1.jsonl", "{\"mine\":1}\n")],
+        &[("sweep-0-of-1.jsonl", "{\"mine\":1}\n")],
     );
     let (ok, text) = passlab(&cwd, &["sweep", spec, "--out", "out"], None);
     assert!(
@@ -280,17 +280,13 @@ fn sweeps_hunts_and_their_merges_write_only_into_folders_they_made() {
     intact(&cwd.join("hout"), &theirs, "hunt");
     let (ok, text) = passlab(&cwd, &["hunt", "h.toml", "--out", "hown"], None);
     assert!(ok, "{text}");
-    let (ok, text) = passlab(
-        &cwd,
-        &["hunt", "merge", "h.toml", "hown", "--out", "report"],
-        None,
-    );
+    let (ok, text) = passlab(&cwd, &["hunt", "merge", "hown", "--out", "report"], None);
     assert!(
         !ok && text.contains("holds files passlab did not write"),
         "{text}"
     );
     intact(&cwd.join("report"), &report, "hunt merge");
-    let (ok, text) = passlab(&cwd, &["hunt", "merge", "h.toml", "hown"], None);
+    let (ok, text) = passlab(&cwd, &["hunt", "merge", "hown"], None);
     assert!(ok, "{text}");
 }
 

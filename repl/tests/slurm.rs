@@ -1,6 +1,6 @@
 //! Sweeps on a real Slurm cluster: a one-node cluster (Debian's slurmctld,
 //! slurmd and munge, brought up by deploy/slurm/local-cluster.sh) runs
-//! deploy/slurm/sweep.sbatch as a 4-task job array over zlib's C files
+//! deploy/slurm/passlab.sbatch (a sweep) as a 4-task job array over zlib's C files
 //! (`sbatch --wait`); the merged shards must equal a single-process sweep
 //! of the same spec record for record (times aside). Then one shard is
 //! killed half-way (`scancel`), its merge is refused as incomplete, the
@@ -68,13 +68,14 @@ impl Cluster {
         wait: bool,
         shards: Option<usize>,
     ) -> (bool, String) {
-        self.submit_script("sweep.sbatch", array, spec, out, wait, shards)
+        self.submit_script("sweep", array, spec, out, wait, shards)
     }
 
-    /// Submits deploy/slurm/SCRIPT as a job array.
+    /// Submits deploy/slurm/passlab.sbatch for a KIND of job (sweep,
+    /// hunt) as a job array.
     fn submit_script(
         &self,
-        script: &str,
+        kind: &str,
         array: &str,
         spec: &Path,
         out: &Path,
@@ -94,7 +95,8 @@ impl Cluster {
             .arg(format!("--export={export}"))
             .arg(format!("--output={}/task-%A_%a.out", self.dir.display()))
             .arg("--parsable")
-            .arg(root().join("deploy/slurm").join(script))
+            .arg(root().join("deploy/slurm/passlab.sbatch"))
+            .arg(kind)
             .arg(spec)
             .arg(out)
             .output()
@@ -217,7 +219,7 @@ fn hunt_on_the_cluster(cluster: &Cluster, dir: &Path) {
     .unwrap();
     let spec_s = spec.to_str().unwrap();
     let checks = |out: &Path| -> Vec<Value> {
-        let (ok, text) = passlab(&["hunt", "merge", spec_s, out.to_str().unwrap()]);
+        let (ok, text) = passlab(&["hunt", "merge", out.to_str().unwrap()]);
         assert!(ok, "{text}");
         assert!(text.contains("miscompile in planted-cmp"), "{text}");
         records(&out.join("report"))
@@ -239,7 +241,7 @@ fn hunt_on_the_cluster(cluster: &Cluster, dir: &Path) {
         && c["pass"] == "planted-cmp"
         && c["program"] == "csmith-20"));
     let arrayed = dir.join("hunt-array");
-    let (ok, text) = cluster.submit_script("hunt.sbatch", "0-3", &spec, &arrayed, true, None);
+    let (ok, text) = cluster.submit_script("hunt", "0-3", &spec, &arrayed, true, None);
     assert!(ok, "sbatch --wait failed: {text}");
     same_records(
         &checks(&arrayed),
@@ -321,7 +323,7 @@ fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
     assert!(ok, "sbatch --wait failed: {text}");
     for i in 0..4 {
         assert!(
-            arrayed.join(format!("shard-{i}-of-4.jsonl")).exists(),
+            arrayed.join(format!("sweep-{i}-of-4.jsonl")).exists(),
             "task {i} wrote nothing: {text}"
         );
     }
@@ -347,14 +349,14 @@ fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
     }
     // The shard with the most records, killed half-way.
     let biggest = (0..4)
-        .max_by_key(|i| lines(&arrayed.join(format!("shard-{i}-of-4.jsonl"))))
+        .max_by_key(|i| lines(&arrayed.join(format!("sweep-{i}-of-4.jsonl"))))
         .unwrap();
-    let full = lines(&arrayed.join(format!("shard-{biggest}-of-4.jsonl")));
+    let full = lines(&arrayed.join(format!("sweep-{biggest}-of-4.jsonl")));
     let killed = dir.join("killed");
     let (ok, text) = cluster.submit("0-3", &spec, &killed, false, None);
     assert!(ok, "{text}");
     let job = text.trim().split(';').next().unwrap().to_string();
-    let file = killed.join(format!("shard-{biggest}-of-4.jsonl"));
+    let file = killed.join(format!("sweep-{biggest}-of-4.jsonl"));
     let start = Instant::now();
     while lines(&file) < full / 2 {
         assert!(

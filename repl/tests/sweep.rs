@@ -64,7 +64,7 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
         &[("JOB_COMPLETION_INDEX", "1"), ("PASSLAB_SHARDS", "2")],
     );
     assert!(ok, "{text}");
-    assert!(out.join("shard-1-of-2.jsonl").exists(), "{text}");
+    assert!(out.join("sweep-1-of-2.jsonl").exists(), "{text}");
     // Slurm: the array's task and count.
     let (ok, text) = sweep(
         &[s, "--out", o],
@@ -82,12 +82,12 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
     );
     // A torn last line (a shard killed while writing): dropped, then the
     // shard finishes; the merge is the same.
-    let f = out.join("shard-0-of-2.jsonl");
+    let f = out.join("sweep-0-of-2.jsonl");
     let text = std::fs::read_to_string(&f).unwrap();
     let keep: Vec<&str> = text.lines().take(5).collect();
     std::fs::write(&f, format!("{}\n{{\"program\":\"adl", keep.join("\n"))).unwrap();
     let (ok, torn) = sweep(&["merge", o], &[]);
-    assert!(!ok && torn.contains("a torn or corrupt record"), "{torn}");
+    assert!(!ok && torn.contains("its last record is torn"), "{torn}");
     let (ok, text) = sweep(&[s, "--out", o, "--shard", "0/2"], &[]);
     assert!(ok, "{text}");
     assert!(text.contains("replayed"), "{text}");
@@ -119,8 +119,9 @@ fn the_shard_comes_from_the_environment_and_a_torn_record_is_finished() {
         .step_by(2)
         .map(str::to_string)
         .collect();
-    let shard = std::fs::read_to_string(out.join("shard-0-of-2.jsonl")).unwrap();
-    let record: serde_json::Value = serde_json::from_str(shard.lines().next().unwrap()).unwrap();
+    let shard = std::fs::read_to_string(out.join("sweep-0-of-2.jsonl")).unwrap();
+    // The first record is the sweep's manifest; the second, a trial's.
+    let record: serde_json::Value = serde_json::from_str(shard.lines().nth(1).unwrap()).unwrap();
     let keys: std::collections::BTreeSet<String> =
         record.as_object().unwrap().keys().cloned().collect();
     assert_eq!(

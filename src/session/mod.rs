@@ -22,9 +22,10 @@
 //! command's output as it finishes.
 //!
 //! [`Session::execute_line_at`] is the panic boundary: a `Checkpoint` notes
-//! what a command may change (modules, buffers, JITs, contexts by their
-//! specs, instruments, undo, history, results); a panic is rolled back and
-//! becomes `Error::Internal` naming the command. Module changes are
+//! what a command may change — every field of the session, each as its
+//! declared policy says (`state.rs`: names in a map, entries on a stack,
+//! values, contexts by their specs; a new field must name its policy) — and
+//! a panic is rolled back and becomes `Error::Internal` naming the command. Module changes are
 //! transactional one level down, in `apply`. This layer knows nothing of
 //! terminals, rustyline, ZeroMQ, Jupyter's messages or evcxr's wire.
 //!
@@ -47,6 +48,7 @@ mod commands;
 pub mod hunt;
 pub mod kinds;
 mod language;
+mod state;
 pub mod sweep;
 
 pub use args::Args;
@@ -208,52 +210,69 @@ struct Scope {
     guard: ContextGuard,
 }
 
-/// The state one front end works on (see the module documentation).
-pub struct Session {
-    modules: BTreeMap<String, Module>,
-    current: Option<String>,
-    scopes: Vec<Scope>,
-    instruments: Vec<Active>,
-    /// (module, its state before a `:run`), newest last.
-    undo: Vec<(String, Snapshot)>,
-    /// What the last `:undo` did: the module, its state before, and the
-    /// entry it took from `undo` (for a roll-back of that command).
-    undone: Option<(String, Snapshot, Snapshot)>,
-    /// Where the printing instruments write during a `:run`.
-    printed: SharedText,
-    buffers: BTreeMap<String, crate::jit::Buffer>,
-    /// A compiled copy per module, with the fingerprint it was compiled at.
-    jits: BTreeMap<String, (u64, crate::jit::Jit)>,
-    /// The machine code `:asm` last showed per module, with the
-    /// fingerprint, code generator settings and syntax it was made for.
-    assembly: BTreeMap<String, AsmEntry>,
-    /// The C and C++ sources `:module` compiled, by the file name their
-    /// debug info gives (`NAME.c`), for `:asm`'s source lines.
-    sources: BTreeMap<String, String>,
-    /// The result of the last `:bench`.
-    last_bench: Option<std::rc::Rc<crate::jit::Comparison>>,
-    /// The result of the last `:tune`.
-    last_tune: Option<std::rc::Rc<crate::tune::Tuning>>,
-    /// The last run recorded for `:explore`.
-    recording: Option<std::rc::Rc<crate::instrument::Recording>>,
-    /// Told how a long command (`:bench`) is getting on.
-    progress: Option<ProgressSink>,
-    /// Folders `:path` added to where `:load` looks.
-    extra_path: Vec<std::path::PathBuf>,
-    /// Where the command being run was written: a name for messages
-    /// (`cell`, a script's path) and the command's line number there, so
-    /// that diagnostics in a body point at the user's own lines.
-    origin: (String, usize),
-    /// The commands that succeeded since the session began or was reset,
-    /// with their bodies, for `:export`.
-    history: Vec<(String, Option<String>)>,
-    /// Whether IR and diffs carry highlighted HTML (front ends that show
-    /// only text turn it off: highlighting a large module takes a while).
-    html: bool,
-    quit: bool,
-    /// Modules and buffers the running command replaced by name, kept
-    /// until it ends (for a roll-back if it panics).
-    displaced: Vec<Displaced>,
+impl state::HasSpec for Scope {
+    fn spec(&self) -> &str {
+        &self.spec
+    }
+}
+
+state::transactional! {
+    /// The state one front end works on (see the module documentation).
+    /// Every field says what a failed command does to it
+    /// ([`state::Policy`]): a field cannot be added without saying it.
+    pub struct Session, checkpoint Checkpoint {
+        modules: BTreeMap<String, Module> => state::Named,
+        current: Option<String> => state::Value,
+        scopes: Vec<Scope> => state::Specs,
+        instruments: Vec<Active> => state::Stack,
+        /// (module, its state before a `:run`), newest last.
+        undo: Vec<(String, Snapshot)> => state::Stack,
+        /// What the last `:undo` did: the module, its state before, and the
+        /// entry it took from `undo` (for a roll-back of that command, by
+        /// hand: it crosses fields).
+        undone: Option<(String, Snapshot, Snapshot)> => state::Kept,
+        /// Where the printing instruments write during a `:run` (emptied by
+        /// every roll-back).
+        printed: SharedText => state::Kept,
+        buffers: BTreeMap<String, crate::jit::Buffer> => state::Named,
+        /// A compiled copy per module, with the fingerprint it was compiled at.
+        jits: BTreeMap<String, (u64, crate::jit::Jit)> => state::Named,
+        /// The machine code `:asm` last showed per module, with the
+        /// fingerprint, code generator settings and syntax it was made for.
+        assembly: BTreeMap<String, AsmEntry> => state::Named,
+        /// The C and C++ sources `:module` compiled, by the file name their
+        /// debug info gives (`NAME.c`), for `:asm`'s source lines.
+        sources: BTreeMap<String, String> => state::Named,
+        /// The result of the last `:bench`.
+        last_bench: Option<std::rc::Rc<crate::jit::Comparison>> => state::Value,
+        /// The result of the last `:tune`.
+        last_tune: Option<std::rc::Rc<crate::tune::Tuning>> => state::Value,
+        /// The last run recorded for `:explore`.
+        recording: Option<std::rc::Rc<crate::instrument::Recording>> => state::Value,
+        /// Told how a long command (`:bench`) is getting on (the front
+        /// end's).
+        progress: Option<ProgressSink> => state::Kept,
+        /// Folders `:path` added to where `:load` looks.
+        extra_path: Vec<std::path::PathBuf> => state::Stack,
+        /// Where the command being run was written: a name for messages
+        /// (`cell`, a script's path) and the command's line number there, so
+        /// that diagnostics in a body point at the user's own lines (set
+        /// before each command).
+        origin: (String, usize) => state::Kept,
+        /// The commands that succeeded since the session began or was reset,
+        /// with their bodies, for `:export`.
+        history: Vec<(String, Option<String>)> => state::Stack,
+        /// Whether IR and diffs carry highlighted HTML (front ends that show
+        /// only text turn it off: highlighting a large module takes a while;
+        /// the front end's).
+        html: bool => state::Kept,
+        /// Whether `:quit` was given (only a command that succeeded sets it).
+        quit: bool => state::Kept,
+        /// Modules and buffers the running command replaced by name, kept
+        /// until it ends (for a roll-back if it panics: the command's own
+        /// scratch).
+        displaced: Vec<Displaced> => state::Kept,
+    }
 }
 
 /// A cached `:asm` result: module fingerprint, settings, syntax, code.
@@ -268,27 +287,6 @@ type AsmEntry = (
 enum Displaced {
     Module(String, Module),
     Buffer(String, crate::jit::Buffer),
-}
-
-type Results = (
-    Option<std::rc::Rc<crate::jit::Comparison>>,
-    Option<std::rc::Rc<crate::tune::Tuning>>,
-    Option<std::rc::Rc<crate::instrument::Recording>>,
-);
-
-/// What [`Session::roll_back`] restores, noted before each command.
-struct Checkpoint {
-    current: Option<String>,
-    modules: std::collections::BTreeSet<String>,
-    buffers: std::collections::BTreeSet<String>,
-    /// The last `:bench`, `:tune` and recorded run (shared, not copied).
-    results: Results,
-    /// The specs of the `:with` contexts.
-    scopes: Vec<String>,
-    instruments: usize,
-    undo: usize,
-    history: usize,
-    extra_path: usize,
 }
 
 /// What a front end is told about a long command's progress.
@@ -475,24 +473,22 @@ impl Session {
         Ok(out)
     }
 
-    /// What a command may change, noted before it runs (cheap: names and
-    /// lengths, no module is copied).
-    fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            current: self.current.clone(),
-            modules: self.modules.keys().cloned().collect(),
-            buffers: self.buffers.keys().cloned().collect(),
-            results: (
-                self.last_bench.clone(),
-                self.last_tune.clone(),
-                self.recording.clone(),
-            ),
-            scopes: self.scopes.iter().map(|s| s.spec.clone()).collect(),
-            instruments: self.instruments.len(),
-            undo: self.undo.len(),
-            history: self.history.len(),
-            extra_path: self.extra_path.len(),
-        }
+    /// Runs `work` with the front end's progress sink (or one that hears
+    /// nothing) while the session stays readable: the long commands
+    /// (`:bench`, `:reduce`, `:hunt`) tell how far they are through it.
+    pub(crate) fn with_progress<T>(
+        &mut self,
+        work: impl FnOnce(&Session, &mut dyn FnMut(&crate::jit::Progress)) -> T,
+    ) -> T {
+        let mut sink = self.progress.take();
+        let mut quiet = |_: &crate::jit::Progress| {};
+        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
+            Some(p) => p.as_mut(),
+            None => &mut quiet,
+        };
+        let result = work(self, progress);
+        self.progress = sink;
+        result
     }
 
     /// Puts the session back as it was at `c`, after a command panicked:
@@ -537,32 +533,22 @@ impl Session {
                 }
             }
         }
-        self.modules.retain(|name, _| c.modules.contains(name));
-        self.buffers.retain(|name, _| c.buffers.contains(name));
-        self.jits.retain(|name, _| c.modules.contains(name));
-        // Contexts entered are left, innermost first; those left (`:end`)
-        // are entered again from their specs.
-        let kept = self
-            .scopes
-            .iter()
-            .zip(&c.scopes)
-            .take_while(|(now, then)| now.spec == **then)
-            .count();
-        while self.scopes.len() > kept {
-            if let Some(scope) = self.scopes.pop() {
-                drop(scope.guard);
-            }
-        }
-        for spec in &c.scopes[kept..] {
+        // Every field as its policy says; then the contexts the command
+        // left are entered again, from their specs.
+        let specs = c.scopes.clone();
+        self.restore_fields(c);
+        for spec in &specs[self.scopes.len()..] {
             if let Err(e) = commands::enter_again(self, spec) {
                 crate::output::warn(&format!("cannot enter the context '{spec}' again: {e}"));
             }
         }
-        self.instruments.truncate(c.instruments);
-        self.history.truncate(c.history);
-        self.extra_path.truncate(c.extra_path);
-        (self.last_bench, self.last_tune, self.recording) = c.results;
-        self.current = c.current.filter(|name| self.modules.contains_key(name));
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|name| !self.modules.contains_key(name))
+        {
+            self.current = None;
+        }
         self.printed.take();
     }
 

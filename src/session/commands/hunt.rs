@@ -44,13 +44,81 @@ fn bad_setting(k: &str) -> Error {
     }
 }
 
+fn yes_no(k: &str, v: &str) -> Result<bool> {
+    match v {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(err("hunt", format!("{k} expects yes or no, got '{v}'"))),
+    }
+}
+
 fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
     v.parse()
         .map_err(|_| err("hunt", format!("{k} expects {what}, got '{v}'")))
 }
 
 pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let mut words: Vec<String> = a.rest.split_whitespace().map(str::to_string).collect();
+    let Settings {
+        spec,
+        out,
+        resume,
+        replace,
+    } = settings(&a.rest)?;
+    // By default a folder per hunt (named by its spec's fingerprint); the
+    // folder is the hunt's alone (a second session, another notebook
+    // running the same cell, is refused rather than starting afresh under
+    // the first).
+    let dir = std::path::PathBuf::from(
+        out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
+    );
+    let owner = crate::folder::Owner::new(
+        ":hunt",
+        format!(":hunt {}", a.rest.trim()),
+        spec.fingerprint(),
+    );
+    let result = s.with_progress(|_, progress| {
+        hunt::run_here(&spec, &dir, &owner, resume, replace, progress)
+    });
+    let (dir, summary, report) = result?;
+    let mut o = Output::default();
+    o.push_table(&report.by_pipeline(&format!(
+        "hunt: {} programs, oracle {} ({} skipped), {:.1} s",
+        report.programs,
+        spec.oracle.name(),
+        report.skipped,
+        summary.elapsed.as_secs_f64()
+    )));
+    if report.findings.is_empty() {
+        o.push_text(
+            "no findings: every program printed what its oracle printed, after every pipeline",
+        );
+    } else {
+        o.push_table(&report.table("findings, by the pass they are in"));
+        let chart = report.chart();
+        o.items
+            .push(Item::Display(super::super::Bundle::chart(&chart)?));
+    }
+    if let Some(found) = keep_findings(s, &report, &dir) {
+        o.push_text(found);
+    }
+    o.push_text(format!(
+        "records in {} (passlab hunt merge reads them too)",
+        summary.file.display()
+    ));
+    Ok(o)
+}
+
+/// What `:hunt`'s settings and pipelines make: the hunt, and whether it
+/// resumes and may replace files in its folder.
+struct Settings {
+    spec: HuntSpec,
+    out: Option<String>,
+    resume: bool,
+    replace: bool,
+}
+
+fn settings(rest: &str) -> Result<Settings> {
+    let mut words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
     let out = take_out(
         &mut words,
         "hunt",
@@ -170,27 +238,9 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 }
                 spec.timeout = std::time::Duration::from_secs_f64(t);
             }
-            "resume" => {
-                resume = match v.as_str() {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(err("hunt", format!("resume expects yes or no, got '{v}'"))),
-                }
-            }
-            "replace" => {
-                replace = match v.as_str() {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(err("hunt", format!("replace expects yes or no, got '{v}'"))),
-                }
-            }
-            "reduce" => {
-                spec.reduce = match v.as_str() {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(err("hunt", format!("reduce expects yes or no, got '{v}'"))),
-                }
-            }
+            "resume" => resume = yes_no(k, v)?,
+            "replace" => replace = yes_no(k, v)?,
+            "reduce" => spec.reduce = yes_no(k, v)?,
             "budget" => {
                 let t: f64 = number(k, v, "seconds")?;
                 if !(t > 0.0 && t <= 86_400.0) {
@@ -219,141 +269,22 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             registry::get_pass(p)?;
         }
     }
-    // By default a folder per hunt (named by its spec's fingerprint).
-    let dir = std::path::PathBuf::from(
-        out.unwrap_or_else(|| format!("passlab-hunt/{}", &spec.fingerprint()[..8])),
-    );
-    // The folder is the hunt's: made with its marker, or one this hunt
-    // made before; one hunt at a time in it (a second session, another
-    // notebook running the same cell, is refused rather than starting
-    // afresh under the first).
-    let owner = crate::folder::Owner::new(
-        ":hunt",
-        format!(":hunt {}", a.rest.trim()),
-        spec.fingerprint(),
-    );
-    let dir = crate::folder::OwnedDir::claim(
-        &dir,
-        &owner,
-        crate::folder::Access::Exclusive,
+    Ok(Settings {
+        spec,
+        out,
+        resume,
         replace,
-        "replace=yes",
-    )
-    .map_err(|e| err("hunt", e.to_string()))?;
-    // A hunt in a session starts afresh (a cell run again does it again),
-    // removing what it wrote there before and nothing else; `resume=yes`
-    // goes on where the folder's records end, as `passlab hunt` does.
-    if !resume {
-        dir.remove_own()?;
-    }
-    let total = spec.programs().len();
-    let mut sink = s.progress.take();
-    let mut done = 0usize;
-    let result = (|| -> Result<_> {
-        let mut quiet = |_: &crate::jit::Progress| {};
-        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
-            Some(p) => p.as_mut(),
-            None => &mut quiet,
-        };
-        let summary = hunt::run_shard(&spec, &dir, (0, 1), &mut |line: &str| {
-            if !line.starts_with("  ") && !line.starts_with("reducing") {
-                done += 1;
-            }
-            progress(&crate::jit::Progress {
-                done: done.min(total),
-                total,
-                stage: line.to_string(),
-            });
-        })?;
-        progress(&crate::jit::Progress {
-            done: total,
-            total,
-            stage: String::new(),
-        });
-        let report = hunt::merge(&spec, &[dir.path().to_path_buf()])?;
-        Ok((summary, report))
-    })();
-    s.progress = sink;
-    let (summary, report) = result?;
-    let mut o = Output::default();
-    // Per pipeline: how each check ended.
-    let verdicts = [
-        "same",
-        "miscompile",
-        "crash",
-        "fatal error",
-        "verifier failure",
-        "timeout",
-        "failed",
-    ];
-    let mut t = Table::new(
-        &format!(
-            "hunt: {} programs, oracle {} ({} skipped), {:.1} s",
-            report.programs,
-            spec.oracle.name(),
-            report.skipped,
-            summary.elapsed.as_secs_f64()
-        ),
-        &[
-            "pipeline",
-            "same>",
-            "miscompile>",
-            "crash>",
-            "fatal error>",
-            "verifier failure>",
-            "timeout>",
-            "failed>",
-        ],
-    );
-    let mut rows: Vec<(String, [usize; 7])> = Vec::new();
-    for c in &report.checks {
-        let p = c["pipeline"].as_str().unwrap_or("");
-        let named = spec.pipelines.iter().any(|n| n == p);
-        let label = if named {
-            p.to_string()
-        } else {
-            "random orderings".to_string()
-        };
-        let i = match rows.iter().position(|(l, _)| *l == label) {
-            Some(i) => i,
-            None => {
-                rows.push((label, [0; 7]));
-                rows.len() - 1
-            }
-        };
-        if let Some(k) = verdicts.iter().position(|v| c["verdict"] == *v) {
-            rows[i].1[k] += 1;
-        }
-    }
-    for (label, counts) in rows {
-        let mut row = vec![label];
-        row.extend(counts.iter().map(|n| n.to_string()));
-        t.push(row);
-    }
-    o.push_table(&t);
-    if report.findings.is_empty() {
-        o.push_text(
-            "no findings: every program printed what its oracle printed, after every pipeline",
-        );
-    } else {
-        o.push_table(&report.table("findings, by the pass they are in"));
-        let bars: Vec<(String, f64)> = report
-            .findings
-            .iter()
-            .map(|f| {
-                (
-                    format!("{} ({})", f.pass, f.verdict),
-                    f.programs.len() as f64,
-                )
-            })
-            .collect();
-        let chart = crate::chart::Chart::bars("programs that show each finding", "programs", bars);
-        o.items
-            .push(Item::Display(super::super::Bundle::chart(&chart)?));
-    }
-    // Each reduced finding becomes a module of the session.
-    // Numbered on from the session's last found-N, so a second hunt keeps
-    // the first one's findings.
+    })
+}
+
+/// Each reduced finding becomes a module of the session, numbered on from
+/// the session's last found-N (a second hunt keeps the first one's
+/// findings); what to say of them.
+fn keep_findings(
+    s: &mut Session,
+    report: &hunt::HuntReport,
+    dir: &crate::folder::OwnedDir,
+) -> Option<String> {
     let mut found = Vec::new();
     let mut next = s
         .modules
@@ -361,14 +292,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         .filter_map(|k| k.strip_prefix("found-")?.parse::<u64>().ok())
         .max()
         .map_or(1, |n| n.saturating_add(1));
-    for f in &report.findings {
-        let Some(folder) = f.reduced.as_ref().and_then(|r| r["reproducer"].as_str()) else {
-            continue;
-        };
-        let ll = dir.join(folder).join("reduced.ll");
-        let Ok(m) = Module::from_file(&ll) else {
-            continue;
-        };
+    for (f, m, folder) in report.reduced_modules(dir) {
         let name = format!("found-{next}");
         next = next.saturating_add(1);
         let tools = f
@@ -379,7 +303,7 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             "{name}: {} ({} instructions; {}{})",
             f.signature,
             m.instruction_count(),
-            dir.join(folder).display(),
+            folder.display(),
             if tools == Some(true) {
                 ": its repro.sh shows the bug with LLVM's tools alone"
             } else {
@@ -388,15 +312,10 @@ pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
         s.put_module(name, m);
     }
-    if !found.is_empty() {
-        o.push_text(format!(
+    (!found.is_empty()).then(|| {
+        format!(
             "the reduced findings, now modules of the session (:use found-N):\n{}",
             found.join("\n")
-        ));
-    }
-    o.push_text(format!(
-        "records in {} (passlab hunt merge reads them too)",
-        summary.file.display()
-    ));
-    Ok(o)
+        )
+    })
 }

@@ -3,7 +3,6 @@
 //! findings — by signature, with the programs that show them and the
 //! reduced reproducer — reported per pass.
 
-use super::{read_records, HuntSpec};
 use crate::table::Table;
 use crate::{Error, Result};
 use serde_json::Value as Json;
@@ -23,8 +22,12 @@ pub struct Finding {
 }
 
 /// What the shards hold together.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct HuntReport {
+    /// The hunt (its records' manifest): its name, the fingerprint of its
+    /// spec and its named pipelines.
+    pub hunt: crate::batch::Job,
+    pub pipelines: Vec<String>,
     pub programs: usize,
     pub skipped: usize,
     /// Checks by verdict.
@@ -35,6 +38,89 @@ pub struct HuntReport {
 }
 
 impl HuntReport {
+    /// How each check ended, per pipeline (the named ones, then the random
+    /// orderings together).
+    pub fn by_pipeline(&self, title: &str) -> Table {
+        let verdicts = [
+            "same",
+            "miscompile",
+            "crash",
+            "fatal error",
+            "verifier failure",
+            "timeout",
+            "failed",
+        ];
+        let mut t = Table::new(
+            title,
+            &[
+                "pipeline",
+                "same>",
+                "miscompile>",
+                "crash>",
+                "fatal error>",
+                "verifier failure>",
+                "timeout>",
+                "failed>",
+            ],
+        );
+        let mut rows: Vec<(String, [usize; 7])> = Vec::new();
+        for c in &self.checks {
+            let p = c["pipeline"].as_str().unwrap_or("");
+            let label = if self.pipelines.iter().any(|n| n == p) {
+                p.to_string()
+            } else {
+                "random orderings".to_string()
+            };
+            let i = match rows.iter().position(|(l, _)| *l == label) {
+                Some(i) => i,
+                None => {
+                    rows.push((label, [0; 7]));
+                    rows.len() - 1
+                }
+            };
+            if let Some(k) = verdicts.iter().position(|v| c["verdict"] == *v) {
+                rows[i].1[k] += 1;
+            }
+        }
+        for (label, counts) in rows {
+            let mut row = vec![label];
+            row.extend(counts.iter().map(|n| n.to_string()));
+            t.push(row);
+        }
+        t
+    }
+
+    /// The reduced findings whose `reduced.ll` (in their reproducer folder
+    /// inside `dir`) reads back: each with its module and folder.
+    pub fn reduced_modules(
+        &self,
+        dir: &crate::folder::OwnedDir,
+    ) -> Vec<(&Finding, crate::Module, PathBuf)> {
+        self.findings
+            .iter()
+            .filter_map(|f| {
+                let folder = dir.join(f.reduced.as_ref()?["reproducer"].as_str()?);
+                let m = crate::Module::from_file(folder.join("reduced.ll")).ok()?;
+                Some((f, m, folder))
+            })
+            .collect()
+    }
+
+    /// Findings per pass as a bar chart: how many programs show each.
+    pub fn chart(&self) -> crate::chart::Chart {
+        let bars: Vec<(String, f64)> = self
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    format!("{} ({})", f.pass, f.verdict),
+                    f.programs.len() as f64,
+                )
+            })
+            .collect();
+        crate::chart::Chart::bars("programs that show each finding", "programs", bars)
+    }
+
     /// Findings per pass: the pass, the kind, the signature, how many
     /// programs show it, the first, and the reduction.
     pub fn table(&self, title: &str) -> Table {
@@ -84,52 +170,24 @@ impl HuntReport {
     }
 }
 
-/// Reads the shards in `dirs` (one hunt) and checks them against `spec`:
-/// every program has a `program` record, no shard ran another spec.
-pub fn merge(spec: &HuntSpec, dirs: &[PathBuf]) -> Result<HuntReport> {
-    let mut records = Vec::new();
-    for dir in dirs {
-        let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e))?;
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                // A shard's records: hunt-I-of-N.jsonl (nothing else the
-                // folder may hold).
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.strip_prefix("hunt-")
-                        .and_then(|n| n.strip_suffix(".jsonl"))
-                        .and_then(|n| n.split_once("-of-"))
-                        .is_some_and(|(i, c)| {
-                            i.parse::<usize>().is_ok() && c.parse::<usize>().is_ok()
-                        })
-                })
-            })
-            .collect();
-        files.sort();
-        for f in files {
-            records.extend(read_records(&f, false)?);
-        }
-    }
-    let fingerprint = spec.fingerprint();
-    for m in records.iter().filter(|r| r["kind"] == "manifest") {
-        if m["spec"].as_str() != Some(fingerprint.as_str()) {
-            return Err(Error::Invalid(format!(
-                "a shard ran another hunt (spec {}, this one {fingerprint})",
-                m["spec"]
-            )));
-        }
-    }
-    let order: BTreeMap<String, usize> = spec
-        .programs()
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.clone(), i))
-        .collect();
+/// Reads the shards in `dirs` (one hunt) and checks them: every program
+/// of the hunt (its manifest says which) has a `program` record.
+pub fn merge(dirs: &[PathBuf]) -> Result<HuntReport> {
+    let shards = crate::batch::read_shards("hunt", dirs, true)?;
+    let (m, records) = (&shards.manifest, &shards.records);
+    let names: Vec<String> = match m["seeds"].as_array().map(Vec::as_slice) {
+        Some([a, b]) => (a.as_u64().unwrap_or(1)..=b.as_u64().unwrap_or(0))
+            .map(|s| format!("csmith-{s}"))
+            .collect(),
+        _ => strings(&m["programs"]),
+    };
+    let order: BTreeMap<String, usize> =
+        names.into_iter().enumerate().map(|(i, p)| (p, i)).collect();
     let mut done: BTreeMap<String, &Json> = BTreeMap::new();
     // The last check of each program and pipeline (a program checked again
     // after a killed shard counts once).
     let mut checks: BTreeMap<(usize, String), Json> = BTreeMap::new();
-    for r in &records {
+    for r in records {
         let name = r["program"].as_str().unwrap_or("").to_string();
         match r["kind"].as_str() {
             Some("program") => {
@@ -189,6 +247,14 @@ pub fn merge(spec: &HuntSpec, dirs: &[PathBuf]) -> Result<HuntReport> {
     let mut findings: Vec<Finding> = findings.into_values().collect();
     findings.sort_by(|a, b| a.pass.cmp(&b.pass).then(a.signature.cmp(&b.signature)));
     Ok(HuntReport {
+        hunt: crate::batch::Job {
+            kind: "hunt",
+            name: m["hunt"].as_str().unwrap_or("").to_string(),
+            dir: PathBuf::from("."),
+            fingerprint: m["spec"].as_str().unwrap_or("").to_string(),
+            manifest: Json::Null,
+        },
+        pipelines: strings(&m["pipelines"]),
         programs: order.len(),
         skipped,
         verdicts,
@@ -197,23 +263,23 @@ pub fn merge(spec: &HuntSpec, dirs: &[PathBuf]) -> Result<HuntReport> {
     })
 }
 
+/// A manifest's list of strings.
+fn strings(v: &Json) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Writes the report (`report.txt`, `records.jsonl`) into `out`, a folder
 /// of its own (made with its marker; the same hunt's report is written
 /// again there; anything else is refused unless `replace`, as
 /// [`crate::folder::OwnedDir::claim`] says).
-pub fn write_report(
-    spec: &HuntSpec,
-    report: &HuntReport,
-    title: &str,
-    out: &Path,
-    replace: bool,
-) -> Result<()> {
-    let owner = crate::folder::Owner::new(
-        "passlab hunt merge",
-        format!("the report of the hunt {}", spec.name),
-        spec.fingerprint(),
-    );
-    let dir = crate::folder::OwnedDir::claim_report(out, &owner, replace)?;
+pub fn write_report(report: &HuntReport, title: &str, out: &Path, replace: bool) -> Result<()> {
+    let dir = report.hunt.report_folder(out, replace)?;
     let text = report.table(title).to_string();
     dir.write("report.txt", &text)?;
     let mut lines = String::new();

@@ -36,7 +36,6 @@ use crate::reduce::{self, Ending, Property};
 use crate::{pipeline, Error, PassContext, Result};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -339,44 +338,6 @@ pub struct HuntSummary {
     pub elapsed: Duration,
 }
 
-/// The records of `file`; with `cut`, a torn last line (a killed
-/// shard's) is also cut from the file (a shard's own file only: a merge
-/// only reads).
-fn read_records(file: &Path, cut: bool) -> Result<Vec<Json>> {
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return Ok(Vec::new());
-    };
-    let mut records = Vec::new();
-    let mut good = 0;
-    for line in text.split_inclusive('\n') {
-        if !line.ends_with('\n') {
-            break;
-        }
-        match serde_json::from_str::<Json>(line.trim_end()) {
-            Ok(v) => records.push(v),
-            Err(_) => break,
-        }
-        good += line.len();
-    }
-    if cut && good < text.len() {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(file)
-            .map_err(|e| Error::io(file.display(), e))?;
-        f.set_len(good as u64)
-            .map_err(|e| Error::io(file.display(), e))?;
-    }
-    Ok(records)
-}
-
-/// Appends one record (one `write`).
-fn append(file: &mut std::fs::File, record: &Json) -> Result<()> {
-    let mut line = record.to_string();
-    line.push('\n');
-    file.write_all(line.as_bytes())
-        .map_err(|e| Error::io("the hunt's records", e))
-}
-
 /// Checks `programs` (from the `first`-th pipeline of the first one) in a
 /// forked worker that writes each record as a line to `out`; the worker
 /// says `{"start": …}` before each check, so that its death names the
@@ -434,7 +395,7 @@ struct Stripe {
 }
 
 /// Runs shard `index` of `count` of `spec` into `out` (a folder the
-/// hunt's job holds: [`hunt_owner`]), resuming what is there; `progress`
+/// hunt's job holds: [`HuntSpec::job`]'s `claim`), resuming what is there; `progress`
 /// hears a line per program and per finding.
 pub fn run_shard(
     spec: &HuntSpec,
@@ -444,27 +405,8 @@ pub fn run_shard(
 ) -> Result<HuntSummary> {
     let start = Instant::now();
     load_plugins(spec)?;
-    let name = format!("hunt-{index}-of-{count}.jsonl");
-    // Opened first: a file of that name that the hunt did not write is
-    // refused before it is read (or its torn last line cut).
-    let mut file = out.append(&name)?;
-    let file_path = out.join(&name);
-    let records = read_records(&file_path, true)?;
-    if records.is_empty() {
-        append(
-            &mut file,
-            &json!({"kind": "manifest", "hunt": spec.name, "spec": spec.fingerprint(),
-            "shard": index, "shards": count, "oracle": spec.oracle.name(),
-            "passlab": env!("CARGO_PKG_VERSION"), "llvm": crate::llvm::version()}),
-        )?;
-    } else if let Some(m) = records.iter().find(|r| r["kind"] == "manifest") {
-        if m["spec"] != json!(spec.fingerprint()) || m["shards"] != json!(count) {
-            return Err(Error::Invalid(format!(
-                "{} holds another hunt's records (another spec or shard count): use another folder",
-                file_path.display()
-            )));
-        }
-    }
+    let (mut file, records) = spec.job().open_shard(out, (index, count))?;
+    let file_path = file.path().to_path_buf();
     let mine = spec.assign(index, count);
     let done: std::collections::HashSet<String> = records
         .iter()
@@ -523,7 +465,7 @@ pub fn run_shard(
                     ));
                     continue;
                 }
-                append(&mut file, &v)?;
+                file.append(&v)?;
                 match v["kind"].as_str() {
                     Some("check") => {
                         summary.checks += 1;
@@ -573,7 +515,7 @@ pub fn run_shard(
                         "verdict": match ending { Ending::Fatal { .. } => "fatal error", Ending::Invalid { .. } => "verifier failure",
                                                   Ending::Timeout { .. } => "timeout", _ => "crash" },
                         "pass": ending.pass(), "signature": ending.signature(), "detail": ending.describe()});
-                    append(&mut file, &record)?;
+                    file.append(&record)?;
                     summary.checks += 1;
                     *summary
                         .verdicts
@@ -581,8 +523,7 @@ pub fn run_shard(
                         .or_default() += 1;
                     s.at.1 = i + 1;
                     if s.at.1 >= spec.pipelines_for(&p).len() {
-                        append(
-                            &mut file,
+                        file.append(
                             &json!({"kind": "program", "program": p.name, "seed": p.seed,
                             "pipelines": spec.pipelines_for(&p).len()}),
                         )?;
@@ -591,8 +532,7 @@ pub fn run_shard(
                 } else if s.at.0 < s.programs.len() && !libc::WIFEXITED(status) {
                     // Died between checks: the program is skipped.
                     let p = s.programs[s.at.0].clone();
-                    append(
-                        &mut file,
+                    file.append(
                         &json!({"kind": "program", "program": p.name, "seed": p.seed,
                         "skipped": format!("the worker {}", crate::child::how_it_ended(status))}),
                     )?;
@@ -622,29 +562,55 @@ pub fn run_shard(
             .collect();
         crate::child::wait_readable(&fds, 20);
     }
-    summary.reduced = triage(spec, out, &mut file, progress)?;
+    summary.reduced = triage(spec, out, (index, count), &mut file, progress)?;
     summary.elapsed = start.elapsed();
     Ok(summary)
 }
 
-/// Who writes a hunt's folder: `passlab hunt` (every shard of one spec),
-/// the same job wherever it runs.
-pub fn hunt_owner(spec: &HuntSpec) -> Owner {
-    Owner::new(
-        "passlab hunt",
-        format!(
-            "the hunt {} (its spec in {})",
-            spec.name,
-            spec.dir.display()
-        ),
-        spec.fingerprint(),
-    )
-}
-
-/// The folder `out` for shards of `spec` (shared with its other shards);
-/// `replace` as [`OwnedDir::claim`] takes it.
-pub fn claim_folder(spec: &HuntSpec, out: &Path, replace: bool) -> Result<OwnedDir> {
-    OwnedDir::claim(out, &hunt_owner(spec), Access::Shared, replace, "--replace")
+/// Runs a whole hunt here, as `:hunt` does: claims `dir` for `owner` alone
+/// (`replace` as [`OwnedDir::claim`] takes it), starts afresh there
+/// (removing only what it wrote before) unless `resume`, runs it as one
+/// shard telling `progress` how far it is, and merges its records. Returns
+/// the folder, the shard's summary and the report.
+pub fn run_here(
+    spec: &HuntSpec,
+    dir: &Path,
+    owner: &Owner,
+    resume: bool,
+    replace: bool,
+    progress: &mut dyn FnMut(&crate::jit::Progress),
+) -> Result<(OwnedDir, HuntSummary, HuntReport)> {
+    let dir =
+        OwnedDir::claim(dir, owner, Access::Exclusive, replace, "replace=yes").map_err(|e| {
+            Error::Command {
+                command: "hunt".into(),
+                message: e.to_string(),
+                suggestions: vec![],
+            }
+        })?;
+    if !resume {
+        dir.remove_own()?;
+    }
+    let total = spec.programs().len();
+    let mut done = 0usize;
+    let summary = run_shard(spec, &dir, (0, 1), &mut |line: &str| {
+        // A line per program; a finding's lines are not programs.
+        if !line.starts_with("  ") && !line.starts_with("reducing") {
+            done += 1;
+        }
+        progress(&crate::jit::Progress {
+            done: done.min(total),
+            total,
+            stage: line.to_string(),
+        });
+    })?;
+    progress(&crate::jit::Progress {
+        done: total,
+        total,
+        stage: String::new(),
+    });
+    let report = merge(&[dir.path().to_path_buf()])?;
+    Ok((dir, summary, report))
 }
 
 /// A finding's folder name: its signature, hashed.
@@ -658,29 +624,13 @@ pub fn finding_dir(signature: &str) -> String {
 fn triage(
     spec: &HuntSpec,
     out: &OwnedDir,
-    file: &mut std::fs::File,
+    (index, count): (usize, usize),
+    file: &mut crate::batch::Shard,
     progress: &mut HuntProgress,
 ) -> Result<usize> {
-    let records = {
-        let mut path = None;
-        let folder = out.path();
-        for entry in std::fs::read_dir(folder).map_err(|e| Error::io(folder.display(), e))? {
-            let p = entry.map_err(|e| Error::io(folder.display(), e))?.path();
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            // The hunt's own records only.
-            if name.ends_with(".jsonl") && out.owns(&name) {
-                path.get_or_insert_with(Vec::new).push(p);
-            }
-        }
-        let mut all = Vec::new();
-        for p in path.unwrap_or_default() {
-            all.extend(read_records(&p, false)?);
-        }
-        all
-    };
+    // Every shard's records in the folder, as far as they are written (the
+    // others may still be running).
+    let records = crate::batch::read_shards("hunt", &[out.path().to_path_buf()], false)?.records;
     let reduced: std::collections::HashSet<String> = records
         .iter()
         .filter(|r| r["kind"] == "finding")
@@ -726,18 +676,7 @@ fn triage(
         else {
             continue;
         };
-        let mine = spec.assign(
-            records
-                .iter()
-                .find(|m| m["kind"] == "manifest")
-                .and_then(|m| m["shard"].as_u64())
-                .unwrap_or(0) as usize,
-            records
-                .iter()
-                .find(|m| m["kind"] == "manifest")
-                .and_then(|m| m["shards"].as_u64())
-                .unwrap_or(1) as usize,
-        );
+        let mine = spec.assign(index, count);
         if !mine.iter().any(|q| q.name == p.name) {
             continue;
         }
@@ -753,7 +692,7 @@ fn triage(
                              "error": e.to_string()})
             }
         };
-        append(file, &record)?;
+        file.append(&record)?;
         progress(&format!(
             "  {}",
             record["summary"]

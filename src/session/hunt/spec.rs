@@ -101,9 +101,7 @@ const KEYS: &[&str] = &[
     "jobs",
 ];
 
-fn bad(path: &Path, message: impl Into<String>) -> Error {
-    Error::Invalid(format!("{}: {}", path.display(), message.into()))
-}
+use crate::batch::spec_error as bad;
 
 impl Default for HuntSpec {
     fn default() -> HuntSpec {
@@ -153,77 +151,16 @@ impl HuntSpec {
     /// jobs = 2
     /// ```
     pub fn load(path: &Path) -> Result<HuntSpec> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
-        let t: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| bad(path, e.to_string().trim().to_string()))?;
-        for k in t.keys() {
-            if !KEYS.contains(&k.as_str()) {
-                return Err(bad(
-                    path,
-                    format!(
-                        "unknown key '{k}'{}",
-                        crate::error::suggest(&crate::nearest_names(k, KEYS.iter().copied()))
-                    ),
-                ));
-            }
-        }
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
+        let f = crate::batch::SpecFile::read(path, KEYS)?;
+        let (t, dir) = (&f.table, f.dir.clone());
         let mut spec = HuntSpec {
-            name: path
-                .file_stem()
-                .map_or("hunt".into(), |s| s.to_string_lossy().into_owned()),
+            name: f.name()?,
             dir: dir.clone(),
-            text: text.clone(),
+            text: f.text.clone(),
             ..HuntSpec::default()
         };
-        let strings = |key: &str| -> Result<Option<Vec<String>>> {
-            match t.get(key) {
-                None => Ok(None),
-                Some(toml::Value::Array(a)) => a
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_string)
-                            .ok_or_else(|| bad(path, format!("'{key}' must hold strings")))
-                    })
-                    .collect::<Result<Vec<_>>>()
-                    .map(Some),
-                Some(v) => Err(bad(
-                    path,
-                    format!(
-                        "'{key}' must be a list of strings, found a {}",
-                        v.type_str()
-                    ),
-                )),
-            }
-        };
-        let int = |key: &str, lo: i64, hi: i64| -> Result<Option<i64>> {
-            match t.get(key) {
-                None => Ok(None),
-                Some(toml::Value::Integer(n)) if (lo..=hi).contains(n) => Ok(Some(*n)),
-                Some(v) => Err(bad(
-                    path,
-                    format!(
-                        "'{key}' must be a whole number from {lo} to {hi}, found {}",
-                        match v {
-                            toml::Value::Integer(n) => n.to_string(),
-                            v => format!("a {}", v.type_str()),
-                        }
-                    ),
-                )),
-            }
-        };
-        if let Some(v) = t.get("name") {
-            spec.name = v
-                .as_str()
-                .ok_or_else(|| bad(path, "'name' must be a string"))?
-                .to_string();
-        }
+        let strings = |key: &str| f.strings(key);
+        let int = |key: &str, lo: i64, hi: i64| f.int(key, lo, hi);
         match (t.get("csmith"), strings("corpus")?) {
             (Some(_), Some(_)) => return Err(bad(path, "give csmith or corpus, not both")),
             (Some(c), None) => {
@@ -275,17 +212,7 @@ impl HuntSpec {
             (None, Some(patterns)) => {
                 let mut files = Vec::new();
                 for p in patterns {
-                    let full = dir.join(&p);
-                    let mut matched: Vec<PathBuf> = glob::glob(&full.to_string_lossy())
-                        .map_err(|e| bad(path, format!("corpus pattern '{p}': {e}")))?
-                        .filter_map(|r| r.ok())
-                        .filter(|f| f.is_file())
-                        .collect();
-                    if matched.is_empty() {
-                        return Err(bad(path, format!("corpus pattern '{p}' matches no file")));
-                    }
-                    matched.sort();
-                    files.extend(matched);
+                    files.extend(f.files(&p)?);
                 }
                 spec.source = Source::Corpus(files);
             }
@@ -354,10 +281,8 @@ impl HuntSpec {
         if let Some(n) = int("timeout", 1, 3600)? {
             spec.timeout = Duration::from_secs(n as u64);
         }
-        if let Some(r) = t.get("reduce") {
-            spec.reduce = r
-                .as_bool()
-                .ok_or_else(|| bad(path, "'reduce' must be true or false"))?;
+        if let Some(r) = f.bool("reduce")? {
+            spec.reduce = r;
         }
         if let Some(n) = int("reduce_budget", 1, 86_400)? {
             spec.reduce_budget = Duration::from_secs(n as u64);
@@ -435,6 +360,32 @@ impl HuntSpec {
             .filter(|(i, _)| count > 0 && i % count == index)
             .map(|(_, p)| p)
             .collect()
+    }
+
+    /// The hunt as a batch job: its shards' manifest names the oracle, the
+    /// named pipelines and the programs (csmith's seeds, or the files), so
+    /// that the merge needs no spec.
+    pub fn job(&self) -> crate::batch::Job {
+        let programs = match &self.source {
+            Source::Csmith { seeds, .. } => serde_json::json!({"seeds": [seeds.0, seeds.1]}),
+            Source::Corpus(_) => serde_json::json!({
+                "programs": self.programs().into_iter().map(|p| p.name).collect::<Vec<_>>()
+            }),
+        };
+        let mut manifest = serde_json::json!({
+            "oracle": self.oracle.name(),
+            "pipelines": self.pipelines,
+        });
+        if let (Some(m), serde_json::Value::Object(p)) = (manifest.as_object_mut(), programs) {
+            m.extend(p);
+        }
+        crate::batch::Job {
+            kind: "hunt",
+            name: self.name.clone(),
+            dir: self.dir.clone(),
+            fingerprint: self.fingerprint(),
+            manifest,
+        }
     }
 
     /// A hash of what the records depend on.

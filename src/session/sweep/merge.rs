@@ -27,56 +27,11 @@ pub struct Merged {
 /// sweep's report written again; anything else is refused unless
 /// `replace` (as [`crate::folder::OwnedDir::claim`] says).
 pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
-    let mut manifest: Option<Json> = None;
-    let mut records: Vec<Json> = Vec::new();
-    let mut shards = 0;
-    for dir in dirs {
-        let m = dir.join("sweep.json");
-        let text = std::fs::read_to_string(&m).map_err(|e| Error::io(m.display(), e))?;
-        let this: Json = serde_json::from_str(&text)
-            .map_err(|e| Error::Invalid(format!("{}: {e}", m.display())))?;
-        match &manifest {
-            Some(first) if first.get("spec") != this.get("spec") => {
-                return Err(Error::Invalid(format!(
-                    "{} is from another sweep than {} (spec {} and {})",
-                    dir.display(),
-                    dirs[0].display(),
-                    this.get("spec").and_then(Json::as_str).unwrap_or("?"),
-                    first.get("spec").and_then(Json::as_str).unwrap_or("?")
-                )))
-            }
-            Some(_) => {}
-            None => manifest = Some(this),
-        }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io(dir.display(), e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("shard-") && n.ends_with(".jsonl"))
-            })
-            .collect();
-        files.sort();
-        for f in files {
-            shards += 1;
-            let bytes = std::fs::read(&f).map_err(|e| Error::io(f.display(), e))?;
-            for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-                if line.is_empty() {
-                    continue;
-                }
-                let v: Json = serde_json::from_slice(line).map_err(|e| {
-                    Error::Invalid(format!(
-                        "{}:{}: a torn or corrupt record ({e}); run that shard again to finish it",
-                        f.display(),
-                        i + 1
-                    ))
-                })?;
-                records.push(v);
-            }
-        }
-    }
-    let manifest = manifest.ok_or_else(|| Error::Invalid("merge: no folder given".into()))?;
+    let crate::batch::Shards {
+        manifest,
+        records,
+        files: shards,
+    } = crate::batch::read_shards("sweep", dirs, true)?;
     let phases: Vec<String> = manifest["phases"]
         .as_array()
         .map(|a| {
@@ -169,15 +124,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         )));
     }
     // The records in order, then the report.
-    let owner = crate::folder::Owner::new(
-        "passlab sweep merge",
-        format!(
-            "the report of the sweep {}",
-            manifest["sweep"].as_str().unwrap_or("")
-        ),
-        manifest["spec"].as_str().unwrap_or(""),
-    );
-    let out = crate::folder::OwnedDir::claim_report(out, &owner, replace)?;
+    let out = job_of(&manifest).report_folder(out, replace)?;
     let mut written = Vec::new();
     let mut text = String::new();
     for r in trials.values() {
@@ -251,6 +198,17 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         written,
         text: report,
     })
+}
+
+/// The sweep that wrote `manifest`, as a batch job.
+fn job_of(manifest: &Json) -> crate::batch::Job {
+    crate::batch::Job {
+        kind: "sweep",
+        name: manifest["sweep"].as_str().unwrap_or("").to_string(),
+        dir: PathBuf::from("."),
+        fingerprint: manifest["spec"].as_str().unwrap_or("").to_string(),
+        manifest: Json::Null,
+    }
 }
 
 /// The sweep as a dataset, one row per trial: `dataset.csv`, which

@@ -3,21 +3,20 @@
 //! engine runs (Slurm job arrays, Kubernetes Indexed Jobs), and the merge
 //! of the shards into one report.
 //!
-//! A sweep is described by a TOML file ([`SweepSpec::load`]); every shard
-//! resolves it the same way (the corpus sorted, each program weighed by
-//! its size) and takes the programs [`SweepSpec::assign`] gives it. Each
-//! program is built in a fresh [`Session`] (`:load`, or the `.plab` script
-//! that makes it, then its `:buffer`s), and searched with
-//! [`crate::tune::tune`]. Every trial becomes one JSON line in
-//! `OUT/shard-I-of-N.jsonl`, written with a single `write` on a file opened
-//! for appending, and a program ends with a `done` line. A shard run again
-//! drops a torn last line, replays the trials it finds into the search
-//! (which is deterministic given the seed) and finishes the rest.
+//! A sweep is a batch job ([`crate::batch`]: the spec file, the shards,
+//! their records and their reading are that layer's). Every shard resolves
+//! the spec ([`SweepSpec::load`]) the same way (the corpus sorted, each
+//! program weighed by its size) and takes the units [`SweepSpec::assign`]
+//! gives it. Each program is built in a fresh [`Session`] (`:load`, or the
+//! `.plab` script that makes it, then its `:buffer`s), and searched with
+//! [`crate::tune::tune`]. Every trial becomes one record of
+//! `OUT/sweep-I-of-N.jsonl`, and a unit ends with a `done` record. A shard
+//! run again replays the trials it finds into the search (which is
+//! deterministic given the seed) and finishes the rest.
 //!
 //! [`merge`] reads the shards of one or more folders, checks that every
-//! program is done, that no trial is missing or duplicated and that all
-//! shards ran the same spec, and writes the records in order and the report
-//! (text, HTML, SVG and PNG charts).
+//! program is done and that no trial is missing or duplicated, and writes
+//! the records in order and the report (text, HTML, SVG and PNG charts).
 //!
 //! Because programs are built in sessions, sweeps live in the session
 //! layer. `spec.rs` is the spec and the units, `merge.rs` the merge, this
@@ -31,47 +30,12 @@ pub use merge::{merge, Merged};
 pub use spec::{Origin, Program, SweepSpec, Unit};
 
 use super::Session;
-use crate::folder::{Access, OwnedDir, Owner};
+use crate::folder::OwnedDir;
 use crate::tune::Trial;
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
 use spec::script_session;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-
-/// The shard from the environment: Slurm's array task, or a Kubernetes
-/// Indexed Job's completion index; the count from `count`, else Slurm's
-/// task count, else `PASSLAB_SHARDS`.
-pub fn shard_from_env(count: Option<usize>) -> Result<Option<(usize, usize)>> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let index = var("SLURM_ARRAY_TASK_ID").or_else(|| var("JOB_COMPLETION_INDEX"));
-    let Some(index) = index else {
-        return Ok(None);
-    };
-    let index: usize = index.parse().map_err(|_| {
-        Error::Invalid(format!(
-            "the shard index '{index}' from the environment is not a number"
-        ))
-    })?;
-    let count = match count {
-        Some(c) => c,
-        None => var("SLURM_ARRAY_TASK_COUNT")
-            .or_else(|| var("PASSLAB_SHARDS"))
-            .ok_or_else(|| {
-                Error::Invalid(
-                    "a shard index is set but no count: pass --shards N, or set PASSLAB_SHARDS (Kubernetes: the Job's completions)".into(),
-                )
-            })?
-            .parse()
-            .map_err(|_| Error::Invalid("the shard count from the environment is not a number".into()))?,
-    };
-    if count == 0 || index >= count {
-        return Err(Error::Invalid(format!(
-            "shard {index} of {count} does not exist"
-        )));
-    }
-    Ok(Some((index, count)))
-}
+use std::path::PathBuf;
 
 /// What a shard tells as it goes: a line about a unit, or a trial made
 /// and how far its unit's budget is used.
@@ -94,62 +58,8 @@ fn host() -> String {
     crate::child::hostname()
 }
 
-/// Reads a shard file's records, dropping a torn last line (a killed
-/// shard's) from the file.
-fn read_records(file: &Path) -> Result<Vec<Json>> {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(file.display(), e)),
-    };
-    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    if whole < bytes.len() {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(file)
-            .map_err(|e| Error::io(file.display(), e))?;
-        f.set_len(whole as u64)
-            .map_err(|e| Error::io(file.display(), e))?;
-    }
-    bytes[..whole]
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_slice(l).map_err(|e| {
-                Error::Invalid(format!("{}:{}: not a record: {e}", file.display(), i + 1))
-            })
-        })
-        .collect()
-}
-
-/// Who writes a sweep's folder: `passlab sweep`, every shard of one spec.
-pub fn sweep_owner(spec: &SweepSpec) -> Owner {
-    Owner::new(
-        "passlab sweep",
-        format!(
-            "the sweep {} (its spec in {})",
-            spec.name,
-            spec.dir.display()
-        ),
-        spec.fingerprint(),
-    )
-}
-
-/// The folder `out` for shards of `spec` (shared with its other shards);
-/// `replace` as [`OwnedDir::claim`] takes it.
-pub fn claim_folder(spec: &SweepSpec, out: &Path, replace: bool) -> Result<OwnedDir> {
-    OwnedDir::claim(
-        out,
-        &sweep_owner(spec),
-        Access::Shared,
-        replace,
-        "--replace",
-    )
-}
-
 /// Runs shard `index` of `count` of `spec`, writing into `out` (a folder
-/// the sweep's job holds: [`claim_folder`]; see the module
+/// the sweep's job holds: [`SweepSpec::job`]'s `claim`; see the module
 /// documentation); `progress` hears a line per program and trial.
 pub fn run_shard(
     spec: &SweepSpec,
@@ -157,32 +67,8 @@ pub fn run_shard(
     (index, count): (usize, usize),
     progress: &mut ShardProgress,
 ) -> Result<ShardSummary> {
-    // The manifest: the same from every shard, written whole or not at all.
-    let manifest = out.join("sweep.json");
-    let text = serde_json::to_string_pretty(&spec.manifest()).unwrap_or_default();
-    match std::fs::read_to_string(&manifest) {
-        Ok(old) if old == text => {}
-        Ok(old) if !old.is_empty() && out.owns("sweep.json") => {
-            let other: Json = serde_json::from_str(&old).unwrap_or(Json::Null);
-            if other.get("spec") != spec.manifest().get("spec") {
-                return Err(Error::Invalid(format!(
-                    "{} belongs to another sweep (spec {}); this one is {}: use another --out folder",
-                    manifest.display(),
-                    other.get("spec").and_then(Json::as_str).unwrap_or("?"),
-                    spec.fingerprint()
-                )));
-            }
-        }
-        _ => {
-            out.write_whole("sweep.json", &text)?;
-        }
-    }
-    let name = format!("shard-{index}-of-{count}.jsonl");
-    // Opened first: a file of that name the sweep did not write is refused
-    // before it is read (or its torn last line cut).
-    let mut sink = out.append(&name)?;
-    let file = out.join(&name);
-    let records = read_records(&file)?;
+    let (mut sink, records) = spec.job().open_shard(out, (index, count))?;
+    let file = sink.path().to_path_buf();
     let mine = spec.assign(index, count);
     let (host, llvm) = (host(), crate::llvm::version());
     let mut summary = ShardSummary {
@@ -258,9 +144,7 @@ pub fn run_shard(
                     o.insert("llvm".into(), json!(llvm));
                     o.insert("host".into(), json!(host));
                 }
-                let mut line = r.to_string();
-                line.push('\n');
-                if let Err(e) = sink.write_all(line.as_bytes()) {
+                if let Err(e) = sink.append(&r) {
                     write_error.get_or_insert(e);
                 }
                 made += 1;
@@ -281,7 +165,7 @@ pub fn run_shard(
             })
         };
         if let Some(e) = write_error {
-            return Err(Error::io(file.display(), e));
+            return Err(e);
         }
         let tuning = tuning?;
         if tuning.interrupted {
@@ -292,8 +176,7 @@ pub fn run_shard(
         summary.made += made;
         let trials = tuning.trials.iter().filter(|t| t.phase == phase).count();
         let done = json!({"program": p.name, "phase": phase, "done": true, "trials": trials});
-        sink.write_all(format!("{done}\n").as_bytes())
-            .map_err(|e| Error::io(file.display(), e))?;
+        sink.append(&done)?;
     }
     Ok(summary)
 }
@@ -331,25 +214,5 @@ impl Session {
         let module = self.module()?;
         let args = super::commands::call_args_for(self, "sweep", &p.args)?;
         Ok((module, args))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_torn_last_line_is_dropped_from_the_file() {
-        let dir = std::env::temp_dir().join(format!("passlab-sweep-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("shard-0-of-1.jsonl");
-        std::fs::write(&f, "{\"a\":1}\n{\"b\":2}\n{\"c\":").unwrap();
-        let r = read_records(&f).unwrap();
-        assert_eq!(r.len(), 2);
-        assert_eq!(
-            std::fs::read_to_string(&f).unwrap(),
-            "{\"a\":1}\n{\"b\":2}\n"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,6 +3,7 @@
 //! how shards share them.
 
 use super::super::Session;
+use crate::batch::spec_error as bad;
 use crate::tune::{Budget, Goal, Strategy, TuneSpec, BASELINE};
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
@@ -62,36 +63,6 @@ pub struct SweepSpec {
     pub text: String,
 }
 
-fn bad(path: &Path, message: impl Into<String>) -> Error {
-    Error::Invalid(format!("{}: {}", path.display(), message.into()))
-}
-
-/// `key` as a list of strings: a string or an array of strings.
-fn strings(path: &Path, t: &toml::Table, key: &str) -> Result<Vec<String>> {
-    match t.get(key) {
-        None => Ok(Vec::new()),
-        Some(toml::Value::String(s)) => Ok(vec![s.clone()]),
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .map(|v| {
-                v.as_str().map(str::to_string).ok_or_else(|| {
-                    bad(
-                        path,
-                        format!("'{key}' must hold strings, found a {}", v.type_str()),
-                    )
-                })
-            })
-            .collect(),
-        Some(v) => Err(bad(
-            path,
-            format!(
-                "'{key}' must be a string or a list of strings, found a {}",
-                v.type_str()
-            ),
-        )),
-    }
-}
-
 /// What a table says of the function to check: its name, its arguments
 /// (`args = "1 data 4096"`, as `:call` takes them) and the `:buffer`s that
 /// make them; or the program to run (`exec = "10 'a b'"`, split as a shell
@@ -104,36 +75,33 @@ type CheckOf = (
 );
 
 fn check_of(path: &Path, t: &toml::Table) -> Result<CheckOf> {
+    let bad = |m: String| Error::Invalid(format!("{}: {m}", path.display()));
     let text = |key: &str| t.get(key).and_then(toml::Value::as_str);
     let exec = match (text("exec"), t.get("exec")) {
         (Some(words), _) => Some(crate::jit::Program {
             args: shlex::split(words)
-                .ok_or_else(|| bad(path, format!("exec = \"{words}\" has unbalanced quotes")))?,
+                .ok_or_else(|| bad(format!("exec = \"{words}\" has unbalanced quotes")))?,
             stdin: text("stdin").map_or(crate::jit::Stdin::Null, |s| {
                 crate::jit::Stdin::Bytes(s.as_bytes().to_vec())
             }),
         }),
         (None, Some(v)) => {
-            return Err(bad(
-                path,
-                format!(
-                    "'exec' must be a string of the program's arguments, found a {}",
-                    v.type_str()
-                ),
-            ))
+            return Err(bad(format!(
+                "'exec' must be a string of the program's arguments, found a {}",
+                v.type_str()
+            )))
         }
         (None, None) => None,
     };
     if exec.is_some() && text("function").is_some() {
         return Err(bad(
-            path,
-            "give 'function' (a function to call) or 'exec' (main run as a program), not both",
+            "give 'function' (a function to call) or 'exec' (main run as a program), not both"
+                .into(),
         ));
     }
     if exec.is_none() && t.contains_key("stdin") {
         return Err(bad(
-            path,
-            "'stdin' is a program's input: it needs exec = \"ARG ...\"",
+            "'stdin' is a program's input: it needs exec = \"ARG ...\"".into(),
         ));
     }
     Ok((
@@ -141,7 +109,7 @@ fn check_of(path: &Path, t: &toml::Table) -> Result<CheckOf> {
         text("args").map_or(Vec::new(), |a| {
             a.split_whitespace().map(str::to_string).collect()
         }),
-        strings(path, t, "buffers")?,
+        crate::batch::strings_in(path, t, "buffers")?.unwrap_or_default(),
         exec,
     ))
 }
@@ -198,32 +166,10 @@ impl SweepSpec {
     /// stdin = "3 1 2"                # optional
     /// ```
     pub fn load(path: &Path) -> Result<SweepSpec> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
-        let t: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| bad(path, e.to_string().trim().to_string()))?;
-        for k in t.keys() {
-            if !KEYS.contains(&k.as_str()) {
-                return Err(Error::Invalid(format!(
-                    "{}: unknown key '{k}'{}",
-                    path.display(),
-                    crate::error::suggest(&crate::nearest_names(k, KEYS.iter().copied()))
-                )));
-            }
-        }
-        let dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or_else(|| PathBuf::from("."));
-        let name = t
-            .get("name")
-            .and_then(toml::Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                path.file_stem()
-                    .map_or("sweep".into(), |s| s.to_string_lossy().into_owned())
-            });
+        let f = crate::batch::SpecFile::read(path, KEYS)?;
+        let (t, dir, name) = (&f.table, f.dir.clone(), f.name()?);
+        let strings =
+            |key: &str| -> Result<Vec<String>> { Ok(f.strings(key)?.unwrap_or_default()) };
         let int = |key: &str| -> Result<Option<i64>> {
             match t.get(key) {
                 None => Ok(None),
@@ -241,8 +187,8 @@ impl SweepSpec {
                 .ok_or_else(|| bad(path, "'goal' must be a string"))?;
             tune.goal = Goal::parse(g)?;
         }
-        let strategies = strings(path, &t, "strategy")?;
-        let orderings = strings(path, &t, "orderings")?;
+        let strategies = strings("strategy")?;
+        let orderings = strings("orderings")?;
         match (strategies.is_empty(), orderings.is_empty()) {
             (false, false) => return Err(bad(path, "give 'strategy' or 'orderings', not both")),
             (true, false) => {
@@ -320,7 +266,7 @@ impl SweepSpec {
                 ))
             }
         }
-        let pool = strings(path, &t, "pool")?;
+        let pool = strings("pool")?;
         if !pool.is_empty() {
             tune.pool = crate::tune::expand_pool(&pool);
         }
@@ -329,22 +275,15 @@ impl SweepSpec {
             !pool.is_empty(),
         );
         tune.validate()?;
-        let cflags = strings(path, &t, "cflags")?;
+        let cflags = strings("cflags")?;
         // Programs: the corpus's files, the scripts' modules, and [[program]]s.
-        let (function, args, buffers, exec) = check_of(path, &t)?;
+        let (function, args, buffers, exec) = check_of(path, t)?;
         let mut programs = Vec::new();
-        for pattern in strings(path, &t, "corpus")? {
-            let files = expand(&dir, &pattern)?;
-            if files.is_empty() {
-                return Err(bad(
-                    path,
-                    format!("corpus pattern '{pattern}' matches no file"),
-                ));
-            }
-            for f in files {
+        for pattern in strings("corpus")? {
+            for file in f.files(&pattern)? {
                 programs.push(file_program(
                     &dir,
-                    f,
+                    file,
                     (
                         function.clone(),
                         args.clone(),
@@ -372,7 +311,7 @@ impl SweepSpec {
                 programs.push(p);
             }
         }
-        for script in strings(path, &t, "scripts")? {
+        for script in strings("scripts")? {
             let file = dir.join(&script);
             let mut s = script_session(&file)?;
             for (module, m) in &s.modules {
@@ -407,7 +346,7 @@ impl SweepSpec {
             programs,
             cflags,
             tune,
-            text,
+            text: f.text.clone(),
         })
     }
 
@@ -494,10 +433,20 @@ impl SweepSpec {
         format!("{h:016x}")
     }
 
-    pub(super) fn manifest(&self) -> Json {
+    /// The sweep as a batch job: what its shards' manifest records hold
+    /// for the merge (the goal, the phases, the programs).
+    pub fn job(&self) -> crate::batch::Job {
+        crate::batch::Job {
+            kind: "sweep",
+            name: self.name.clone(),
+            dir: self.dir.clone(),
+            fingerprint: self.fingerprint(),
+            manifest: self.manifest(),
+        }
+    }
+
+    fn manifest(&self) -> Json {
         json!({
-            "sweep": self.name,
-            "spec": self.fingerprint(),
             "goal": self.tune.goal.describe(),
             "seed": self.tune.seed,
             "phases": std::iter::once(BASELINE.to_string())
@@ -512,19 +461,6 @@ impl SweepSpec {
     }
 }
 
-/// Files matching `pattern` (relative to `dir`), sorted.
-fn expand(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
-    let full = dir.join(pattern);
-    let text = full.to_string_lossy();
-    let mut files: Vec<PathBuf> = glob::glob(&text)
-        .map_err(|e| Error::Invalid(format!("corpus pattern '{pattern}': {e}")))?
-        .filter_map(|r| r.ok())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
     let (function, args, buffers, exec) = check;
     let bytes = std::fs::read(&file).map_err(|e| Error::io(file.display(), e))?;
@@ -534,7 +470,7 @@ fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
         "bc" => bytes.len() as u64 / 20,
         _ => bytes.iter().filter(|&&b| b == b';').count() as u64,
     };
-    let name = program_name(dir, &file);
+    let name = crate::batch::program_name(dir, &file);
     Ok(Program {
         name,
         origin: Origin::File(file),
@@ -544,22 +480,6 @@ fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
         exec,
         weight: size + 20,
     })
-}
-
-/// A file's name in the sweep, whatever way the spec's path and the file's
-/// are spelled (`tiny.toml`, `./tiny.toml`, `$PWD/tiny.toml`; a glob's match
-/// or a `[[program]]`'s path): inside the spec's folder, the path from
-/// there, both made canonical; elsewhere, the file's name (two files of
-/// one name elsewhere are reported as twice).
-fn program_name(dir: &Path, file: &Path) -> String {
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    match canonical(file).strip_prefix(canonical(dir)) {
-        Ok(rel) => rel.to_string_lossy().into_owned(),
-        Err(_) => file.file_name().map_or_else(
-            || file.to_string_lossy().into_owned(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-    }
 }
 
 /// A session that ran `script` (relative inputs found beside it).
@@ -588,59 +508,6 @@ mod tests {
             exec: None,
             weight,
         }
-    }
-
-    #[test]
-    fn a_file_has_one_name_however_the_paths_are_spelled() {
-        let dir = std::env::temp_dir().join(format!("passlab-spec-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("zlib")).unwrap();
-        std::fs::write(dir.join("zlib/a.c"), "int a;").unwrap();
-        let spelled = [
-            (dir.clone(), dir.join("zlib/a.c")),
-            (dir.join("."), dir.join("zlib/a.c")),
-            (dir.clone(), dir.join("./zlib/../zlib/a.c")),
-            (dir.join("zlib/.."), dir.join("zlib/a.c")),
-        ];
-        for (d, f) in &spelled {
-            assert_eq!(
-                program_name(d, f),
-                "zlib/a.c",
-                "{} {}",
-                d.display(),
-                f.display()
-            );
-        }
-        // Relative to the working folder, as `passlab sweep tiny.toml`
-        // (folder ".") meets a glob's match without "./" (cargo runs tests
-        // in the package's folder).
-        let local = format!("target/passlab-spec-{}", std::process::id());
-        std::fs::create_dir_all(format!("{local}/zlib")).unwrap();
-        std::fs::write(format!("{local}/zlib/a.c"), "int a;").unwrap();
-        let cwd = std::env::current_dir().unwrap();
-        let want = format!("{local}/zlib/a.c");
-        for (d, f) in [
-            (Path::new(".").to_path_buf(), PathBuf::from(&want)),
-            (
-                Path::new(".").to_path_buf(),
-                PathBuf::from(format!("./{want}")),
-            ),
-            (cwd.clone(), cwd.join(&want)),
-        ] {
-            assert_eq!(
-                program_name(&d, &f),
-                want,
-                "{} {}",
-                d.display(),
-                f.display()
-            );
-        }
-        std::fs::remove_dir_all(&local).unwrap();
-        // Outside the spec's folder: the file's name.
-        assert_eq!(
-            program_name(&dir.join("zlib"), &std::env::temp_dir()),
-            std::env::temp_dir().file_name().unwrap().to_string_lossy()
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
