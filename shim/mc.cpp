@@ -569,6 +569,14 @@ void plab_backend_pass_names(const char *triple, plab_sink sink, void *user) {
 
 extern "C" {
 
+/// Makes `tm` lower thread-local variables to emulated TLS (calls of
+/// `__emutls_get_address`, libgcc's): for the JIT, whose objects have no
+/// platform to give them ELF TLS; clang's own code (what `:asm` and the
+/// size measures show) keeps native TLS.
+void plab_emulate_tls(LLVMTargetMachineRef tm) {
+  reinterpret_cast<TargetMachine *>(tm)->Options.EmulatedTLS = true;
+}
+
 /// Emits `m` with the target machine `tm` (assembly when `assembly`, else
 /// an object) to `sink`, as clang's back end does (see addClangAnalyses).
 /// Returns false with LLVM's message to `err` when the target cannot emit

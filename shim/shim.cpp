@@ -742,12 +742,25 @@ bool unresolved(const GlobalValue &G) {
   if (const auto *F = dyn_cast<Function>(&G))
     if (F->isIntrinsic())
       return false;
+  // A weak reference that nothing defines is null, as the static linker
+  // makes it (optional hooks: `if (&hook) hook();`).
+  if (G.hasExternalWeakLinkage())
+    return false;
   std::string Name = linkName(G);
-  // The JIT defines a program's `exit` and `atexit` itself (src/jit/mod.rs,
-  // `link`); glibc does not even export `atexit` (libc_nonshared.a has it).
-  if (Name == "exit" || Name == "atexit")
+  // The JIT defines a program's `exit`, `atexit` and `__cxa_atexit` itself
+  // (src/jit/mod.rs, `link`); glibc does not even export `atexit`
+  // (libc_nonshared.a has it).
+  if (Name == "exit" || Name == "atexit" || Name == "__cxa_atexit")
     return false;
   return dlsym(RTLD_DEFAULT, Name.c_str()) == nullptr;
+}
+
+// Whether `G` is the C runtime's module handle, `__dso_handle` (crtbegin.o
+// defines it, hidden, so this process cannot give it): a program's one
+// stands in for it (plab_stub_unresolved), and nothing reaching it is
+// refused.
+static bool runtimeHandle(const GlobalValue &G) {
+  return isa<GlobalVariable>(G) && G.getName() == "__dso_handle";
 }
 
 // The global values `V` refers to, through constant expressions too.
@@ -799,7 +812,7 @@ void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
     auto It = Missing.find(G);
     if (It != Missing.end())
       return It->second;
-    bool R = unresolved(*G);
+    bool R = unresolved(*G) && !runtimeHandle(*G);
     Missing[G] = R;
     return R;
   };
@@ -858,6 +871,63 @@ void plab_stub_unresolved(LLVMModuleRef MR) {
       G.setInitializer(Constant::getNullValue(G.getValueType()));
       G.setLinkage(GlobalValue::InternalLinkage);
     }
+}
+
+/// The entries of the static constructor or destructor list `Name`
+/// (`llvm.global_ctors`, `llvm.global_dtors`) of `M`: each function with
+/// its priority, in the list's order (null entries left out).
+static std::vector<std::pair<uint64_t, Function *>> structors(Module &M, StringRef Name) {
+  std::vector<std::pair<uint64_t, Function *>> Out;
+  GlobalVariable *GV = M.getNamedGlobal(Name);
+  if (!GV || !GV->hasInitializer())
+    return Out;
+  auto *List = dyn_cast<ConstantArray>(GV->getInitializer());
+  if (!List)
+    return Out;
+  for (Value *Op : List->operands()) {
+    auto *Entry = dyn_cast<ConstantStruct>(Op);
+    if (!Entry || Entry->getNumOperands() < 2)
+      continue;
+    auto *Priority = dyn_cast<ConstantInt>(Entry->getOperand(0));
+    auto *F = dyn_cast<Function>(Entry->getOperand(1)->stripPointerCasts());
+    if (Priority && F)
+      Out.push_back({Priority->getZExtValue(), F});
+  }
+  return Out;
+}
+
+/// Adds `void NAME()`, which does for a program what the C runtime does
+/// before `main` (the JIT has no platform to do it): calls `M`'s static
+/// constructors (`llvm.global_ctors`: C++'s global objects,
+/// `__attribute__((constructor))`) in ascending priority, in the list's
+/// order among equals, having first given its static destructors
+/// (`llvm.global_dtors`) to `atexit` in ascending priority, so that they
+/// run at exit in descending priority (LLVM's LangRef) and after every
+/// handler given later (glibc's order). Whether there was anything to run.
+bool plab_add_static_init(LLVMModuleRef MR, const char *Name) {
+  Module &M = *unwrapM(MR);
+  auto Ctors = structors(M, "llvm.global_ctors");
+  auto Dtors = structors(M, "llvm.global_dtors");
+  if (Ctors.empty() && Dtors.empty())
+    return false;
+  auto ByPriority = [](const auto &A, const auto &B) { return A.first < B.first; };
+  std::stable_sort(Ctors.begin(), Ctors.end(), ByPriority);
+  std::stable_sort(Dtors.begin(), Dtors.end(), ByPriority);
+  LLVMContext &C = M.getContext();
+  Function *Init = Function::Create(FunctionType::get(Type::getVoidTy(C), false),
+                                    GlobalValue::ExternalLinkage, Name, M);
+  IRBuilder<> B(BasicBlock::Create(C, "entry", Init));
+  // The destructors first: glibc's exit runs the static destructors
+  // (`.fini_array`) after every handler registered from the constructors
+  // on, as the handler it registered before them.
+  FunctionCallee AtExit = M.getOrInsertFunction(
+      "atexit", FunctionType::get(B.getInt32Ty(), {B.getPtrTy()}, false));
+  for (auto &[Priority, F] : Dtors)
+    B.CreateCall(AtExit, {F});
+  for (auto &[Priority, F] : Ctors)
+    B.CreateCall(F->getFunctionType(), F);
+  B.CreateRetVoid();
+  return true;
 }
 
 /// An ORC LLJIT (as `LLVMOrcCreateLLJIT` makes one, for the C API's other

@@ -113,6 +113,7 @@ extern "C" {
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;
     pub fn plab_unresolved(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
     pub fn plab_stub_unresolved(m: LLVMModuleRef);
+    pub fn plab_add_static_init(m: LLVMModuleRef, name: *const c_char) -> bool;
     pub fn plab_create_lljit(sink: Sink, user: *mut c_void) -> *mut c_void;
     pub fn plab_set_target(m: LLVMModuleRef, cpu: *const c_char, features: *const c_char);
     pub fn plab_cpu_known(triple: *const c_char, cpu: *const c_char) -> bool;
@@ -142,6 +143,7 @@ extern "C" {
     pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void, options: u32);
     /// Takes it off again, putting back the handler it replaced.
     pub fn plab_remarks_remove(ctx: LLVMContextRef);
+    pub fn plab_emulate_tls(tm: llvm_sys::target_machine::LLVMTargetMachineRef);
     pub fn plab_emit(
         m: LLVMModuleRef,
         tm: llvm_sys::target_machine::LLVMTargetMachineRef,

@@ -146,10 +146,13 @@ pub(crate) fn compile_object(
             llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(on_fatal_error));
             add_packed_entry(raw, wrappers);
             crate::ffi::plab_stub_unresolved(raw);
+            crate::ffi::plab_add_static_init(raw, super::STATIC_INIT.as_ptr());
         }
         // The entry point's calls of small functions are always-inline.
         prepare(raw, &triple, cg)?;
-        let mut object = emit(raw, &triple, cg)?;
+        // ELF TLS needs a platform the JIT does not have: its objects
+        // lower thread-local variables to libgcc's emulated TLS.
+        let mut object = emit_with(raw, &triple, cg, LLVMCodeGenFileType::LLVMObjectFile, true)?;
         // The decisions follow the object, their length last.
         let record = if cg.bisect_limit.is_some() {
             gate_record()
@@ -351,6 +354,18 @@ pub(super) fn emit_file(
     cg: &Codegen,
     kind: LLVMCodeGenFileType,
 ) -> std::result::Result<Vec<u8>, String> {
+    emit_with(m, triple, cg, kind, false)
+}
+
+/// [`emit_file`], with thread-local variables lowered to emulated TLS when
+/// `emulated_tls` (objects for the JIT).
+fn emit_with(
+    m: llvm_sys::prelude::LLVMModuleRef,
+    triple: &str,
+    cg: &Codegen,
+    kind: LLVMCodeGenFileType,
+    emulated_tls: bool,
+) -> std::result::Result<Vec<u8>, String> {
     install_gate(m, cg);
     let assembly = match kind {
         LLVMCodeGenFileType::LLVMAssemblyFile => true,
@@ -362,6 +377,9 @@ pub(super) fn emit_file(
     // alive for the call.
     unsafe {
         let tm = target_machine(triple, cg)?;
+        if emulated_tls {
+            crate::ffi::plab_emulate_tls(tm);
+        }
         let ok = crate::ffi::plab_emit(
             m,
             tm,

@@ -44,8 +44,9 @@ pub(crate) enum Plan {
     /// A program's `main`, as `lli` runs it: standard input from `stdin`
     /// (a descriptor of the parent's, or -1 for none); `exit()` ends it
     /// with its code as `main` returning would, after the handlers the
-    /// program gave `atexit()`.
-    Exec { stdin: i32 },
+    /// program gave `atexit()` and `__cxa_atexit()`; `init`, when not 0, is
+    /// the address of what runs before `main` (its static constructors).
+    Exec { stdin: i32, init: usize },
     /// TVM's time evaluator: one warm-up call; `number` calls per repeat,
     /// grown until a repeat lasts at least `min_repeat_ms`; `repeat` repeats.
     Time {
@@ -71,23 +72,48 @@ fn now_ns() -> u64 {
 static EXIT_FD: AtomicI32 = AtomicI32::new(-1);
 /// When the program's `main` was called.
 static EXIT_T0: AtomicU64 = AtomicU64::new(0);
-/// The program's `atexit` handlers, in the order given.
+/// The program's exit handlers, in the order given: `atexit`'s (a
+/// function of nothing) and C++'s `__cxa_atexit`'s (a destructor and the
+/// object it destroys), one list, as C++ requires.
 static AT_EXIT: [AtomicUsize; MAX_AT_EXIT] = [const { AtomicUsize::new(0) }; MAX_AT_EXIT];
+/// Each handler's object (`__cxa_atexit`'s), or [`NO_OBJECT`] (`atexit`'s).
+static AT_EXIT_ARG: [AtomicUsize; MAX_AT_EXIT] = [const { AtomicUsize::new(0) }; MAX_AT_EXIT];
 static AT_EXIT_LEN: AtomicUsize = AtomicUsize::new(0);
-/// As many handlers as C guarantees `atexit` accepts.
-const MAX_AT_EXIT: usize = 32;
+/// As many handlers as a program may give: C guarantees 32 to `atexit`;
+/// a C++ program gives one per global object with a destructor.
+const MAX_AT_EXIT: usize = 4096;
+/// The object of an `atexit` handler, which takes none.
+const NO_OBJECT: usize = usize::MAX;
+
+fn push_exit_handler(handler: usize, object: usize) -> i32 {
+    let n = AT_EXIT_LEN.load(Ordering::Relaxed);
+    if n >= MAX_AT_EXIT {
+        return -1;
+    }
+    AT_EXIT[n].store(handler, Ordering::Relaxed);
+    AT_EXIT_ARG[n].store(object, Ordering::Relaxed);
+    AT_EXIT_LEN.store(n + 1, Ordering::Relaxed);
+    0
+}
 
 /// The program's `atexit` (the JIT links programs to it, not to libc's,
 /// whose list holds the session's own handlers, copied into the child).
 pub(crate) extern "C" fn program_atexit(handler: Option<extern "C" fn()>) -> i32 {
     let Some(h) = handler else { return -1 };
-    let n = AT_EXIT_LEN.load(Ordering::Relaxed);
-    if n >= MAX_AT_EXIT {
-        return -1;
-    }
-    AT_EXIT[n].store(h as usize, Ordering::Relaxed);
-    AT_EXIT_LEN.store(n + 1, Ordering::Relaxed);
-    0
+    push_exit_handler(h as usize, NO_OBJECT)
+}
+
+/// The program's `__cxa_atexit`, where C++ registers the destructor of a
+/// global object as it constructs it (libc's would run it only at the
+/// child's libc exit, which a program's end skips; the module handle is
+/// one per program here, so it is not kept).
+pub(crate) extern "C" fn program_cxa_atexit(
+    handler: Option<extern "C" fn(*mut std::ffi::c_void)>,
+    object: *mut std::ffi::c_void,
+    _module: *mut std::ffi::c_void,
+) -> i32 {
+    let Some(h) = handler else { return -1 };
+    push_exit_handler(h as usize, object as usize)
 }
 
 /// The program's `exit` (see [`program_atexit`]): its handlers, last given
@@ -118,10 +144,23 @@ fn finish_program(fd: i32, ret: u64, ns: u64) -> ! {
         }
         AT_EXIT_LEN.store(n - 1, Ordering::Relaxed);
         let h = AT_EXIT[n - 1].load(Ordering::Relaxed);
-        // SAFETY: `h` is a handler the program passed to `atexit`, a
-        // function of the program taking nothing and returning nothing.
-        let h: extern "C" fn() = unsafe { std::mem::transmute::<usize, extern "C" fn()>(h) };
-        h();
+        match AT_EXIT_ARG[n - 1].load(Ordering::Relaxed) {
+            NO_OBJECT => {
+                // SAFETY: `h` is a handler the program passed to `atexit`, a
+                // function of the program taking nothing and returning nothing.
+                let h: extern "C" fn() =
+                    unsafe { std::mem::transmute::<usize, extern "C" fn()>(h) };
+                h();
+            }
+            object => {
+                // SAFETY: `h` is a destructor the program passed to
+                // `__cxa_atexit` with `object`, the object it destroys.
+                let h: extern "C" fn(*mut std::ffi::c_void) = unsafe {
+                    std::mem::transmute::<usize, extern "C" fn(*mut std::ffi::c_void)>(h)
+                };
+                h(object as *mut std::ffi::c_void);
+            }
+        }
     }
     EXIT_FD.store(-1, Ordering::Relaxed);
     let msg = [ret, ns, 0u64];
@@ -195,10 +234,19 @@ fn child_work(
     msg: &mut [u64],
     result_fd: i32,
 ) -> usize {
-    if let Plan::Exec { .. } = plan {
+    if let Plan::Exec { init, .. } = plan {
         EXIT_FD.store(result_fd, Ordering::Relaxed);
         AT_EXIT_LEN.store(0, Ordering::Relaxed);
         EXIT_T0.store(now_ns(), Ordering::Relaxed);
+        if init != 0 {
+            // SAFETY: `init` is the address of the program's
+            // `__passlab_init` (a function of nothing, made by
+            // `plab_add_static_init`), run in this child before `main`, as
+            // the C runtime runs constructors.
+            let init: extern "C" fn() =
+                unsafe { std::mem::transmute::<usize, extern "C" fn()>(init) };
+            init();
+        }
     }
     let t0 = now_ns();
     // After the clock's first call: resolving a symbol lazily saves the
@@ -423,7 +471,7 @@ pub(crate) fn run(
             // Standard input: the program's, or nothing (not the
             // terminal or the kernel's input the session reads).
             let input = match plan {
-                Plan::Exec { stdin } if stdin >= 0 => stdin,
+                Plan::Exec { stdin, .. } if stdin >= 0 => stdin,
                 _ => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
             };
             if input > 0 {

@@ -527,6 +527,10 @@ fn signature(f: LLVMValueRef) -> std::result::Result<Signature, String> {
 /// The packed entry point of a compiled module.
 const PACKED_ENTRY: &str = "__passlab_packed";
 
+/// What a program runs before `main` (its static constructors), where it
+/// has any (`plab_add_static_init`).
+const STATIC_INIT: &std::ffi::CStr = c"__passlab_init";
+
 /// Functions of at most this many instructions are inlined into their case
 /// of the packed entry point.
 const INLINE_INTO_ENTRY: usize = 16;
@@ -600,6 +604,10 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
         let mut pairs = [
             ("exit", isolate::program_exit as *const () as usize),
             ("atexit", isolate::program_atexit as *const () as usize),
+            (
+                "__cxa_atexit",
+                isolate::program_cxa_atexit as *const () as usize,
+            ),
             ("malloc", isolate::program_malloc as *const () as usize),
         ]
         .map(|(symbol, address)| {
@@ -621,7 +629,10 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
         let e = LLVMOrcJITDylibDefine(jd, mu);
         if !e.is_null() {
             LLVMOrcDisposeMaterializationUnit(mu);
-            let err = failed("cannot define exit, atexit and malloc for programs", e);
+            let err = failed(
+                "cannot define exit, atexit, __cxa_atexit and malloc for programs",
+                e,
+            );
             LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
             return Err(err);
         }
@@ -1082,7 +1093,14 @@ impl Jit {
             *index,
             &slots,
             self.timeout(),
-            isolate::Plan::Exec { stdin: input.fd },
+            isolate::Plan::Exec {
+                stdin: input.fd,
+                // Static constructors: C++'s global objects, C's
+                // __attribute__((constructor)).
+                init: self
+                    .address(STATIC_INIT.to_str().unwrap_or_default())
+                    .unwrap_or(0),
+            },
             &spec,
         )
         .map_err(|failure| Error::Invalid(format!("the program {failure}")))?;

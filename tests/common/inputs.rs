@@ -95,3 +95,19 @@ pub fn lua_files() -> Vec<PathBuf> {
 pub fn cxx_cc() -> PathBuf {
     crate_dir("cxx").join("src/cxx.cc")
 }
+
+/// libFuzzer (libfuzzer-sys: `libfuzzer/`), a whole C++ program no one
+/// here wrote: 26 files of C++17 (the standard library's strings,
+/// containers, threads and streams, thread-local and global objects with
+/// constructors), whose `main` calls `LLVMFuzzerTestOneInput`, the
+/// target a user links in.
+pub fn libfuzzer_sources() -> Vec<PathBuf> {
+    let dir = crate_dir("libfuzzer-sys").join("libfuzzer");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("libfuzzer-sys's libfuzzer/")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    files.sort();
+    files
+}
