@@ -19,6 +19,23 @@ pub(crate) enum Handle {
 }
 
 impl Handle {
+    /// The instrument as code generation sees it (`jit::backend::record`).
+    pub(crate) fn watcher(&self) -> crate::jit::backend::Watcher<'_> {
+        use crate::jit::backend::Watcher;
+        match self {
+            Handle::Timing(t) => Watcher::Timing(t),
+            Handle::Counts(c) => Watcher::Counts(c),
+            Handle::PrintBefore(p) => Watcher::PrintBefore(p),
+            Handle::PrintAfter(p) => Watcher::PrintAfter(p),
+            Handle::PrintChanged(p) => Watcher::PrintChanged(p),
+            Handle::Verify(v) => Watcher::Verify(v),
+            Handle::Bisect(b) => Watcher::Bisect(b),
+            Handle::Explore(_) => Watcher::Explore,
+            Handle::Remarks(r) => Watcher::Remarks(r),
+            Handle::IrSize(_) | Handle::Trace(_) => Watcher::Blind,
+        }
+    }
+
     pub(crate) fn instrument(&self) -> Rc<dyn crate::Instrument> {
         match self {
             Handle::Timing(i) => i.clone(),
