@@ -7,7 +7,19 @@ use crate::jit::Codegen;
 const USAGE: &str =
     "expects [FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]";
 
-pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+/// `:asm`'s words and settings.
+struct AsmArgs {
+    function: Option<String>,
+    all: bool,
+    out: Option<String>,
+    syntax: Syntax,
+    cpus: Vec<String>,
+    modules: Vec<String>,
+}
+
+/// Reads `:asm`'s line: `--out FILE`, `--all`, the function, and the
+/// settings over the context's syntax.
+fn asm_args(a: &Args, ctx: &PassContext) -> Result<AsmArgs> {
     let mut words = a.words.clone();
     let out = take_out(&mut words, "asm", ", such as gemm.s")?;
     let all = match words.iter().position(|w| w == "--all") {
@@ -29,7 +41,6 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         [f] => Some(f.clone()),
         _ => return Err(err("asm", format!("{USAGE}, got '{}'", a.rest))),
     };
-    let ctx = PassContext::current();
     let mut syntax = match ctx.config(asm::SYNTAX_KEY)? {
         crate::ConfigValue::Str(v) => Syntax::parse(&v).map_err(|e| err("asm", e))?,
         v => Syntax::parse(&v.to_string()).map_err(|e| err("asm", e))?,
@@ -53,6 +64,31 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
             }
         }
     }
+    Ok(AsmArgs {
+        function,
+        all,
+        out,
+        syntax,
+        cpus,
+        modules,
+    })
+}
+
+pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let ctx = PassContext::current();
+    let AsmArgs {
+        function,
+        all,
+        out,
+        syntax,
+        cpus,
+        modules,
+    } = asm_args(a, &ctx)?;
+    let filter = if all {
+        Filter::all()
+    } else {
+        Filter::default()
+    };
     if !cpus.is_empty() || !modules.is_empty() {
         if out.is_some() {
             return Err(err(
@@ -60,11 +96,6 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                 "--out writes one module's code: not with cpu= or modules=",
             ));
         }
-        let filter = if all {
-            Filter::all()
-        } else {
-            Filter::default()
-        };
         return side_by_side(s, function.as_deref(), syntax, filter, &cpus, &modules);
     }
     let name = current(s, "asm")?;
@@ -81,26 +112,10 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         None => machine_code(s, &name, &cg, syntax)?,
     };
     let source = |path: &str| source_text(s, path);
-    let filter = if all {
-        Filter::all()
-    } else {
-        Filter::default()
-    };
     let filter = if s.html { filter } else { filter.text_only() };
     let shown = code.render(function.as_deref(), filter, &source)?;
     if let Some(file) = &out {
-        let raw = match &function {
-            Some(_) => {
-                asm::Assembly::render(
-                    &code,
-                    function.as_deref(),
-                    Filter::all().text_only(),
-                    &source,
-                )?
-                .text
-            }
-            None => code.text.clone(),
-        };
+        let raw = code.raw_text(function.as_deref(), &source)?;
         crate::folder::write_file(std::path::Path::new(file), raw, ":asm --out")?;
     }
     let mut o = Output::default();
@@ -110,11 +125,11 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     }
     let mut notes = vec![format!("{} · {} syntax", cg.label(), syntax.name())];
     if function.is_none() {
-        let bytes: u64 = code.functions.iter().filter_map(|f| f.bytes).sum();
+        let n = code.functions.len();
+        let bytes = code.bytes(None);
         notes.push(format!(
-            "{} function{}, {bytes} bytes of code",
-            code.functions.len(),
-            if code.functions.len() == 1 { "" } else { "s" }
+            "{n} function{}, {bytes} bytes of code",
+            if n == 1 { "" } else { "s" }
         ));
     }
     if !shown.has_source && !all {
@@ -123,12 +138,8 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                 .into(),
         );
     }
-    if let Some(file) = &out {
-        notes.push(format!("wrote {file}"));
-    }
-    if let Some(r) = &recorded {
-        notes.push(r.note.clone());
-    }
+    notes.extend(out.iter().map(|file| format!("wrote {file}")));
+    notes.extend(recorded.iter().map(|r| r.note.clone()));
     let header = format!("; {}\n", notes.join("; "));
     let mut data = vec![("text/plain".to_string(), format!("{header}{}", shown.text))];
     if let Some(html) = shown.html.filter(|_| s.html) {
@@ -144,13 +155,8 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     Ok(o)
 }
 
-/// Columns of each side of `:asm`'s side-by-side text.
-const SIDE: usize = 56;
-
 /// `:asm [FUNCTION] cpu=A,B` or `modules=M,N`: the two compilations'
-/// code side by side, aligned as `diff -y` aligns them (the source lines
-/// of `-g` modules, the same on both sides, anchor them), differences
-/// marked; in a notebook, two panes.
+/// code side by side (`jit::asm::SideBySide`); in a notebook, two panes.
 fn side_by_side(
     s: &mut Session,
     function: Option<&str>,
@@ -160,54 +166,9 @@ fn side_by_side(
     modules: &[String],
 ) -> Result<Output> {
     let base = Codegen::from_context(&PassContext::current())?;
-    let current_module = || current(s, "asm");
-    // Two sides: two processors for one module, or two modules under one.
-    let sides: Vec<(String, Codegen)> = match (cpus, modules) {
-        ([a, b], one) if one.len() <= 1 => {
-            let m = match one {
-                [m] => m.clone(),
-                _ => current_module()?,
-            };
-            let mut out = Vec::new();
-            for cpu in [a, b] {
-                let target =
-                    crate::llvm::Target::new(cpu, "").map_err(|e| err("asm", e.to_string()))?;
-                out.push((
-                    m.clone(),
-                    Codegen {
-                        target,
-                        cpu_setting: cpu.clone(),
-                        ..base.clone()
-                    },
-                ));
-            }
-            out
-        }
-        (one, [m, n]) if one.len() <= 1 => {
-            let cg = match one {
-                [cpu] => Codegen {
-                    target: crate::llvm::Target::new(cpu, "")
-                        .map_err(|e| err("asm", e.to_string()))?,
-                    cpu_setting: cpu.clone(),
-                    ..base.clone()
-                },
-                _ => base.clone(),
-            };
-            vec![(m.clone(), cg.clone()), (n.clone(), cg)]
-        }
-        _ => {
-            return Err(err(
-                "asm",
-                format!(
-                    "side by side takes two: cpu=A,B (one module) or modules=M,N (one processor); got cpu={} modules={}",
-                    cpus.join(","),
-                    modules.join(",")
-                ),
-            ))
-        }
-    };
-    let mut shown = Vec::new();
-    for (name, cg) in &sides {
+    let sides = asm::sides(&base, cpus, modules, &mut || current(s, "asm"))?;
+    let mut shown: [(String, String); 2] = Default::default();
+    for ((name, cg), side) in sides.iter().zip(&mut shown) {
         let m = s.module_named("asm", name)?;
         if let Some(f) = function {
             check_function(m, "asm", name, f)?;
@@ -215,113 +176,18 @@ fn side_by_side(
         let code = machine_code(s, name, cg, syntax)?;
         let source = |path: &str| source_text(s, path);
         let text = code.render(function, filter.text_only(), &source)?.text;
-        let bytes: u64 = match function {
-            Some(f) => code.function(f).and_then(|f| f.bytes).unwrap_or(0),
-            None => code.functions.iter().filter_map(|f| f.bytes).sum(),
-        };
-        let label = format!("{name} · {} · {bytes} bytes", cg.label());
-        shown.push((label, text));
+        let label = format!("{name} · {} · {} bytes", cg.label(), code.bytes(function));
+        *side = (label, text);
     }
-    let rows = crate::diff::side_by_side(&shown[0].1, &shown[1].1);
-    let differing = rows.iter().filter(|r| r.mark != ' ').count();
-    let what = function.map_or("the module".to_string(), |f| format!("'{f}'"));
-    let note = format!(
-        "; {what} side by side, {} syntax: {} rows, {} differ (| changed, < left only, > right only)",
-        syntax.name(),
-        rows.len(),
-        differing
-    );
-    let cell = |t: &Option<String>| -> String {
-        let t = t.as_deref().unwrap_or("").replace('\t', "        ");
-        if t.chars().count() > SIDE {
-            let mut c: String = t.chars().take(SIDE - 1).collect();
-            c.push('…');
-            c
-        } else {
-            format!("{t:<SIDE$}")
-        }
-    };
-    let mut text = format!(
-        "{note}\n{} | {}\n",
-        cell(&Some(shown[0].0.clone())),
-        shown[1].0
-    );
-    for r in &rows {
-        let line = format!(
-            "{} {} {}",
-            cell(&r.left),
-            r.mark,
-            r.right.as_deref().unwrap_or("")
-        );
-        text.push_str(line.trim_end());
-        text.push('\n');
+    let [(l, left), (r, right)] = shown;
+    let sbs = asm::SideBySide::new(function, syntax, (l, &left), (r, &right));
+    let mut data = vec![("text/plain".to_string(), sbs.text())];
+    if s.html {
+        data.push(("text/html".into(), sbs.html()));
     }
     let mut o = Output::default();
-    let mut data = vec![("text/plain".to_string(), text)];
-    if s.html {
-        data.push((
-            "text/html".into(),
-            side_by_side_html(&note, &shown[0].0, &shown[1].0, &rows),
-        ));
-    }
     o.items.push(Item::Display(super::super::Bundle { data }));
     Ok(o)
-}
-
-/// The two panes as HTML, Compiler Explorer's way: each compilation in a
-/// column of its own, rows aligned, the rows that differ tinted (changed
-/// in amber, one side only in red or green), source lines in grey.
-fn side_by_side_html(note: &str, left: &str, right: &str, rows: &[crate::diff::Row]) -> String {
-    use crate::table::escape;
-    let mut h = String::from(
-        "<div class=\"plab-sbs\"><style>.plab-sbs table{border-collapse:collapse;table-layout:fixed;width:100%;font:12px/1.35 ui-monospace,monospace}\
-         .plab-sbs col.code{width:calc(50% - 12px)}.plab-sbs col.mark{width:24px}\
-         .plab-sbs td{padding:0 6px;white-space:pre;overflow:hidden;text-overflow:ellipsis;vertical-align:top;text-align:left!important;border:0}\
-         .plab-sbs th{text-align:left!important;padding:2px 6px;border-bottom:1px solid #ccc;font:600 12px system-ui,sans-serif;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\
-         .plab-sbs .c td.s{background:#fff4d6}.plab-sbs .l td.a{background:#fde2e2}.plab-sbs .r td.b{background:#def5e2}\
-         .plab-sbs td.m{color:#999;padding:0 2px}.plab-sbs .src{color:#777}</style>",
-    );
-    h.push_str(&format!(
-        "<div style=\"color:#666;font-size:12px;margin-bottom:4px\">{}</div><table><colgroup><col class=\"code\"><col class=\"mark\"><col class=\"code\"></colgroup><tr><th>{}</th><th></th><th>{}</th></tr>",
-        escape(note.trim_start_matches("; ")),
-        escape(left),
-        escape(right)
-    ));
-    for r in rows {
-        let class = match r.mark {
-            '|' => " class=\"c\"",
-            '<' => " class=\"l\"",
-            '>' => " class=\"r\"",
-            _ => "",
-        };
-        let side = |t: &Option<String>, which: &str| {
-            let t = t.as_deref().unwrap_or("");
-            // A source line (`; 12: s += a[i]`) in grey.
-            let src = if t.trim_start().starts_with(';') {
-                " src"
-            } else {
-                ""
-            };
-            let changed = if r.mark == '|' { " s" } else { "" };
-            format!(
-                "<td class=\"{which}{changed}{src}\" title=\"{}\">{}</td>",
-                escape(t.trim()),
-                escape(t)
-            )
-        };
-        h.push_str(&format!(
-            "<tr{class}>{}<td class=\"m\">{}</td>{}</tr>",
-            side(&r.left, "a"),
-            if r.mark == ' ' {
-                String::new()
-            } else {
-                r.mark.to_string()
-            },
-            side(&r.right, "b")
-        ));
-    }
-    h.push_str("</table></div>");
-    h
 }
 
 /// `f` must have machine code in module `name`: defined there.
