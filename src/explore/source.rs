@@ -34,6 +34,29 @@ pub struct SourceStats {
     pub with_text: usize,
 }
 
+impl SourceStats {
+    /// What `:report remarks source --out` says of the page it wrote to
+    /// `path`: its size, remarks, lines and files (and how many files were
+    /// not found).
+    pub fn note(&self, path: &str) -> String {
+        format!(
+            "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
+            self.bytes as f64 / 1e6,
+            self.remarks,
+            self.lines,
+            self.files,
+            if self.with_text < self.files {
+                format!(
+                    " ({} of them not found: their lines without text)",
+                    self.files - self.with_text
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
 /// The annotated source of `remarks` as HTML: a fragment for a notebook,
 /// or with `standalone` a whole page. `sources` gives the text of a file
 /// named in the remarks (None: not found; its lines are listed without
@@ -130,6 +153,25 @@ pub fn remarks_html(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_says_what_the_page_holds() {
+        let mut stats = SourceStats {
+            bytes: 1_250_000,
+            remarks: 35,
+            lines: 8,
+            files: 2,
+            with_text: 2,
+        };
+        assert_eq!(
+            stats.note("r.html"),
+            "wrote r.html: 1.2 MB, 35 remarks on 8 source lines in 2 files"
+        );
+        stats.with_text = 1;
+        assert!(stats
+            .note("r.html")
+            .ends_with(" in 2 files (1 of them not found: their lines without text)"));
+    }
     use crate::instrument::RemarkKind;
 
     fn remark(kind: RemarkKind, pass: &str, file: &str, line: u32, message: &str) -> Remark {

@@ -252,13 +252,21 @@ fn remark_kinds(command: &str, list: &str) -> Result<Vec<crate::instrument::Rema
 
 /// `:report remarks [source [--out FILE.html] | runs | compare [A B]]
 /// [run=N] [top=N] [passes=…] [kinds=…] [functions=…]`.
-fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
-    let usage = "expects remarks [source [--out FILE.html] | runs | compare [RUN RUN]] [run=N] [top=N] [passes=P,...] [kinds=K,...] [functions=F,...]";
-    let mut words = a.words.clone();
-    let out = super::take_out(&mut words, "report", ", such as remarks.html")?;
-    let mut filter = crate::instrument::RemarkFilter::default();
-    let mut top = None;
-    let mut run = None;
+/// `:report remarks`'s settings: the filter, `top=` and `run=`.
+struct RemarksQuery {
+    filter: crate::instrument::RemarkFilter,
+    top: Option<usize>,
+    run: Option<usize>,
+}
+
+const REMARKS_USAGE: &str = "expects remarks [source [--out FILE.html] | runs | compare [RUN RUN]] [run=N] [top=N] [passes=P,...] [kinds=K,...] [functions=F,...]";
+
+fn remarks_query(a: &Args) -> Result<RemarksQuery> {
+    let mut q = RemarksQuery {
+        filter: crate::instrument::RemarkFilter::default(),
+        top: None,
+        run: None,
+    };
     let positive = |k: &str, v: &str| {
         v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
             err(
@@ -269,15 +277,15 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
     };
     for (k, v) in &a.settings {
         match k.as_str() {
-            "top" => top = Some(positive(k, v)?),
-            "run" => run = Some(positive(k, v)?),
-            "passes" => filter.passes.extend(comma_list(v)),
-            "kinds" => filter.kinds.extend(remark_kinds("report", v)?),
-            "functions" => filter.functions.extend(comma_list(v)),
+            "top" => q.top = Some(positive(k, v)?),
+            "run" => q.run = Some(positive(k, v)?),
+            "passes" => q.filter.passes.extend(comma_list(v)),
+            "kinds" => q.filter.kinds.extend(remark_kinds("report", v)?),
+            "functions" => q.filter.functions.extend(comma_list(v)),
             other => {
                 return Err(Error::Command {
                     command: "report".into(),
-                    message: format!("unknown setting '{other}' for remarks ({usage})"),
+                    message: format!("unknown setting '{other}' for remarks ({REMARKS_USAGE})"),
                     suggestions: crate::nearest_names(
                         other,
                         ["top", "run", "passes", "kinds", "functions"],
@@ -286,6 +294,14 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
             }
         }
     }
+    Ok(q)
+}
+
+fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
+    use crate::instrument::{remark_run_number, remark_runs_compared};
+    let mut words = a.words.clone();
+    let out = super::take_out(&mut words, "report", ", such as remarks.html")?;
+    let q = remarks_query(a)?;
     let Handle::Remarks(r) = active(s, "report", "remarks")? else {
         return Err(err(
             "report",
@@ -296,23 +312,8 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
     if runs.is_empty() {
         return text("no remarks recorded yet: the remarks instrument records them during :run");
     }
-    let run_number = |w: &str| -> Result<usize> {
-        w.parse::<usize>()
-            .ok()
-            .filter(|n| (1..=runs.len()).contains(n))
-            .ok_or_else(|| {
-                err(
-                    "report",
-                    format!(
-                        "'{w}' is not a run: {} recorded, numbered 1 to {} (:report remarks runs lists them)",
-                        runs.len(),
-                        runs.len()
-                    ),
-                )
-            })
-    };
-    let run = match run {
-        Some(n) => run_number(&n.to_string())?,
+    let run = match q.run {
+        Some(n) => remark_run_number(runs.len(), &n.to_string()).map_err(|e| err("report", e))?,
         None => runs.len(),
     };
     let sub = words.get(1).map(String::as_str);
@@ -323,28 +324,11 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
         ));
     }
     match (sub, words.len()) {
-        (Some("runs"), 2) => {
-            let mut t = Table::new(
-                &format!("runs the remarks instrument recorded: {}", runs.len()),
-                &["run>", "what ran", "remarks>"],
-            );
-            for (i, x) in runs.iter().enumerate() {
-                t.push([(i + 1).to_string(), x.label.clone(), x.remarks.to_string()]);
-            }
-            return table(&t);
-        }
+        (Some("runs"), 2) => return table(&crate::instrument::remark_runs_table(&runs)),
         (Some("compare"), 2 | 4) => {
-            let (x, y) = if words.len() == 4 {
-                (run_number(&words[2])?, run_number(&words[3])?)
-            } else if runs.len() >= 2 {
-                (runs.len() - 1, runs.len())
-            } else {
-                return Err(err(
-                    "report",
-                    "compare needs two runs and one is recorded: :undo, then :run another pipeline (or the same under :with cpu=...)",
-                ));
-            };
-            let mut c = crate::instrument::compare_remarks(&r.of_run(x), &r.of_run(y), &filter);
+            let named = (words.len() == 4).then(|| (words[2].as_str(), words[3].as_str()));
+            let (x, y) = remark_runs_compared(runs.len(), named).map_err(|e| err("report", e))?;
+            let mut c = crate::instrument::compare_remarks(&r.of_run(x), &r.of_run(y), &q.filter);
             for d in &mut c.diffs {
                 d.file = super::shown_path(s, &d.file);
             }
@@ -352,7 +336,7 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
                 (*a, *b) = (super::shown_path(s, a), super::shown_path(s, b));
             }
             let label = |n: usize| format!("run {n} ({})", runs[n - 1].label);
-            let t = c.table(&label(x), &label(y), top.unwrap_or(40));
+            let t = c.table(&label(x), &label(y), q.top.unwrap_or(40));
             if c.diffs.is_empty() {
                 // No rows: the title says it all.
                 return text(format!(
@@ -365,88 +349,78 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
         _ => {}
     }
     let all = r.of_run(run);
-    let described = filter.describe();
-    if !all.iter().any(|x| filter.keeps(x)) {
-        return text(if all.is_empty() {
-            format!("run {run} ({}) made no remarks", runs[run - 1].label)
-        } else {
-            match all.len() {
-                1 => format!("the one remark of run {run} is not kept by {described}"),
-                n => format!("none of the {n} remarks of run {run} is kept by {described}"),
-            }
-        });
+    let label = &runs[run - 1].label;
+    if let Some(why) = crate::instrument::remarks_nothing_kept(&all, &q.filter, run, label) {
+        return text(why);
     }
     match (sub, words.len()) {
         (None, 1) => {
-            let mut t = crate::instrument::remark_table(&all, &filter);
-            t.title = format!("{} — run {run}: {}", t.title, runs[run - 1].label);
+            let mut t = crate::instrument::remark_table(&all, &q.filter);
+            t.title = format!("{} — run {run}: {label}", t.title);
             table(&t)
         }
-        (Some("source"), 2) => {
-            let kept: Vec<_> = all.iter().filter(|x| filter.keeps(x)).cloned().collect();
-            let title = format!(
-                "{}{}",
-                runs[run - 1].label,
-                if described.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({described})")
-                }
-            );
-            let page = |standalone| {
-                crate::explore::remarks_html(
-                    &title,
-                    &kept,
-                    &|f| super::source_text(s, f),
-                    &|f| super::shown_path(s, f),
-                    standalone,
-                    top,
-                )
-            };
-            if let Some(path) = out {
-                let (html, stats) = page(true);
-                crate::folder::write_file(
-                    std::path::Path::new(&path),
-                    &html,
-                    ":report remarks source --out",
-                )?;
-                return text(format!(
-                    "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
-                    stats.bytes as f64 / 1e6,
-                    stats.remarks,
-                    stats.lines,
-                    stats.files,
-                    if stats.with_text < stats.files {
-                        format!(
-                            " ({} of them not found: their lines without text)",
-                            stats.files - stats.with_text
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-            let plain = super::remarks::annotated_source(
-                s,
-                &all,
-                &filter,
-                top.unwrap_or(super::remarks::TOP_LINES),
-            );
-            let mut bundle = super::super::Bundle::text(plain);
-            if s.html {
-                bundle.data.push(("text/html".into(), page(false).0));
-            }
-            let mut o = Output::default();
-            o.items.push(Item::Display(bundle));
-            Ok(o)
-        }
+        (Some("source"), 2) => remarks_source(s, &all, &q, label, out),
         (Some(word), _) if !matches!(word, "source" | "runs" | "compare") => Err(Error::Command {
             command: "report".into(),
             message: format!("no remarks report called '{word}' (source, runs, compare)"),
             suggestions: crate::nearest_names(word, ["source", "runs", "compare"]),
         }),
-        _ => Err(err("report", format!("{usage}, got '{}'", a.rest))),
+        _ => Err(err("report", format!("{REMARKS_USAGE}, got '{}'", a.rest))),
     }
+}
+
+/// `:report remarks source [--out FILE.html]`: the remarks of a run
+/// (`all`, what ran being `label`) on the source, as text and, in a
+/// notebook, a page; with `--out`, the page written to a file.
+fn remarks_source(
+    s: &Session,
+    all: &[crate::instrument::Remark],
+    q: &RemarksQuery,
+    label: &str,
+    out: Option<String>,
+) -> Result<Output> {
+    let described = q.filter.describe();
+    let kept: Vec<_> = all.iter().filter(|x| q.filter.keeps(x)).cloned().collect();
+    let title = format!(
+        "{label}{}",
+        if described.is_empty() {
+            String::new()
+        } else {
+            format!(" ({described})")
+        }
+    );
+    let page = |standalone| {
+        crate::explore::remarks_html(
+            &title,
+            &kept,
+            &|f| super::source_text(s, f),
+            &|f| super::shown_path(s, f),
+            standalone,
+            q.top,
+        )
+    };
+    if let Some(path) = out {
+        let (html, stats) = page(true);
+        crate::folder::write_file(
+            std::path::Path::new(&path),
+            &html,
+            ":report remarks source --out",
+        )?;
+        return text(stats.note(&path));
+    }
+    let plain = super::remarks::annotated_source(
+        s,
+        all,
+        &q.filter,
+        q.top.unwrap_or(super::remarks::TOP_LINES),
+    );
+    let mut bundle = super::super::Bundle::text(plain);
+    if s.html {
+        bundle.data.push(("text/html".into(), page(false).0));
+    }
+    let mut o = Output::default();
+    o.items.push(Item::Display(bundle));
+    Ok(o)
 }
 
 /// What `:plot` draws.
