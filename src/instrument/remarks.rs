@@ -235,6 +235,21 @@ pub struct RemarkFilter {
 }
 
 impl RemarkFilter {
+    /// Its kinds and functions as `:instrument remarks` settings, each
+    /// after a space (` kinds=missed functions=f,g`; empty when it keeps
+    /// every kind in every function).
+    pub fn settings(&self) -> String {
+        let mut spec = String::new();
+        if !self.kinds.is_empty() {
+            let k: Vec<&str> = self.kinds.iter().map(|k| k.name()).collect();
+            spec.push_str(&format!(" kinds={}", k.join(",")));
+        }
+        if !self.functions.is_empty() {
+            spec.push_str(&format!(" functions={}", self.functions.join(",")));
+        }
+        spec
+    }
+
     pub fn keeps(&self, r: &Remark) -> bool {
         (self.passes.is_empty()
             || self
@@ -864,6 +879,18 @@ impl Instrument for Remarks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filter_spells_its_kinds_and_functions_as_settings() {
+        let mut f = RemarkFilter::default();
+        assert_eq!(f.settings(), "");
+        f.passes = vec!["gvn".into()];
+        assert_eq!(f.settings(), "");
+        f.kinds = vec![RemarkKind::Missed, RemarkKind::Passed];
+        assert_eq!(f.settings(), " kinds=missed,passed");
+        f.functions = vec!["f".into(), "g".into()];
+        assert_eq!(f.settings(), " kinds=missed,passed functions=f,g");
+    }
 
     #[test]
     fn runs_are_numbered_from_one_and_compared_two_at_a_time() {

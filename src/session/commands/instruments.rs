@@ -91,30 +91,31 @@ pub(super) const INSTRUMENT_NAMES: &[&str] = &[
     "clear",
 ];
 
-pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+/// `:instrument`'s line: each instrument named (a word, or a setting
+/// with its value), in order, and the settings that apply to them all.
+struct Requested {
+    items: Vec<(String, Option<String>)>,
+    /// `kinds=missed,...`: the remarks instrument keeps only these kinds.
+    kinds: Vec<crate::instrument::RemarkKind>,
+    /// `functions=F,...`: the printing instruments of this command show
+    /// only these functions (LLVM's -filter-print-funcs), the remarks
+    /// instrument only their remarks.
+    functions: Vec<String>,
+}
+
+fn requested(a: &Args) -> Result<Requested> {
     if a.rest.is_empty() {
         return Err(err(
             "instrument",
             format!("expects one of: {}", INSTRUMENT_NAMES.join(", ")),
         ));
     }
-    // `functions=F,...`: the printing instruments of this command show only
-    // these functions (LLVM's -filter-print-funcs).
     let functions: Vec<String> = a
         .settings
         .iter()
         .filter(|(k, _)| k == "functions")
         .flat_map(|(_, v)| comma_list(v))
         .collect();
-    let filter = |names: Vec<String>| {
-        let f = PassFilter::passes(names);
-        if functions.is_empty() {
-            f
-        } else {
-            f.in_functions(functions.clone())
-        }
-    };
-    // `kinds=missed,...`: the remarks instrument keeps only these kinds.
     let mut kinds = Vec::new();
     for (_, v) in a.settings.iter().filter(|(k, _)| k == "kinds") {
         kinds.extend(remark_kinds("instrument", v)?);
@@ -136,87 +137,87 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             "kinds= filters remarks: :instrument remarks kinds=missed",
         ));
     }
-    for (name, value) in items {
-        let spec = match &value {
+    Ok(Requested {
+        items,
+        kinds,
+        functions,
+    })
+}
+
+pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let r = requested(a)?;
+    for (name, value) in &r.items {
+        if name == "clear" {
+            s.instruments.clear();
+            continue;
+        }
+        let handle = new_handle(s, name, value.as_deref(), &r)?;
+        let mut spec = match value {
             Some(v) => format!("{name}={v}"),
             None => name.clone(),
         };
-        let names = comma_list(value.as_deref().unwrap_or(""));
-        let handle = match name.as_str() {
-            "clear" => {
-                s.instruments.clear();
-                continue;
-            }
-            "timing" => Handle::Timing(Rc::new(Timing::new())),
-            "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
-            // The printing instruments share one buffer, so that their
-            // output comes in the order the passes ran.
-            "print-before" => Handle::PrintBefore(Rc::new(
-                PrintPasses::before(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "print-after" => Handle::PrintAfter(Rc::new(
-                PrintPasses::after(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "print-changed" => Handle::PrintChanged(Rc::new(
-                PrintChanged::new(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
-            "bisect" => {
-                let v = value
-                    .as_deref()
-                    .ok_or_else(|| err("instrument", "bisect needs a limit: bisect=N"))?;
-                let n = v.parse::<usize>().map_err(|_| {
-                    err("instrument", format!("bisect expects a number, got '{v}'"))
-                })?;
-                Handle::Bisect(Rc::new(Bisect::new(Some(n))))
-            }
-            "skip" => Handle::Bisect(Rc::new(Bisect::new(None).skipping(names))),
-            "trace" => Handle::Trace(Rc::new(Trace::new(|_m, p, before| {
-                if before {
-                    crate::output::emit(&format!(
-                        "{}{} on {} {}",
-                        "  ".repeat(p.depth),
-                        p.name(),
-                        p.unit,
-                        p.target
-                    ));
-                }
-            }))),
-            "counts" => Handle::Counts(Rc::new(Counts::new())),
-            "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
-            "remarks" => Handle::Remarks(Rc::new(crate::instrument::Remarks::filtered(
-                crate::instrument::RemarkFilter {
-                    passes: names,
-                    kinds: kinds.clone(),
-                    functions: functions.clone(),
-                },
-            ))),
-            other => {
-                return Err(Error::Command {
-                    command: "instrument".into(),
-                    message: format!("unknown instrument '{other}'"),
-                    suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
-                })
-            }
-        };
-        let spec = match &handle {
-            Handle::Remarks(_) => {
-                let mut spec = spec;
-                if !kinds.is_empty() {
-                    let k: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-                    spec.push_str(&format!(" kinds={}", k.join(",")));
-                }
-                if !functions.is_empty() {
-                    spec.push_str(&format!(" functions={}", functions.join(",")));
-                }
-                spec
-            }
-            _ => spec,
-        };
+        if let Handle::Remarks(_) = &handle {
+            let filter = crate::instrument::RemarkFilter {
+                passes: Vec::new(),
+                kinds: r.kinds.clone(),
+                functions: r.functions.clone(),
+            };
+            spec.push_str(&filter.settings());
+        }
         s.instruments.retain(|i| !i.handle.replaces(&handle));
         s.instruments.push(Active { spec, handle });
     }
     text(format!("instruments: {}", describe(s)))
+}
+
+/// The instrument `name` (with `value`, a list of passes for most) names.
+fn new_handle(s: &Session, name: &str, value: Option<&str>, r: &Requested) -> Result<Handle> {
+    let names = comma_list(value.unwrap_or(""));
+    let filter = |names: Vec<String>| {
+        let f = PassFilter::passes(names);
+        if r.functions.is_empty() {
+            f
+        } else {
+            f.in_functions(r.functions.clone())
+        }
+    };
+    Ok(match name {
+        "timing" => Handle::Timing(Rc::new(Timing::new())),
+        "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
+        // The printing instruments share one buffer, so that their output
+        // comes in the order the passes ran.
+        "print-before" => Handle::PrintBefore(Rc::new(
+            PrintPasses::before(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "print-after" => Handle::PrintAfter(Rc::new(
+            PrintPasses::after(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "print-changed" => Handle::PrintChanged(Rc::new(
+            PrintChanged::new(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
+        "bisect" => Handle::Bisect(Rc::new(
+            Bisect::limited(value).map_err(|e| err("instrument", e))?,
+        )),
+        "skip" => Handle::Bisect(Rc::new(Bisect::new(None).skipping(names))),
+        "trace" => Handle::Trace(Rc::new(Trace::emitting())),
+        "counts" => Handle::Counts(Rc::new(Counts::new())),
+        "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
+        "remarks" => Handle::Remarks(Rc::new(crate::instrument::Remarks::filtered(
+            crate::instrument::RemarkFilter {
+                passes: names,
+                kinds: r.kinds.clone(),
+                functions: r.functions.clone(),
+            },
+        ))),
+        other => {
+            return Err(Error::Command {
+                command: "instrument".into(),
+                message: format!("unknown instrument '{other}'"),
+                suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
+            })
+        }
+    })
 }
 
 /// What `:report` reports.
