@@ -520,15 +520,15 @@ fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle>
         })
 }
 
-pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    use crate::chart::Chart;
+const PLOT_USAGE: &str =
+    "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
 
-    let usage =
-        "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
+/// `:plot`'s line: the chart, the file to write it to, `top=` and `run=`.
+fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<usize>)> {
     let (what, out) = match a.words.as_slice() {
         [what] => (what.as_str(), None),
         [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
-        _ => return Err(err("plot", format!("{usage}, got '{}'", a.rest))),
+        _ => return Err(err("plot", format!("{PLOT_USAGE}, got '{}'", a.rest))),
     };
     let mut top = 15;
     let mut run = None;
@@ -545,11 +545,17 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             _ => {
                 return Err(err(
                     "plot",
-                    format!("unknown setting '{k}' for {what} ({usage})"),
+                    format!("unknown setting '{k}' for {what} ({PLOT_USAGE})"),
                 ))
             }
         }
     }
+    Ok((what, out, top, run))
+}
+
+pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::chart::Chart;
+    let (what, out, top, run) = plot_args(a)?;
     let bench = || {
         s.last_bench
             .as_ref()
@@ -572,34 +578,7 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             .ok_or_else(|| err("plot", "no :tune has run yet"))?
             .chart(),
         "remarks" => match active(s, "plot", "remarks")? {
-            Handle::Remarks(r) => {
-                let runs = r.runs();
-                let n = run.unwrap_or(runs.len());
-                let Some(label) = n.checked_sub(1).and_then(|i| runs.get(i)) else {
-                    return Err(err(
-                        "plot",
-                        if runs.is_empty() {
-                            "no remarks recorded yet: the remarks instrument records them during :run".to_string()
-                        } else {
-                            format!(
-                                "run={n}: {} runs recorded, numbered 1 to {}",
-                                runs.len(),
-                                runs.len()
-                            )
-                        },
-                    ));
-                };
-                let counts = crate::instrument::remark_counts(
-                    &r.of_run(n),
-                    &crate::instrument::RemarkFilter::default(),
-                );
-                let total: usize = counts.iter().map(|c| c.1.iter().sum::<usize>()).sum();
-                Chart::remarks(
-                    &format!("remarks by pass, run {n} ({}): {total}", label.label),
-                    &counts,
-                    top,
-                )
-            }
+            Handle::Remarks(r) => Chart::remarks_of_run(r, run, top).map_err(|e| err("plot", e))?,
             _ => return Err(err("plot", "the remarks instrument has no remark counts")),
         },
         other => {
