@@ -34,7 +34,7 @@
 
 mod source;
 
-pub use source::{remarks_html, SourceStats};
+pub use source::{remarks_html, remarks_text, SourceStats};
 
 use crate::instrument::{Reach, Recording};
 use crate::llvm::IrUnit;
