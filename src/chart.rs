@@ -103,6 +103,41 @@ impl Chart {
         }
     }
 
+    /// `:plot remarks`: the remarks `r` recorded in run `run` (default the
+    /// last) by pass, as [`Chart::remarks`] draws them, titled with the
+    /// run and its total. The message says why not (no run recorded, or no
+    /// such run).
+    pub fn remarks_of_run(
+        r: &crate::instrument::Remarks,
+        run: Option<usize>,
+        top: usize,
+    ) -> std::result::Result<Chart, String> {
+        let runs = r.runs();
+        let n = run.unwrap_or(runs.len());
+        let Some(label) = n.checked_sub(1).and_then(|i| runs.get(i)) else {
+            return Err(if runs.is_empty() {
+                "no remarks recorded yet: the remarks instrument records them during :run"
+                    .to_string()
+            } else {
+                format!(
+                    "run={n}: {} runs recorded, numbered 1 to {}",
+                    runs.len(),
+                    runs.len()
+                )
+            });
+        };
+        let counts = crate::instrument::remark_counts(
+            &r.of_run(n),
+            &crate::instrument::RemarkFilter::default(),
+        );
+        let total: usize = counts.iter().map(|c| c.1.iter().sum::<usize>()).sum();
+        Ok(Chart::remarks(
+            &format!("remarks by pass, run {n} ({}): {total}", label.label),
+            &counts,
+            top,
+        ))
+    }
+
     /// Optimization remarks by the pass that made them, one bar per pass
     /// (the `top` most remarked, then the others as one), each split by
     /// kind in the colours the annotated source uses.
@@ -1012,6 +1047,27 @@ impl Placer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remarks_chart_is_of_a_recorded_run() {
+        let r = crate::instrument::Remarks::new();
+        assert_eq!(
+            Chart::remarks_of_run(&r, None, 15).err().as_deref(),
+            Some("no remarks recorded yet: the remarks instrument records them during :run")
+        );
+        r.add_run("O2 on m", Vec::new());
+        r.add_run("O3 on m", Vec::new());
+        let c = Chart::remarks_of_run(&r, None, 15).unwrap();
+        assert_eq!(c.title, "remarks by pass, run 2 (O3 on m): 0");
+        let c = Chart::remarks_of_run(&r, Some(1), 15).unwrap();
+        assert_eq!(c.title, "remarks by pass, run 1 (O2 on m): 0");
+        for n in [0, 3] {
+            assert_eq!(
+                Chart::remarks_of_run(&r, Some(n), 15).err(),
+                Some(format!("run={n}: 2 runs recorded, numbered 1 to 2"))
+            );
+        }
+    }
 
     #[test]
     fn counts_have_whole_ticks_and_labels() {

@@ -34,7 +34,7 @@
 
 mod source;
 
-pub use source::{remarks_html, SourceStats};
+pub use source::{remarks_html, remarks_text, SourceStats};
 
 use crate::instrument::{Reach, Recording};
 use crate::llvm::IrUnit;
@@ -269,6 +269,43 @@ pub fn pass_remarks(rec: &Recording, f: usize, n: usize) -> String {
         let _ = writeln!(out, "  {:<8} {}{at}", r.kind.name(), r.message.trim());
     }
     out
+}
+
+/// The explorer as text: with no function the summary (the 25 functions
+/// changed most), with a function the passes that ran on it, with a pass
+/// number too that pass's diff on it and its remarks. An error names the
+/// pass number that is out of range.
+pub fn text(rec: &Recording, function: Option<usize>, number: Option<usize>) -> Result<String> {
+    Ok(match (function, number) {
+        (None, _) => summary(rec, 25).to_text(),
+        (Some(f), None) => pass_list(rec, f),
+        (Some(f), Some(n)) => {
+            let (title, diff) = pass_diff(rec, f, n)?;
+            let remarks = pass_remarks(rec, f, n);
+            let remarks = if remarks.is_empty() {
+                remarks
+            } else {
+                format!("\nremarks:\n{}", remarks.trim_end())
+            };
+            if diff.is_empty() {
+                format!("{title}{remarks}")
+            } else {
+                format!("{title}\n{diff}{remarks}")
+            }
+        }
+    })
+}
+
+impl PageStats {
+    /// What `:explore --out` says of the page it wrote to `path`.
+    pub fn note(&self, path: &str) -> String {
+        format!(
+            "wrote {path}: {:.1} MB, the diffs of {} of the {} functions that changed",
+            self.bytes as f64 / 1e6,
+            self.embedded,
+            self.changed
+        )
+    }
 }
 
 /// What went into a page.
@@ -601,10 +638,32 @@ mod tests {
             "{diff}"
         );
         assert!(pass_diff(&r, f, 100_000).is_err());
+        // The text forms, by what is asked.
+        assert_eq!(text(&r, None, None).unwrap(), summary(&r, 25).to_text());
+        assert_eq!(text(&r, Some(f), None).unwrap(), list);
+        let shown = text(&r, Some(f), Some(n)).unwrap();
+        assert!(
+            shown.starts_with(&format!("{title}\n")) && shown.contains(&diff),
+            "{shown}"
+        );
+        assert!(text(&r, Some(f), Some(100_000)).is_err());
         assert!(function_index(&r, "ff")
             .unwrap_err()
             .to_string()
             .contains("'f'"));
+    }
+
+    #[test]
+    fn the_pages_note_says_how_many_histories_it_holds() {
+        let stats = PageStats {
+            bytes: 2_345_678,
+            embedded: 3,
+            changed: 5,
+        };
+        assert_eq!(
+            stats.note("e.html"),
+            "wrote e.html: 2.3 MB, the diffs of 3 of the 5 functions that changed"
+        );
     }
 
     #[test]

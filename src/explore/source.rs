@@ -14,8 +14,9 @@
 //! writes it to a file.
 
 use super::{gzip_base64, intern, COMMON};
-use crate::instrument::Remark;
-use std::collections::HashMap;
+use crate::instrument::{Remark, RemarkFilter};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 
 const SCRIPT: &str = include_str!("source.js");
 const STYLE: &str = include_str!("source.css");
@@ -32,6 +33,129 @@ pub struct SourceStats {
     /// the page (the others were not found).
     pub files: usize,
     pub with_text: usize,
+}
+
+/// The annotated source of `remarks` as text (those `filter` keeps;
+/// opt-viewer's view): the `top` lines with the most remarks first, each
+/// with its text when `sources(file)` gives the file's, named as
+/// `shown(file)` says, and its remarks under it (the same remark made
+/// again counted, not repeated); then how many lines were left out and a
+/// note on the remarks without a line.
+pub fn remarks_text(
+    remarks: &[Remark],
+    filter: &RemarkFilter,
+    top: usize,
+    sources: &dyn Fn(&str) -> Option<String>,
+    shown: &dyn Fn(&str) -> String,
+) -> String {
+    let kept: Vec<&Remark> = remarks.iter().filter(|r| filter.keeps(r)).collect();
+    let mut lines: BTreeMap<(&str, u32), Vec<&Remark>> = BTreeMap::new();
+    let mut lineless = 0usize;
+    for r in &kept {
+        if r.line == 0 || r.file.is_empty() {
+            lineless += 1;
+        } else {
+            lines.entry((r.file.as_str(), r.line)).or_default().push(r);
+        }
+    }
+    let mut order: Vec<_> = lines.into_iter().collect();
+    order.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let mut files: BTreeMap<&str, Option<Vec<String>>> = BTreeMap::new();
+    let mut out = String::new();
+    let described = filter.describe();
+    let described = if described.is_empty() {
+        String::new()
+    } else {
+        format!(" ({described})")
+    };
+    let _ = match order.len() {
+        0 => writeln!(
+            out,
+            "{} remarks{described}, none on a source line",
+            kept.len()
+        ),
+        1 => writeln!(out, "{} remarks{described} on 1 source line", kept.len()),
+        n => writeln!(
+            out,
+            "{} remarks{described} on {n} source lines, the most remarked first",
+            kept.len()
+        ),
+    };
+    for ((file, line), rs) in order.iter().take(top) {
+        let text = files
+            .entry(file)
+            .or_insert_with(|| sources(file).map(|t| t.lines().map(str::to_string).collect()))
+            .as_ref()
+            .and_then(|l| l.get(*line as usize - 1))
+            .map(|l| l.trim_end().to_string())
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n{}:{line}: {text}", shown(file));
+        // The same remark made again (a pass that ran several times, a
+        // macro's many loads) is one line with its count.
+        let mut said: Vec<(&Remark, usize)> = Vec::new();
+        let mut rs = rs.clone();
+        rs.sort_by_key(|r| (r.column, r.execution));
+        for r in rs {
+            let same = |x: &&Remark| {
+                (x.kind, &x.pass, &x.function, x.column, x.message.trim())
+                    == (r.kind, &r.pass, &r.function, r.column, r.message.trim())
+            };
+            match said.iter_mut().find(|(x, _)| same(x)) {
+                Some((_, n)) => *n += 1,
+                None => said.push((r, 1)),
+            }
+        }
+        for (r, n) in said {
+            let times = if n > 1 {
+                format!(" (×{n})")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<8} {} in {} (col {}): {}{times}",
+                r.kind.name(),
+                r.pass,
+                r.function,
+                r.column,
+                r.message.trim()
+            );
+        }
+    }
+    if order.len() > top {
+        let _ = writeln!(
+            out,
+            "\n… {} more lines with remarks (top=N shows more; passes=, kinds=, functions= narrow)",
+            order.len() - top
+        );
+    }
+    if let Some(note) = crate::instrument::lineless_note(remarks, lineless) {
+        let _ = writeln!(out, "\n{note}");
+    }
+    out.trim_end().to_string()
+}
+
+impl SourceStats {
+    /// What `:report remarks source --out` says of the page it wrote to
+    /// `path`: its size, remarks, lines and files (and how many files were
+    /// not found).
+    pub fn note(&self, path: &str) -> String {
+        format!(
+            "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
+            self.bytes as f64 / 1e6,
+            self.remarks,
+            self.lines,
+            self.files,
+            if self.with_text < self.files {
+                format!(
+                    " ({} of them not found: their lines without text)",
+                    self.files - self.with_text
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
 }
 
 /// The annotated source of `remarks` as HTML: a fragment for a notebook,
@@ -130,6 +254,87 @@ pub fn remarks_html(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at_line(pass: &str, line: u32, column: u32, message: &str) -> Remark {
+        Remark {
+            kind: crate::instrument::RemarkKind::Passed,
+            pass: pass.into(),
+            name: "N".into(),
+            function: "f".into(),
+            file: if line == 0 {
+                String::new()
+            } else {
+                "/src/a.c".into()
+            },
+            line,
+            column,
+            message: message.into(),
+            args: Vec::new(),
+            run: 1,
+            execution: 0,
+            execution_pass: pass.into(),
+            unit: "f".into(),
+        }
+    }
+
+    #[test]
+    fn the_text_lists_the_most_remarked_lines_first_and_counts_repeats() {
+        let remarks = vec![
+            at_line("gvn", 2, 5, "load eliminated"),
+            at_line("licm", 3, 1, "hoisted"),
+            at_line("licm", 3, 1, "hoisted "),
+            at_line("inline", 3, 9, "f inlined"),
+            at_line("sroa", 0, 0, "no line"),
+        ];
+        let sources = |f: &str| (f == "/src/a.c").then(|| "int a;\nint b;\nint c;  \n".to_string());
+        let shown = |f: &str| f.trim_start_matches("/src/").to_string();
+        let text = remarks_text(&remarks, &RemarkFilter::default(), 1, &sources, &shown);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "5 remarks on 2 source lines, the most remarked first"
+        );
+        assert_eq!(lines[2], "a.c:3: int c;");
+        assert!(
+            lines[3].contains("licm in f (col 1): hoisted (×2)"),
+            "{text}"
+        );
+        assert!(
+            lines[4].contains("inline in f (col 9): f inlined"),
+            "{text}"
+        );
+        assert!(text.contains("\n… 1 more lines with remarks"), "{text}");
+        assert!(!text.contains("a.c:2"), "{text}");
+        // A filter narrows them, and says so.
+        let gvn = RemarkFilter {
+            passes: vec!["gvn".into()],
+            ..RemarkFilter::default()
+        };
+        let text = remarks_text(&remarks, &gvn, 30, &|_| None, &shown);
+        assert!(
+            text.starts_with("1 remarks (passes gvn) on 1 source line\n\na.c:2: \n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_note_says_what_the_page_holds() {
+        let mut stats = SourceStats {
+            bytes: 1_250_000,
+            remarks: 35,
+            lines: 8,
+            files: 2,
+            with_text: 2,
+        };
+        assert_eq!(
+            stats.note("r.html"),
+            "wrote r.html: 1.2 MB, 35 remarks on 8 source lines in 2 files"
+        );
+        stats.with_text = 1;
+        assert!(stats
+            .note("r.html")
+            .ends_with(" in 2 files (1 of them not found: their lines without text)"));
+    }
     use crate::instrument::RemarkKind;
 
     fn remark(kind: RemarkKind, pass: &str, file: &str, line: u32, message: &str) -> Remark {

@@ -123,6 +123,17 @@ impl Bisect {
         t
     }
 
+    /// `bisect=N` as `:instrument` reads it: the first N optional passes
+    /// run; the message says what is wrong with `value` (missing, or not a
+    /// number).
+    pub fn limited(value: Option<&str>) -> std::result::Result<Bisect, String> {
+        let v = value.ok_or("bisect needs a limit: bisect=N")?;
+        let n = v
+            .parse::<usize>()
+            .map_err(|_| format!("bisect expects a number, got '{v}'"))?;
+        Ok(Bisect::new(Some(n)))
+    }
+
     /// How many more optional passes may run under the limit (None: no
     /// limit): what the back end's gate gets after a run.
     pub fn remaining(&self) -> Option<usize> {
@@ -175,5 +186,23 @@ impl Instrument for Bisect {
             });
         }
         Ok(ran)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_is_a_number() {
+        assert_eq!(Bisect::limited(Some("12")).unwrap().remaining(), Some(12));
+        assert_eq!(
+            Bisect::limited(None).err().as_deref(),
+            Some("bisect needs a limit: bisect=N")
+        );
+        assert_eq!(
+            Bisect::limited(Some("-1")).err().as_deref(),
+            Some("bisect expects a number, got '-1'")
+        );
     }
 }

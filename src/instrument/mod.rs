@@ -68,8 +68,10 @@ pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
 pub use remarks::{
     compare as compare_remarks, counts_by_pass as remark_counts, emit as emit_remark,
-    lineless_note, table as remark_table, Remark, RemarkChange, RemarkComparison, RemarkDiff,
-    RemarkFilter, RemarkKind, RemarkRun, Remarks, RemarksMark, UserRemark, SIZE_INFO,
+    lineless_note, nothing_kept as remarks_nothing_kept, run_number as remark_run_number,
+    runs_compared as remark_runs_compared, runs_table as remark_runs_table, table as remark_table,
+    Remark, RemarkChange, RemarkComparison, RemarkDiff, RemarkFilter, RemarkKind, RemarkRun,
+    Remarks, RemarksMark, UserRemark, SIZE_INFO,
 };
 pub use timing::{Timing, TimingNode, TimingReport, TimingRow};
 pub use trace::Trace;

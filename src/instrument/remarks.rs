@@ -235,6 +235,21 @@ pub struct RemarkFilter {
 }
 
 impl RemarkFilter {
+    /// Its kinds and functions as `:instrument remarks` settings, each
+    /// after a space (` kinds=missed functions=f,g`; empty when it keeps
+    /// every kind in every function).
+    pub fn settings(&self) -> String {
+        let mut spec = String::new();
+        if !self.kinds.is_empty() {
+            let k: Vec<&str> = self.kinds.iter().map(|k| k.name()).collect();
+            spec.push_str(&format!(" kinds={}", k.join(",")));
+        }
+        if !self.functions.is_empty() {
+            spec.push_str(&format!(" functions={}", self.functions.join(",")));
+        }
+        spec
+    }
+
     pub fn keeps(&self, r: &Remark) -> bool {
         (self.passes.is_empty()
             || self
@@ -270,6 +285,68 @@ pub struct RemarkRun {
     pub label: String,
     /// Remarks kept from it.
     pub remarks: usize,
+}
+
+/// The runs recorded, as a table: each run's number, what ran and how
+/// many remarks were kept from it.
+pub fn runs_table(runs: &[RemarkRun]) -> Table {
+    let mut t = Table::new(
+        &format!("runs the remarks instrument recorded: {}", runs.len()),
+        &["run>", "what ran", "remarks>"],
+    );
+    for (i, x) in runs.iter().enumerate() {
+        t.push([(i + 1).to_string(), x.label.clone(), x.remarks.to_string()]);
+    }
+    t
+}
+
+/// The run `word` names among `count` recorded (numbered from 1); the
+/// message says why not.
+pub fn run_number(count: usize, word: &str) -> std::result::Result<usize, String> {
+    word.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=count).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "'{word}' is not a run: {count} recorded, numbered 1 to {count} (:report remarks runs lists them)"
+            )
+        })
+}
+
+/// The two runs a comparison compares among `count` recorded: the two
+/// named, or the last two; the message says why not.
+pub fn runs_compared(
+    count: usize,
+    named: Option<(&str, &str)>,
+) -> std::result::Result<(usize, usize), String> {
+    match named {
+        Some((x, y)) => Ok((run_number(count, x)?, run_number(count, y)?)),
+        None if count >= 2 => Ok((count - 1, count)),
+        None => Err("compare needs two runs and one is recorded: :undo, then :run another pipeline (or the same under :with cpu=...)".into()),
+    }
+}
+
+/// Why there is nothing to show of run `run` (`label`, whose remarks are
+/// `all`) through `filter`: it made none, or the filter keeps none.
+/// `None` when some are kept.
+pub fn nothing_kept(
+    all: &[Remark],
+    filter: &RemarkFilter,
+    run: usize,
+    label: &str,
+) -> Option<String> {
+    if all.iter().any(|x| filter.keeps(x)) {
+        return None;
+    }
+    let described = filter.describe();
+    Some(if all.is_empty() {
+        format!("run {run} ({label}) made no remarks")
+    } else {
+        match all.len() {
+            1 => format!("the one remark of run {run} is not kept by {described}"),
+            n => format!("none of the {n} remarks of run {run} is kept by {described}"),
+        }
+    })
 }
 
 /// Where [`Remarks::rollback`] goes back to.
@@ -802,6 +879,50 @@ impl Instrument for Remarks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filter_spells_its_kinds_and_functions_as_settings() {
+        let mut f = RemarkFilter::default();
+        assert_eq!(f.settings(), "");
+        f.passes = vec!["gvn".into()];
+        assert_eq!(f.settings(), "");
+        f.kinds = vec![RemarkKind::Missed, RemarkKind::Passed];
+        assert_eq!(f.settings(), " kinds=missed,passed");
+        f.functions = vec!["f".into(), "g".into()];
+        assert_eq!(f.settings(), " kinds=missed,passed functions=f,g");
+    }
+
+    #[test]
+    fn runs_are_numbered_from_one_and_compared_two_at_a_time() {
+        assert_eq!(run_number(3, "1"), Ok(1));
+        assert_eq!(run_number(3, "3"), Ok(3));
+        for bad in ["0", "4", "x", "-1"] {
+            assert_eq!(
+                run_number(3, bad),
+                Err(format!("'{bad}' is not a run: 3 recorded, numbered 1 to 3 (:report remarks runs lists them)"))
+            );
+        }
+        assert_eq!(runs_compared(3, None), Ok((2, 3)));
+        assert_eq!(runs_compared(3, Some(("3", "1"))), Ok((3, 1)));
+        assert!(runs_compared(3, Some(("1", "9")))
+            .unwrap_err()
+            .starts_with("'9' is not a run"));
+        assert!(runs_compared(1, None)
+            .unwrap_err()
+            .starts_with("compare needs two runs"));
+        let t = runs_table(&[
+            RemarkRun {
+                label: "O2 on m".into(),
+                remarks: 4,
+            },
+            RemarkRun {
+                label: "O3 on m".into(),
+                remarks: 0,
+            },
+        ]);
+        assert_eq!(t.title, "runs the remarks instrument recorded: 2");
+        assert_eq!(t.rows, [["1", "O2 on m", "4"], ["2", "O3 on m", "0"]]);
+    }
 
     #[test]
     fn flattened_remarks_parse_with_their_arguments() {

@@ -17,6 +17,23 @@ impl Trace {
         Trace { f: Box::new(f) }
     }
 
+    /// `:instrument trace`: a line for each pass as it starts, indented by
+    /// its depth, with its unit and target, to where passes print
+    /// ([`crate::output::emit`]).
+    pub fn emitting() -> Trace {
+        Trace::new(|_m, p, before| {
+            if before {
+                crate::output::emit(&format!(
+                    "{}{} on {} {}",
+                    "  ".repeat(p.depth),
+                    p.name(),
+                    p.unit,
+                    p.target
+                ));
+            }
+        })
+    }
+
     /// A trace that prints one line per pass to `out` (`before`/`after`,
     /// indented by depth, with the unit), collecting into the returned
     /// buffer.

@@ -750,9 +750,309 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+impl Assembly {
+    /// Bytes of code: of `function`'s (0 when unknown), or with `None` of
+    /// every function.
+    pub fn bytes(&self, function: Option<&str>) -> u64 {
+        match function {
+            Some(f) => self.function(f).and_then(|f| f.bytes).unwrap_or(0),
+            None => self.functions.iter().filter_map(|f| f.bytes).sum(),
+        }
+    }
+
+    /// What `:asm --out` writes: the assembler's whole text, or with a
+    /// function its lines as the assembler printed them (every directive
+    /// and label kept; source lines by `source(path)`).
+    pub fn raw_text(
+        &self,
+        function: Option<&str>,
+        source: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String> {
+        Ok(match function {
+            Some(_) => {
+                self.render(function, Filter::all().text_only(), source)?
+                    .text
+            }
+            None => self.text.clone(),
+        })
+    }
+}
+
+/// `message` as an error of `:asm`'s.
+fn asm_error(message: impl Into<String>) -> Error {
+    Error::Command {
+        command: "asm".into(),
+        message: message.into(),
+        suggestions: vec![],
+    }
+}
+
+/// The two compilations `:asm cpu=A,B` or `modules=M,N` puts side by side,
+/// as (module, settings): two processors (`cpus`) for one module (the one
+/// in `modules`, else `current()`), or two modules under one processor
+/// (the one in `cpus`, else `base`'s); `base` gives the other settings.
+/// Anything else is an error naming what was given.
+pub fn sides(
+    base: &Codegen,
+    cpus: &[String],
+    modules: &[String],
+    current: &mut dyn FnMut() -> Result<String>,
+) -> Result<[(String, Codegen); 2]> {
+    let on = |cpu: &String| -> Result<Codegen> {
+        Ok(Codegen {
+            target: crate::llvm::Target::new(cpu, "").map_err(|e| asm_error(e.to_string()))?,
+            cpu_setting: cpu.clone(),
+            ..base.clone()
+        })
+    };
+    match (cpus, modules) {
+        ([a, b], one) if one.len() <= 1 => {
+            let m = match one {
+                [m] => m.clone(),
+                _ => current()?,
+            };
+            let a = on(a)?;
+            Ok([(m.clone(), a), (m, on(b)?)])
+        }
+        (one, [m, n]) if one.len() <= 1 => {
+            let cg = match one {
+                [cpu] => on(cpu)?,
+                _ => base.clone(),
+            };
+            Ok([(m.clone(), cg.clone()), (n.clone(), cg)])
+        }
+        _ => Err(asm_error(format!(
+            "side by side takes two: cpu=A,B (one module) or modules=M,N (one processor); got cpu={} modules={}",
+            cpus.join(","),
+            modules.join(",")
+        ))),
+    }
+}
+
+/// Columns of each side of `:asm`'s side-by-side text.
+const SIDE: usize = 56;
+
+/// Two compilations' code side by side, aligned as `diff -y` aligns them
+/// (the source lines of `-g` modules, the same on both sides, anchor
+/// them), differences marked: a note, then a row per line; as text
+/// ([`SideBySide::text`]) or as two panes ([`SideBySide::html`]).
+pub struct SideBySide {
+    /// `; 'f' side by side, att syntax: 40 rows, 6 differ (…)`.
+    pub note: String,
+    /// Each side's label.
+    pub labels: [String; 2],
+    pub rows: Vec<crate::diff::Row>,
+}
+
+impl SideBySide {
+    /// `left` and `right`, each (label, text), of `function` (`None`: the
+    /// module) in `syntax`.
+    pub fn new(
+        function: Option<&str>,
+        syntax: Syntax,
+        left: (String, &str),
+        right: (String, &str),
+    ) -> SideBySide {
+        let rows = crate::diff::side_by_side(left.1, right.1);
+        let differing = rows.iter().filter(|r| r.mark != ' ').count();
+        let what = function.map_or("the module".to_string(), |f| format!("'{f}'"));
+        let note = format!(
+            "; {what} side by side, {} syntax: {} rows, {} differ (| changed, < left only, > right only)",
+            syntax.name(),
+            rows.len(),
+            differing
+        );
+        SideBySide {
+            note,
+            labels: [left.0, right.0],
+            rows,
+        }
+    }
+
+    /// As text: the note, the labels, then each row as `diff -y` prints
+    /// it, the left side cut (`…`) or padded to 56 columns.
+    pub fn text(&self) -> String {
+        let cell = |t: &Option<String>| -> String {
+            let t = t.as_deref().unwrap_or("").replace('\t', "        ");
+            if t.chars().count() > SIDE {
+                let mut c: String = t.chars().take(SIDE - 1).collect();
+                c.push('…');
+                c
+            } else {
+                format!("{t:<SIDE$}")
+            }
+        };
+        let mut text = format!(
+            "{}\n{} | {}\n",
+            self.note,
+            cell(&Some(self.labels[0].clone())),
+            self.labels[1]
+        );
+        for r in &self.rows {
+            let line = format!(
+                "{} {} {}",
+                cell(&r.left),
+                r.mark,
+                r.right.as_deref().unwrap_or("")
+            );
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// As HTML: two panes (see `side_by_side_html`).
+    pub fn html(&self) -> String {
+        side_by_side_html(&self.note, &self.labels[0], &self.labels[1], &self.rows)
+    }
+}
+
+/// The two panes as HTML, Compiler Explorer's way: each compilation in a
+/// column of its own, rows aligned, the rows that differ tinted (changed
+/// in amber, one side only in red or green), source lines in grey.
+fn side_by_side_html(note: &str, left: &str, right: &str, rows: &[crate::diff::Row]) -> String {
+    use crate::table::escape;
+    let mut h = String::from(
+        "<div class=\"plab-sbs\"><style>.plab-sbs table{border-collapse:collapse;table-layout:fixed;width:100%;font:12px/1.35 ui-monospace,monospace}\
+         .plab-sbs col.code{width:calc(50% - 12px)}.plab-sbs col.mark{width:24px}\
+         .plab-sbs td{padding:0 6px;white-space:pre;overflow:hidden;text-overflow:ellipsis;vertical-align:top;text-align:left!important;border:0}\
+         .plab-sbs th{text-align:left!important;padding:2px 6px;border-bottom:1px solid #ccc;font:600 12px system-ui,sans-serif;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\
+         .plab-sbs .c td.s{background:#fff4d6}.plab-sbs .l td.a{background:#fde2e2}.plab-sbs .r td.b{background:#def5e2}\
+         .plab-sbs td.m{color:#999;padding:0 2px}.plab-sbs .src{color:#777}</style>",
+    );
+    h.push_str(&format!(
+        "<div style=\"color:#666;font-size:12px;margin-bottom:4px\">{}</div><table><colgroup><col class=\"code\"><col class=\"mark\"><col class=\"code\"></colgroup><tr><th>{}</th><th></th><th>{}</th></tr>",
+        escape(note.trim_start_matches("; ")),
+        escape(left),
+        escape(right)
+    ));
+    for r in rows {
+        let class = match r.mark {
+            '|' => " class=\"c\"",
+            '<' => " class=\"l\"",
+            '>' => " class=\"r\"",
+            _ => "",
+        };
+        let side = |t: &Option<String>, which: &str| {
+            let t = t.as_deref().unwrap_or("");
+            // A source line (`; 12: s += a[i]`) in grey.
+            let src = if t.trim_start().starts_with(';') {
+                " src"
+            } else {
+                ""
+            };
+            let changed = if r.mark == '|' { " s" } else { "" };
+            format!(
+                "<td class=\"{which}{changed}{src}\" title=\"{}\">{}</td>",
+                escape(t.trim()),
+                escape(t)
+            )
+        };
+        h.push_str(&format!(
+            "<tr{class}>{}<td class=\"m\">{}</td>{}</tr>",
+            side(&r.left, "a"),
+            if r.mark == ' ' {
+                String::new()
+            } else {
+                r.mark.to_string()
+            },
+            side(&r.right, "b")
+        ));
+    }
+    h.push_str("</table></div>");
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn side_by_side_takes_two_processors_or_two_modules() {
+        let base = Codegen::default();
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let asked = std::cell::Cell::new(0);
+        let mut current = || {
+            asked.set(asked.get() + 1);
+            Ok("cur".to_string())
+        };
+        let [(m, a), (n, b)] =
+            sides(&base, &names(&["skylake", "znver3"]), &[], &mut current).unwrap();
+        assert_eq!((m.as_str(), n.as_str()), ("cur", "cur"));
+        assert_eq!(
+            (a.target.cpu.as_str(), b.target.cpu.as_str()),
+            ("skylake", "znver3")
+        );
+        assert_eq!(a.cpu_setting, "skylake");
+        let [(m, a), (n, b)] = sides(&base, &[], &names(&["x", "y"]), &mut current).unwrap();
+        assert_eq!((m.as_str(), n.as_str()), ("x", "y"));
+        assert!(a == base && b == base);
+        let [(m, a), _] = sides(
+            &base,
+            &names(&["skylake"]),
+            &names(&["x", "y"]),
+            &mut current,
+        )
+        .unwrap();
+        assert_eq!((m.as_str(), a.target.cpu.as_str()), ("x", "skylake"));
+        // The current module only when no module is named.
+        assert_eq!(asked.get(), 1);
+        let e = sides(&base, &names(&["a", "b", "c"]), &[], &mut current).unwrap_err();
+        let Error::Command {
+            command, message, ..
+        } = e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(command, "asm");
+        assert_eq!(
+            message,
+            "side by side takes two: cpu=A,B (one module) or modules=M,N (one processor); got cpu=a,b,c modules="
+        );
+    }
+
+    #[test]
+    fn side_by_side_text_marks_and_pads_each_row() {
+        let left = "; 3: s += x\n\taddl %ecx, %eax\n\tretq\n";
+        let right = "; 3: s += x\n\tleal (%rcx,%rax), %eax\n\tretq\n";
+        let sbs = SideBySide::new(
+            Some("f"),
+            Syntax::Att,
+            ("L".into(), left),
+            ("R".into(), right),
+        );
+        assert_eq!(
+            sbs.note,
+            "; 'f' side by side, att syntax: 3 rows, 1 differ (| changed, < left only, > right only)"
+        );
+        let text = sbs.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], sbs.note);
+        assert_eq!(lines[1], format!("{:<56} | R", "L"));
+        assert_eq!(
+            lines[3],
+            format!(
+                "{:<56} | {}",
+                "        addl %ecx, %eax", "\tleal (%rcx,%rax), %eax"
+            )
+        );
+        // A long left side is cut to 56 columns.
+        let long = "x".repeat(80);
+        let sbs = SideBySide::new(
+            None,
+            Syntax::Intel,
+            (long.clone(), "a\n"),
+            ("R".into(), "a\n"),
+        );
+        assert!(sbs
+            .note
+            .starts_with("; the module side by side, intel syntax: 1 rows, 0 differ"));
+        assert_eq!(
+            sbs.text().lines().nth(1).unwrap(),
+            format!("{}… | R", "x".repeat(55))
+        );
+        assert!(sbs.html().contains("<th>R</th>"));
+    }
 
     const SAMPLE: &str = "\t.text\n\t.file\t\"g.c\"\n\t.globl\tf\n\t.type\tf,@function\nf:\n.Lfunc_begin0:\n\t.file\t0 \"/tmp/m\" \"g.c\" md5 0xd4\n\t.loc\t0 2 21 prologue_end\n# %bb.0:\n\ttestl\t%edi, %edi\n\tjle\t.LBB0_2\n.Ltmp0:\n\t.loc\t0 3 5\n\tmovl\t$1, %eax\n.LBB0_2:\n\t.loc\t0 0 5\n\tretq\n.Lfunc_end0:\n\t.size\tf, .Lfunc_end0-f\n";
 

@@ -371,10 +371,262 @@ impl Comparison {
     }
 }
 
+/// What [`bisect`] found: the first optional pass, of the pipeline or of
+/// its code generation, after which the subject's outcome changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Culprit {
+    /// Its number among all optional passes (1-based), of `total`; the
+    /// pipeline's are the first `pipeline`.
+    pub index: usize,
+    pub total: usize,
+    pub pipeline: usize,
+    /// How many times the pipeline ran during the search.
+    pub runs: usize,
+    pub pass: String,
+    /// What it ran on: LLVM's unit (`function`, `loop` …), or `machine
+    /// function` or `machine module` for the back end's.
+    pub unit: String,
+    /// The unit's name (empty for a machine module pass).
+    pub target: String,
+    /// The outcome with no optional pass run, and after the culprit.
+    pub reference: String,
+    pub result: String,
+    /// What the culprit did, as unified diffs: each function of the
+    /// pipeline's it changed (IR), or the function's assembly for a pass
+    /// of the back end's.
+    pub diffs: Vec<String>,
+}
+
+/// `message` as an error of `:bisect`'s.
+fn bisect_error(message: impl Into<String>) -> crate::Error {
+    crate::Error::Command {
+        command: "bisect".into(),
+        message: message.into(),
+        suggestions: vec![],
+    }
+}
+
+/// Finds the first optional pass of `pass` (written `pipeline_text`), or
+/// of the code generation after it, that changes `subject`'s outcome on a
+/// copy of `module`: the pipeline and the back end under LLVM's
+/// opt-bisect gate, numbered together as LLVM numbers opt's and llc's
+/// optional passes, the reference being the outcome with none of them run
+/// (`who` names the subject in errors). The subject's buffers are put back
+/// before each run and at the end; the module is not touched.
+pub fn bisect(
+    module: &Module,
+    pass: &dyn crate::pass::Pass,
+    pipeline_text: &str,
+    subject: &Subject,
+    who: &str,
+) -> Result<Culprit> {
+    use crate::instrument::Bisect;
+    use crate::Error;
+    let m = module;
+    let codegen = Codegen::from_context(&PassContext::current())?;
+    // The back end's optional passes are numbered after the pipeline's, as
+    // LLVM numbers opt's and llc's together: `machine` is how many of them
+    // run (None: all).
+    let gated = |machine: Option<usize>| Codegen {
+        bisect_limit: Some(machine.map_or(u64::MAX, |l| l as u64)),
+        ..codegen.clone()
+    };
+    let saved = subject.save();
+    let restore = || saved.restore();
+    // The outcome in a module: the function's value and its buffers'
+    // checksums, or the program's exit status and output.
+    let result_of = |module: &crate::Module, machine: Option<usize>| -> Result<String> {
+        restore()?;
+        subject.outcome(&Jit::with_codegen(module, &gated(machine))?)
+    };
+    // With no optional pass run: the result the optimized one is held to.
+    let with_limit = |limit: usize| -> Result<crate::Module> {
+        let mut copy = m.copy();
+        let scope = PassContext::inherit()
+            .with_instrument(Rc::new(Bisect::new(Some(limit)).keeping(false)))
+            .enter()?;
+        let r = pass.apply(&mut copy);
+        drop(scope);
+        r.map(|()| copy)
+    };
+    let reference = result_of(&with_limit(0)?, Some(0));
+    let reference = match reference {
+        Ok(r) => r,
+        Err(e) => {
+            restore()?;
+            return Err(bisect_error(
+                format!("{who} does not run with no optional pass of {pipeline_text} and its code generation: {e}"),
+            ));
+        }
+    };
+    let mut last_result = String::new();
+    let machine_passes = |full: &crate::Module| -> Result<usize> {
+        Ok(Jit::with_codegen(full, &gated(None))?
+            .bisect_decisions()
+            .len())
+    };
+    let found = pipeline::bisect_search_staged(m, pass, machine_passes, |copy, machine| {
+        let r = result_of(copy, machine)?;
+        let bad = r != reference;
+        if bad {
+            last_result = r;
+        }
+        Ok(bad)
+    });
+    restore()?;
+    let found = found.map_err(|e| match e {
+        Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => bisect_error(
+            format!("{who} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
+        ),
+        other => other,
+    })?;
+    // The culprit: a pass of the pipeline, or of the back end (then also
+    // the module after the whole pipeline and the back end's decisions up
+    // to the culprit, for its change to the assembly).
+    let mut machine = None;
+    let (pass_name, unit, target) = match &found.entry {
+        Some(e) => (e.pass.clone(), e.unit.to_string(), e.target.clone()),
+        None => {
+            let k = found.index - found.pipeline;
+            let full = with_limit(found.pipeline)?;
+            // Every pass that asked (those past the limit too); the first k.
+            let mut asked = Jit::with_codegen(&full, &gated(Some(k)))?
+                .bisect_decisions()
+                .to_vec();
+            let d = asked.get(k - 1).cloned().ok_or_else(|| {
+                bisect_error(format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
+            })?;
+            let unit = if d.function.is_empty() {
+                "machine module"
+            } else {
+                "machine function"
+            };
+            asked.truncate(k);
+            machine = Some((full, asked));
+            (d.pass, unit.to_string(), d.function)
+        }
+    };
+    let mut diffs = Vec::new();
+    if found.entry.is_some() {
+        // What that pass did: the functions it changed, before and after.
+        let before = with_limit(found.index - 1)?;
+        let after = with_limit(found.index)?;
+        for fname in after.defined_functions() {
+            let (Ok(a_text), Ok(b_text)) =
+                (before.print_function(&fname), after.print_function(&fname))
+            else {
+                continue;
+            };
+            if a_text != b_text {
+                diffs.push(crate::diff::unified(
+                    &a_text,
+                    &b_text,
+                    &format!("{fname} before {pass_name}"),
+                    &format!("{fname} after {pass_name}"),
+                    3,
+                ));
+            }
+        }
+    } else if let (Some((full, asked)), false) = (&machine, target.is_empty()) {
+        // What that machine pass did to the function's assembly.
+        diffs.push(machine_pass_diff(full, &gated, asked, &target, &pass_name)?);
+    }
+    Ok(Culprit {
+        index: found.index,
+        total: found.total,
+        pipeline: found.pipeline,
+        runs: found.runs,
+        pass: pass_name,
+        unit,
+        target,
+        reference,
+        result: last_result,
+        diffs,
+    })
+}
+
+/// The assembly of `function` before and after the last of the back end's
+/// optional passes in `asked` (the JIT's decisions up to the culprit), as a
+/// unified diff. `:asm`'s code has no JIT entry point or stubs, so the pass
+/// is found there by its name and function and how many times it asked
+/// before.
+fn machine_pass_diff(
+    module: &crate::Module,
+    gated: &dyn Fn(Option<usize>) -> super::Codegen,
+    asked: &[super::GateDecision],
+    function: &str,
+    pass: &str,
+) -> Result<String> {
+    use super::asm::{self, Filter, Syntax};
+    let same = |d: &&super::GateDecision| d.pass == pass && d.function == function;
+    let nth = asked.iter().filter(same).count();
+    let (_, full) = asm::assembly_probed(module, &gated(None), Syntax::Att, Default::default())?;
+    let Some(i) = full
+        .decisions
+        .iter()
+        .filter(same)
+        .nth(nth.saturating_sub(1))
+        .map(|d| d.index)
+    else {
+        return Ok(String::new());
+    };
+    let text = |limit: usize| -> Result<String> {
+        let code = asm::assembly(module, &gated(Some(limit)), Syntax::Att)?;
+        Ok(code
+            .render(Some(function), Filter::default().text_only(), &|_| None)?
+            .text)
+    };
+    let (before, after) = (text(i - 1)?, text(i)?);
+    Ok(crate::diff::unified(
+        &before,
+        &after,
+        &format!("{function} before {pass}"),
+        &format!("{function} after {pass}"),
+        3,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::jit::ElemType;
+
+    #[test]
+    fn bisect_says_when_no_pass_changes_the_outcome_or_the_subject_does_not_run() {
+        let m = Module::from_ir(
+            "define i32 @f(i32 %x) {\n  %y = add i32 %x, 0\n  %z = mul i32 %y, 1\n  ret i32 %z\n}\n",
+            "f.ll",
+        )
+        .unwrap();
+        let pass = pipeline::parse("instcombine").unwrap();
+        let call = |function: &str| Subject::Call {
+            function: function.into(),
+            args: vec![Arg::Int(7)],
+        };
+        let message = |e: crate::Error| match e {
+            crate::Error::Command {
+                command, message, ..
+            } if command == "bisect" => message,
+            e => panic!("not an error of :bisect's: {e:?}"),
+        };
+        let e = bisect(&m, pass.as_ref(), "instcombine", &call("f"), "f").unwrap_err();
+        let said = message(e);
+        assert!(
+            said.starts_with("f gives ")
+                && said.ends_with(
+                    " with and without the optional passes of instcombine and its code generation: no pass changes it"
+                ),
+            "{said}"
+        );
+        let e = bisect(&m, pass.as_ref(), "instcombine", &call("g"), "g").unwrap_err();
+        let said = message(e);
+        assert!(
+            said.starts_with(
+                "g does not run with no optional pass of instcombine and its code generation: "
+            ),
+            "{said}"
+        );
+    }
 
     #[test]
     fn floats_differ_relatively_integers_not_at_all() {

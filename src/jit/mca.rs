@@ -23,10 +23,13 @@
 //! assert!(a.ipc > 0.0 && a.resources.iter().any(|r| r.contains("Port")));
 //! ```
 
-use super::asm::{Function, Kind};
+use super::asm::{Assembly, Function, Kind, Syntax};
+use super::Codegen;
+use crate::table::Table;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// A stretch of a function's machine code llvm-mca simulates.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -302,6 +305,269 @@ pub fn analyze(
     Ok(a)
 }
 
+/// `message` as an error of `:mca`'s.
+fn command_error(message: impl Into<String>) -> Error {
+    Error::Command {
+        command: "mca".into(),
+        message: message.into(),
+        suggestions: vec![],
+    }
+}
+
+/// One code [`compare`] analyzed: its label (the module, the code
+/// generation settings, or both), the region simulated, llvm-mca's
+/// analysis and the code's source files (by number, for the region's
+/// source line).
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub label: String,
+    pub region: Region,
+    pub analysis: Analysis,
+    pub files: BTreeMap<u32, String>,
+}
+
+/// What [`compare`] found for a function: a [`Row`] per module and
+/// processor, modules outermost, in the order given.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub function: String,
+    pub rows: Vec<Row>,
+}
+
+/// Where [`compare`] gets machine code: `(module, settings, syntax)` to
+/// the module's code and its target triple (the session keeps the code of
+/// each module state, so that `:asm` and `:mca` make it once).
+pub type CodeOf<'a> = dyn FnMut(&str, &Codegen, Syntax) -> Result<(Rc<Assembly>, String)> + 'a;
+
+/// llvm-mca over `function` in each of `modules`, compiled for each of
+/// `cpus` (none: `base`'s processor) with `base`'s other settings: the
+/// region at `block` (a label, `all` for the whole function, `None` for
+/// its innermost loop), 100 iterations simulated. `syntax` is the
+/// assembly syntax as the context's configuration spells it;
+/// `code(module, settings, syntax)` gives that module's machine code and
+/// its target triple. Each processor is checked before any code is made;
+/// then each code is made and analyzed in turn.
+pub fn compare(
+    function: &str,
+    block: Option<&str>,
+    modules: &[String],
+    base: &Codegen,
+    cpus: &[String],
+    syntax: &str,
+    code: &mut CodeOf,
+) -> Result<Comparison> {
+    let mut settings: Vec<Codegen> = Vec::new();
+    if cpus.is_empty() {
+        settings.push(base.clone());
+    }
+    for cpu in cpus {
+        let target = crate::llvm::Target::new(cpu, "").map_err(|e| command_error(e.to_string()))?;
+        settings.push(Codegen {
+            target,
+            cpu_setting: cpu.clone(),
+            ..base.clone()
+        });
+    }
+    let syntax = Syntax::parse(syntax).map_err(command_error)?;
+    let mut rows = Vec::new();
+    for name in modules {
+        for cg in &settings {
+            let (code, triple) = code(name, cg, syntax)?;
+            let f = code.function(function).ok_or_else(|| {
+                command_error(format!(
+                    "the code generator made no function '{function}' in module {name}"
+                ))
+            })?;
+            let region = match block {
+                None => Region::innermost(f),
+                Some("all") => Region::whole(f),
+                Some(b) => Region::at(f, b).map_err(command_error)?,
+            };
+            let cpu = model_cpu(&triple, &cg.target.cpu);
+            let analysis = analyze(
+                &triple,
+                &cpu,
+                &cg.target.features,
+                syntax == Syntax::Intel,
+                &region.instructions,
+            )?;
+            let label = if modules.len() > 1 && settings.len() > 1 {
+                format!("{name} · {}", cg.label())
+            } else if modules.len() > 1 {
+                name.clone()
+            } else {
+                cg.label()
+            };
+            rows.push(Row {
+                label,
+                region,
+                analysis,
+                files: code.files.clone(),
+            });
+        }
+    }
+    Ok(Comparison {
+        function: function.to_string(),
+        rows,
+    })
+}
+
+impl Comparison {
+    /// The summary: a row per code (its region, with the source line when
+    /// known; cycles per iteration, throughput, IPC, the busiest resource).
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            &format!("llvm-mca: {}, 100 iterations simulated", self.function),
+            &[
+                "code",
+                "region",
+                "instructions",
+                "cycles/iteration",
+                "block throughput",
+                "IPC",
+                "µops/cycle",
+                "busiest resource",
+            ],
+        );
+        for Row {
+            label,
+            region,
+            analysis: a,
+            files,
+        } in &self.rows
+        {
+            let place = region
+                .source
+                .and_then(|(file, line)| {
+                    let path = files.get(&file)?;
+                    let short = Path::new(path).file_name()?.to_string_lossy().into_owned();
+                    Some(format!(" ({short}:{line})"))
+                })
+                .unwrap_or_default();
+            let loop_ = if region.depth > 0 {
+                format!("loop {}, depth {}{place}", region.label, region.depth)
+            } else {
+                format!("{}{place}", region.label)
+            };
+            let busiest = a
+                .busiest()
+                .map_or("-".into(), |(r, p)| format!("{r} {p:.2}"));
+            t.push([
+                format!("{label} [{}]", a.cpu),
+                loop_,
+                region.instructions.len().to_string(),
+                format!("{:.2}", a.cycles_per_iteration()),
+                format!("{:.2}", a.block_rthroughput),
+                format!("{:.2}", a.ipc),
+                format!("{:.2}", a.uops_per_cycle),
+                busiest,
+            ]);
+        }
+        t
+    }
+
+    /// Cycles each resource is busy per iteration: a row per resource any
+    /// code uses (in the order first used), a column per code.
+    pub fn pressure(&self) -> Table {
+        let mut names: Vec<String> = Vec::new();
+        for row in &self.rows {
+            let a = &row.analysis;
+            for (r, p) in a.resources.iter().zip(&a.pressure) {
+                if *p > 0.0 && !names.contains(r) {
+                    names.push(r.clone());
+                }
+            }
+        }
+        let mut columns = vec!["resource"];
+        columns.extend(self.rows.iter().map(|r| r.label.as_str()));
+        let mut p = Table::new("cycles each resource is busy per iteration", &columns);
+        for r in &names {
+            let mut cells = vec![r.clone()];
+            for row in &self.rows {
+                let a = &row.analysis;
+                let v = a
+                    .resources
+                    .iter()
+                    .position(|x| x == r)
+                    .map_or(0.0, |i| a.pressure[i]);
+                cells.push(if v > 0.0 {
+                    format!("{v:.2}")
+                } else {
+                    "-".into()
+                });
+            }
+            p.push(cells);
+        }
+        p
+    }
+
+    /// The text after the tables: for one code, its region's instructions
+    /// and the bottleneck analysis; for several, each one's bottleneck
+    /// summary (up to its critical sequence).
+    pub fn notes(&self) -> Vec<String> {
+        if let [row] = self.rows.as_slice() {
+            let region = &row.region;
+            return vec![format!(
+                "{}:\n{}\n\n{}",
+                region.label,
+                region
+                    .instructions
+                    .iter()
+                    .map(|i| format!("  {i}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                row.analysis.bottleneck
+            )];
+        }
+        self.rows
+            .iter()
+            .map(|row| {
+                let summary: Vec<&str> = row
+                    .analysis
+                    .bottleneck
+                    .lines()
+                    .take_while(|l| !l.starts_with("Critical sequence"))
+                    .filter(|l| !l.trim().is_empty())
+                    .collect();
+                format!("{}:\n  {}", row.label, summary.join("\n  "))
+            })
+            .collect()
+    }
+
+    /// A bar chart's title, axis and bars: each code's cycles per
+    /// iteration when there are several, else the pressure on each
+    /// resource the one code uses.
+    pub fn bars(&self) -> (String, &'static str, Vec<(String, f64)>) {
+        let function = &self.function;
+        if let [row] = self.rows.as_slice() {
+            let a = &row.analysis;
+            let bars = a
+                .resources
+                .iter()
+                .zip(&a.pressure)
+                .filter(|(_, p)| **p > 0.0)
+                .map(|(r, p)| (r.clone(), *p))
+                .collect();
+            (
+                format!("{function}: resource pressure per iteration (llvm-mca)"),
+                "cycles busy per iteration",
+                bars,
+            )
+        } else {
+            let bars = self
+                .rows
+                .iter()
+                .map(|r| (r.label.clone(), r.analysis.cycles_per_iteration()))
+                .collect();
+            (
+                format!("{function}: simulated cycles per iteration (llvm-mca)"),
+                "cycles per iteration",
+                bars,
+            )
+        }
+    }
+}
+
 /// A resource's name as llvm-mca's text report prints it: the JSON report
 /// of LLVM 19 writes a unit of a resource group as the group's name, a dot
 /// and the unit's number as a raw byte (`SBPort23.\u{1}`): `SBPort23.1`.
@@ -370,6 +636,105 @@ fn parse_json(json: &str) -> std::result::Result<Analysis, String> {
 mod tests {
     use super::*;
     use crate::jit::asm::Line;
+
+    fn row(label: &str, cycles: u64, pressure: &[(&str, f64)], bottleneck: &str) -> Row {
+        Row {
+            label: label.into(),
+            region: Region {
+                label: ".LBB0_2".into(),
+                depth: 1,
+                instructions: vec!["addl %ecx, %eax".into(), "jne .LBB0_2".into()],
+                source: Some((1, 7)),
+            },
+            analysis: Analysis {
+                cpu: "skylake".into(),
+                iterations: 100,
+                instructions: 200,
+                cycles,
+                uops: 200,
+                dispatch_width: 4,
+                ipc: 1.5,
+                uops_per_cycle: 2.0,
+                block_rthroughput: 0.5,
+                resources: pressure.iter().map(|(r, _)| r.to_string()).collect(),
+                pressure: pressure.iter().map(|(_, p)| *p).collect(),
+                bottleneck: bottleneck.into(),
+            },
+            files: BTreeMap::from([(1, "/src/dir/loop.c".to_string())]),
+        }
+    }
+
+    #[test]
+    fn one_codes_comparison_shows_its_region_and_its_resources() {
+        let c = Comparison {
+            function: "f".into(),
+            rows: vec![row(
+                "codegen O2",
+                150,
+                &[("Port0", 0.5), ("Port1", 0.0), ("Port6", 1.0)],
+                "Cycles with backend pressure increase [ 40% ]\nCritical sequence based on the simulation:",
+            )],
+        };
+        let t = c.table();
+        assert_eq!(t.title, "llvm-mca: f, 100 iterations simulated");
+        assert_eq!(
+            t.rows,
+            [[
+                "codegen O2 [skylake]",
+                "loop .LBB0_2, depth 1 (loop.c:7)",
+                "2",
+                "1.50",
+                "0.50",
+                "1.50",
+                "2.00",
+                "Port6 1.00"
+            ]]
+        );
+        // Unused resources are left out.
+        let p = c.pressure();
+        assert_eq!(p.rows, [["Port0", "0.50"], ["Port6", "1.00"]]);
+        assert_eq!(
+            c.notes(),
+            [".LBB0_2:\n  addl %ecx, %eax\n  jne .LBB0_2\n\nCycles with backend pressure increase [ 40% ]\nCritical sequence based on the simulation:"]
+        );
+        let (title, axis, bars) = c.bars();
+        assert_eq!(title, "f: resource pressure per iteration (llvm-mca)");
+        assert_eq!(axis, "cycles busy per iteration");
+        assert_eq!(
+            bars,
+            [("Port0".to_string(), 0.5), ("Port6".to_string(), 1.0)]
+        );
+    }
+
+    #[test]
+    fn several_codes_are_compared_by_cycles_and_summaries() {
+        let c = Comparison {
+            function: "f".into(),
+            rows: vec![
+                row(
+                    "a",
+                    200,
+                    &[("Port0", 1.0)],
+                    "Summary A\n\nCritical sequence:\n  x",
+                ),
+                row("b", 100, &[("Port1", 2.0), ("Port0", 0.25)], "Summary B"),
+            ],
+        };
+        let p = c.pressure();
+        assert_eq!(
+            p.columns
+                .iter()
+                .map(|(c, _)| c.as_str())
+                .collect::<Vec<_>>(),
+            ["resource", "a", "b"]
+        );
+        assert_eq!(p.rows, [["Port0", "1.00", "0.25"], ["Port1", "-", "2.00"]]);
+        assert_eq!(c.notes(), ["a:\n  Summary A", "b:\n  Summary B"]);
+        let (title, axis, bars) = c.bars();
+        assert_eq!(title, "f: simulated cycles per iteration (llvm-mca)");
+        assert_eq!(axis, "cycles per iteration");
+        assert_eq!(bars, [("a".to_string(), 2.0), ("b".to_string(), 1.0)]);
+    }
 
     fn function(lines: &[&str]) -> Function {
         Function {

@@ -65,7 +65,8 @@ pub use isolate::paint_fresh_memory;
 pub(crate) use buffer::fnv1a;
 pub use buffer::{Buffer, ElemType, Fill};
 pub use compare::{
-    compare, compare_subject, compare_within, Candidate, Comparison, Entry, Progress,
+    bisect, compare, compare_subject, compare_within, Candidate, Comparison, Culprit, Entry,
+    Progress,
 };
 pub use subject::{program_outcome, Subject};
 

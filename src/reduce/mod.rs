@@ -30,6 +30,7 @@ mod repro;
 pub use property::{mask_values, run_isolated, Ending, Outcome, Property, Symptom};
 pub use repro::{reproducer, Reproducer};
 
+use crate::folder::OwnedDir;
 use crate::module::Module;
 use crate::{Error, Result};
 use std::io::Write;
@@ -152,6 +153,189 @@ impl Options {
             n => n.min(64),
         }
     }
+}
+
+/// The settings `:reduce` takes after its property.
+pub const SETTINGS: &[&str] = &[
+    "budget", "with", "source", "cflags", "level", "jobs", "replace",
+];
+
+/// `message` as an error of `:reduce`'s.
+fn command_error(message: impl Into<String>) -> Error {
+    Error::Command {
+        command: "reduce".into(),
+        message: message.into(),
+        suggestions: vec![],
+    }
+}
+
+/// How a reduction runs, read from its settings ([`SETTINGS`]): the
+/// reducer's [`Options`], the C source cvise reduces (`source=`, which is
+/// given exactly when `with=cvise` is), and whether a reproducer folder
+/// may be shared with files that are not this job's (`replace=yes`).
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub options: Options,
+    /// The C source's path, for cvise; `None`: llvm-reduce.
+    pub source: Option<String>,
+    pub replace: bool,
+}
+
+impl Settings {
+    /// Reads `settings` (key, value), in order; candidates are compiled at
+    /// `level` unless `level=` says otherwise. An error names the first
+    /// setting that is unknown or out of range, or a reducer without its
+    /// input (cvise without `source=`, `source=` without cvise).
+    pub fn parse(settings: &[(String, String)], level: crate::module::Level) -> Result<Settings> {
+        let mut options = Options {
+            level,
+            ..Options::default()
+        };
+        let (mut replace, mut cvise, mut source) = (false, false, None);
+        for (k, v) in settings {
+            match k.as_str() {
+                "budget" => {
+                    let secs: f64 = v.parse().ok().filter(|s: &f64| *s > 0.0 && *s <= 86_400.0).ok_or_else(|| {
+                        command_error(format!("budget expects seconds above 0 and at most 86400 (a day), got '{v}'"))
+                    })?;
+                    options.budget = Some(Duration::from_secs_f64(secs));
+                }
+                "with" => match v.as_str() {
+                    "llvm-reduce" | "llvm-reduce-19" => cvise = false,
+                    "cvise" => cvise = true,
+                    other => {
+                        return Err(Error::Command {
+                            command: "reduce".into(),
+                            message: format!("with expects llvm-reduce or cvise, got '{other}'"),
+                            suggestions: crate::nearest_names(other, ["llvm-reduce", "cvise"]),
+                        })
+                    }
+                },
+                "source" => source = Some(v.clone()),
+                "replace" => {
+                    replace = match v.as_str() {
+                        "yes" | "true" => true,
+                        "no" | "false" => false,
+                        _ => {
+                            return Err(command_error(format!(
+                                "replace expects yes or no, got '{v}'"
+                            )))
+                        }
+                    }
+                }
+                "cflags" => {
+                    options.cflags = v
+                        .split(',')
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                }
+                "level" => {
+                    options.level = crate::module::Level::parse(v).map_err(|_| {
+                        command_error(format!(
+                            "level expects O0, O1, O2, O3, Os or Oz (as :load's), got '{v}'"
+                        ))
+                    })?
+                }
+                "jobs" => {
+                    options.jobs = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
+                        command_error(format!("jobs expects how many candidates to test at once, 1 to 64, got '{v}'"))
+                    })?;
+                }
+                other => {
+                    return Err(Error::Command {
+                        command: "reduce".into(),
+                        message: format!("unknown setting '{other}'"),
+                        suggestions: crate::nearest_names(other, SETTINGS.iter().copied()),
+                    })
+                }
+            }
+        }
+        if cvise != source.is_some() {
+            return Err(command_error(if cvise {
+                "with=cvise reduces C: give the source the module was compiled from, source=FILE.c"
+            } else {
+                "source= is for with=cvise (llvm-reduce reduces the module itself)"
+            }));
+        }
+        Ok(Settings {
+            options,
+            source,
+            replace,
+        })
+    }
+}
+
+/// Claims the folder `dir` for the reproducer of the reduction that the
+/// line `line` (what follows `:reduce`) asks of `module`. The job is the
+/// line and the module's text (a fingerprint holds addresses, which differ
+/// from run to run): the same job may replace what it wrote there; a
+/// folder of the user's or of another job's is refused unless `replace`.
+/// Done before the reduction, so that a refused folder costs nothing.
+pub fn claim_folder(dir: &Path, line: &str, module: &Module, replace: bool) -> Result<OwnedDir> {
+    let line = line.trim();
+    let job = format!(
+        "{:016x}",
+        crate::jit::fnv1a(line.bytes().chain([0]).chain(module.print().into_bytes()))
+    );
+    let owner = crate::folder::Owner::new(":reduce", format!(":reduce {line}"), job);
+    OwnedDir::claim(
+        dir,
+        &owner,
+        crate::folder::Access::Exclusive,
+        replace,
+        "replace=yes",
+    )
+    .map_err(|e| command_error(e.to_string()))
+}
+
+/// Reduces `module` while `property` holds — with llvm-reduce-19 over its
+/// IR, or, given `c` (the C source's text and file name), with cvise over
+/// that source — telling `progress` of each smaller candidate and once
+/// more when done; then, given `out`, writes the reproducer there (what
+/// this job wrote there before goes first). `:reduce`'s work, whole.
+pub fn run(
+    module: &Module,
+    property: &Property,
+    options: &Options,
+    c: Option<(&str, &str)>,
+    out: Option<&OwnedDir>,
+    progress: &mut dyn FnMut(&crate::jit::Progress),
+) -> Result<(Reduction, Option<Reproducer>)> {
+    let before = module.instruction_count();
+    let tool = if c.is_some() {
+        "cvise"
+    } else {
+        "llvm-reduce-19"
+    };
+    let mut tell = |step: &Step| {
+        progress(&crate::jit::Progress {
+            done: before.saturating_sub(step.instructions) as usize,
+            total: before as usize,
+            stage: format!(
+                "reducing with {tool}: {before} → {} instructions, {} candidates tested",
+                step.instructions, step.tests
+            ),
+        })
+    };
+    let reduction = match c {
+        Some((text, name)) => reduce_c(text, name, property, options, &mut tell)?,
+        None => reduce_ir(module, property, options, &mut tell)?,
+    };
+    progress(&crate::jit::Progress {
+        done: before as usize,
+        total: before as usize,
+        stage: String::new(),
+    });
+    let repro = match out {
+        Some(dir) => {
+            // What this job wrote there before goes (a cell run again).
+            dir.remove_own()?;
+            Some(reproducer(dir, "", &reduction, property)?)
+        }
+        None => None,
+    };
+    Ok((reduction, repro))
 }
 
 /// Flags every C candidate is compiled with: a candidate that reads an
@@ -660,6 +844,107 @@ pub fn reduce_c(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<Settings> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::parse(&pairs, crate::module::Level::parse("O1").unwrap())
+    }
+
+    fn message(e: Error) -> String {
+        match e {
+            Error::Command {
+                command, message, ..
+            } => {
+                assert_eq!(command, "reduce");
+                message
+            }
+            e => panic!("not an error of :reduce's: {e:?}"),
+        }
+    }
+
+    #[test]
+    fn settings_are_read_in_order_and_checked() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.options.level, crate::module::Level::parse("O1").unwrap());
+        assert_eq!((s.source, s.replace, s.options.budget), (None, false, None));
+        let s = settings(&[
+            ("with", "cvise"),
+            ("source", "a.c"),
+            ("cflags", "-DX,,-g"),
+            ("level", "Oz"),
+            ("jobs", "3"),
+            ("budget", "1.5"),
+            ("replace", "yes"),
+        ])
+        .unwrap();
+        assert_eq!(s.source.as_deref(), Some("a.c"));
+        assert_eq!(s.options.cflags, ["-DX", "-g"]);
+        assert_eq!(s.options.level, crate::module::Level::parse("Oz").unwrap());
+        assert_eq!(s.options.jobs, 3);
+        assert_eq!(s.options.budget, Some(Duration::from_millis(1500)));
+        assert!(s.replace);
+        // The last word wins: llvm-reduce again, so source= is refused.
+        let e = settings(&[
+            ("with", "cvise"),
+            ("source", "a.c"),
+            ("with", "llvm-reduce"),
+        ]);
+        assert_eq!(
+            message(e.unwrap_err()),
+            "source= is for with=cvise (llvm-reduce reduces the module itself)"
+        );
+        assert!(message(settings(&[("with", "cvise")]).unwrap_err())
+            .starts_with("with=cvise reduces C"));
+        for (k, v, said) in [
+            ("budget", "0", "budget expects seconds above 0"),
+            ("budget", "86401", "budget expects seconds above 0"),
+            ("jobs", "65", "jobs expects how many candidates"),
+            ("replace", "maybe", "replace expects yes or no, got 'maybe'"),
+            ("level", "O9", "level expects O0, O1, O2, O3, Os or Oz"),
+            (
+                "with",
+                "creduce",
+                "with expects llvm-reduce or cvise, got 'creduce'",
+            ),
+        ] {
+            let m = message(settings(&[(k, v)]).unwrap_err());
+            assert!(m.starts_with(said), "{k}={v}: {m}");
+        }
+        let Err(Error::Command {
+            message,
+            suggestions,
+            ..
+        }) = settings(&[("budgte", "3")])
+        else {
+            panic!("an unknown setting was taken")
+        };
+        assert_eq!(message, "unknown setting 'budgte'");
+        assert!(suggestions.iter().any(|s| s == "budget"), "{suggestions:?}");
+    }
+
+    #[test]
+    fn a_reproducer_folder_is_the_same_jobs_again_and_no_one_elses() {
+        let temp = crate::folder::private_temp_dir("passlab-claim").unwrap();
+        let dir = temp.path().join("repro");
+        let m = Module::from_ir("define void @f() {\n  ret void\n}\n", "f.ll").unwrap();
+        let line = " fails gvn --out repro ";
+        drop(claim_folder(&dir, line, &m, false).unwrap());
+        // The same line (spaces aside) on the same module: the same job.
+        drop(claim_folder(&dir, "fails gvn --out repro", &m, false).unwrap());
+        // Another line, or the same line on another module: refused.
+        let e = claim_folder(&dir, "fails sroa --out repro", &m, false).unwrap_err();
+        assert!(
+            matches!(e, Error::Command { ref command, .. } if command == "reduce"),
+            "{e:?}"
+        );
+        let other = Module::from_ir("define void @g() {\n  ret void\n}\n", "f.ll").unwrap();
+        assert!(claim_folder(&dir, line, &other, false).is_err());
+        // Unless replace=yes.
+        assert!(claim_folder(&dir, line, &other, true).is_ok());
+    }
 
     #[test]
     fn a_reductions_work_folder_is_private_and_new() {

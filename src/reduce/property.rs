@@ -586,6 +586,31 @@ impl<'a> Property<'a> {
     }
 }
 
+impl Property<'static> {
+    /// The failure `pipeline` shows on `module` now (a crash, an LLVM fatal
+    /// error or a verifier failure, in a child, the IR verified after each
+    /// pass, within a minute), as the property to keep. An error when it
+    /// ends fine or with an ordinary error: nothing to keep (`name` is the
+    /// module's, for the message).
+    pub fn fails_now(module: &Module, pipeline: &str, name: &str) -> Result<Property<'static>> {
+        let ending = run_isolated(module, pipeline, true, Duration::from_secs(60))?;
+        if matches!(ending, Ending::Fine | Ending::Failed { .. }) {
+            return Err(Error::Command {
+                command: "reduce".into(),
+                message: format!(
+                    "{pipeline} does not crash, hit a fatal error or break the IR on {name} ({}): nothing to keep",
+                    ending.describe()
+                ),
+                suggestions: vec![],
+            });
+        }
+        Ok(Property::Fails {
+            pipeline: pipeline.to_string(),
+            ending,
+        })
+    }
+}
+
 impl Property<'_> {
     /// In words, for titles and reproducers.
     pub fn describe(&self, argv0: &str) -> String {
@@ -757,5 +782,27 @@ mod tests {
             Ending::Fine
         );
         assert!(run_isolated(&m, "no-such-pass", false, t).is_err());
+    }
+
+    #[test]
+    fn a_pipeline_that_runs_fine_is_no_failure_to_keep() {
+        let m = Module::from_ir(
+            "define i32 @f(i32 %x) {\n  %y = add i32 %x, 0\n  ret i32 %y\n}\n",
+            "f.ll",
+        )
+        .unwrap();
+        let Err(Error::Command {
+            command, message, ..
+        }) = Property::fails_now(&m, "instcombine", "m")
+        else {
+            panic!("a fine run was kept as a failure")
+        };
+        assert_eq!(command, "reduce");
+        assert!(
+            message.starts_with(
+                "instcombine does not crash, hit a fatal error or break the IR on m ("
+            ) && message.ends_with("): nothing to keep"),
+            "{message}"
+        );
     }
 }

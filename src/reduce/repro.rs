@@ -33,6 +33,31 @@ pub struct Reproducer {
     pub output: String,
 }
 
+impl Reproducer {
+    /// What `:reduce` says of it: the folder, its files, and how to see the
+    /// bug there (`sh repro.sh`, or `passlab run repro.plab` when LLVM's
+    /// tools cannot show it or did not).
+    pub fn note(&self) -> String {
+        format!(
+            "reproducer in {}: {}{}",
+            self.dir.display(),
+            self.files.join(", "),
+            match (self.with_llvm_tools, self.shows_bug) {
+                (true, true) =>
+                    "; sh repro.sh shows the bug with LLVM's tools, without passlab".to_string(),
+                (true, false) =>
+                    "; sh repro.sh did not show it: passlab run repro.plab does".to_string(),
+                (false, _) => format!(
+                    "; passlab run repro.plab shows it (no repro.sh: {})",
+                    self.why_not_llvm_tools
+                        .as_deref()
+                        .unwrap_or("LLVM's tools cannot show it")
+                ),
+            }
+        )
+    }
+}
+
 /// `s` quoted for a POSIX shell.
 pub(super) fn quote(s: &str) -> String {
     shlex::try_quote(s).map_or_else(|_| format!("'{s}'"), |q| q.into_owned())
@@ -583,6 +608,37 @@ pub fn reproducer(
 mod tests {
     use super::*;
     use crate::jit::Arg;
+
+    #[test]
+    fn the_note_says_how_to_see_the_bug() {
+        let mut r = Reproducer {
+            dir: PathBuf::from("out/r"),
+            files: vec!["reduced.ll".into(), "repro.sh".into()],
+            with_llvm_tools: true,
+            why_not_llvm_tools: None,
+            shows_bug: true,
+            output: String::new(),
+        };
+        assert_eq!(
+            r.note(),
+            "reproducer in out/r: reduced.ll, repro.sh; sh repro.sh shows the bug with LLVM's tools, without passlab"
+        );
+        r.shows_bug = false;
+        assert!(r
+            .note()
+            .ends_with("; sh repro.sh did not show it: passlab run repro.plab does"));
+        r.with_llvm_tools = false;
+        assert!(
+            r.note()
+                .ends_with("(no repro.sh: LLVM's tools cannot show it)"),
+            "{}",
+            r.note()
+        );
+        r.why_not_llvm_tools = Some("a Rust pass".into());
+        assert!(r
+            .note()
+            .ends_with("; passlab run repro.plab shows it (no repro.sh: a Rust pass)"));
+    }
 
     const IR: &str = r#"
 define i8 @narrow(i8 %x, i16 %y) {

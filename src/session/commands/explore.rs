@@ -55,35 +55,13 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         }
         _ => return Err(err("explore", usage)),
     };
-    let plain = match (function, number) {
-        (None, _) => crate::explore::summary(rec, 25).to_text(),
-        (Some(f), None) => crate::explore::pass_list(rec, f),
-        (Some(f), Some(n)) => {
-            let (title, diff) =
-                crate::explore::pass_diff(rec, f, n).map_err(|e| err("explore", e.to_string()))?;
-            let remarks = crate::explore::pass_remarks(rec, f, n);
-            let remarks = if remarks.is_empty() {
-                remarks
-            } else {
-                format!("\nremarks:\n{}", remarks.trim_end())
-            };
-            if diff.is_empty() {
-                format!("{title}{remarks}")
-            } else {
-                format!("{title}\n{diff}{remarks}")
-            }
-        }
-    };
+    let plain =
+        crate::explore::text(rec, function, number).map_err(|e| err("explore", e.to_string()))?;
     let select = function.map(|f| (f, number));
     if let Some(path) = out_file {
         let (page, stats) = crate::explore::html(rec, select, true, crate::explore::budget());
         crate::folder::write_file(std::path::Path::new(&path), &page, ":explore --out")?;
-        o.push_text(format!(
-            "wrote {path}: {:.1} MB, the diffs of {} of the {} functions that changed",
-            stats.bytes as f64 / 1e6,
-            stats.embedded,
-            stats.changed
-        ));
+        o.push_text(stats.note(&path));
         return Ok(o);
     }
     let mut bundle = super::super::Bundle::text(plain);

@@ -19,6 +19,23 @@ pub(crate) enum Handle {
 }
 
 impl Handle {
+    /// The instrument as code generation sees it (`jit::backend::record`).
+    pub(crate) fn watcher(&self) -> crate::jit::backend::Watcher<'_> {
+        use crate::jit::backend::Watcher;
+        match self {
+            Handle::Timing(t) => Watcher::Timing(t),
+            Handle::Counts(c) => Watcher::Counts(c),
+            Handle::PrintBefore(p) => Watcher::PrintBefore(p),
+            Handle::PrintAfter(p) => Watcher::PrintAfter(p),
+            Handle::PrintChanged(p) => Watcher::PrintChanged(p),
+            Handle::Verify(v) => Watcher::Verify(v),
+            Handle::Bisect(b) => Watcher::Bisect(b),
+            Handle::Explore(_) => Watcher::Explore,
+            Handle::Remarks(r) => Watcher::Remarks(r),
+            Handle::IrSize(_) | Handle::Trace(_) => Watcher::Blind,
+        }
+    }
+
     pub(crate) fn instrument(&self) -> Rc<dyn crate::Instrument> {
         match self {
             Handle::Timing(i) => i.clone(),
@@ -74,30 +91,31 @@ pub(super) const INSTRUMENT_NAMES: &[&str] = &[
     "clear",
 ];
 
-pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+/// `:instrument`'s line: each instrument named (a word, or a setting
+/// with its value), in order, and the settings that apply to them all.
+struct Requested {
+    items: Vec<(String, Option<String>)>,
+    /// `kinds=missed,...`: the remarks instrument keeps only these kinds.
+    kinds: Vec<crate::instrument::RemarkKind>,
+    /// `functions=F,...`: the printing instruments of this command show
+    /// only these functions (LLVM's -filter-print-funcs), the remarks
+    /// instrument only their remarks.
+    functions: Vec<String>,
+}
+
+fn requested(a: &Args) -> Result<Requested> {
     if a.rest.is_empty() {
         return Err(err(
             "instrument",
             format!("expects one of: {}", INSTRUMENT_NAMES.join(", ")),
         ));
     }
-    // `functions=F,...`: the printing instruments of this command show only
-    // these functions (LLVM's -filter-print-funcs).
     let functions: Vec<String> = a
         .settings
         .iter()
         .filter(|(k, _)| k == "functions")
         .flat_map(|(_, v)| comma_list(v))
         .collect();
-    let filter = |names: Vec<String>| {
-        let f = PassFilter::passes(names);
-        if functions.is_empty() {
-            f
-        } else {
-            f.in_functions(functions.clone())
-        }
-    };
-    // `kinds=missed,...`: the remarks instrument keeps only these kinds.
     let mut kinds = Vec::new();
     for (_, v) in a.settings.iter().filter(|(k, _)| k == "kinds") {
         kinds.extend(remark_kinds("instrument", v)?);
@@ -119,87 +137,87 @@ pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
             "kinds= filters remarks: :instrument remarks kinds=missed",
         ));
     }
-    for (name, value) in items {
-        let spec = match &value {
+    Ok(Requested {
+        items,
+        kinds,
+        functions,
+    })
+}
+
+pub(super) fn instrument(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let r = requested(a)?;
+    for (name, value) in &r.items {
+        if name == "clear" {
+            s.instruments.clear();
+            continue;
+        }
+        let handle = new_handle(s, name, value.as_deref(), &r)?;
+        let mut spec = match value {
             Some(v) => format!("{name}={v}"),
             None => name.clone(),
         };
-        let names = comma_list(value.as_deref().unwrap_or(""));
-        let handle = match name.as_str() {
-            "clear" => {
-                s.instruments.clear();
-                continue;
-            }
-            "timing" => Handle::Timing(Rc::new(Timing::new())),
-            "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
-            // The printing instruments share one buffer, so that their
-            // output comes in the order the passes ran.
-            "print-before" => Handle::PrintBefore(Rc::new(
-                PrintPasses::before(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "print-after" => Handle::PrintAfter(Rc::new(
-                PrintPasses::after(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "print-changed" => Handle::PrintChanged(Rc::new(
-                PrintChanged::new(filter(names)).writing_to(Box::new(s.printed.clone())),
-            )),
-            "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
-            "bisect" => {
-                let v = value
-                    .as_deref()
-                    .ok_or_else(|| err("instrument", "bisect needs a limit: bisect=N"))?;
-                let n = v.parse::<usize>().map_err(|_| {
-                    err("instrument", format!("bisect expects a number, got '{v}'"))
-                })?;
-                Handle::Bisect(Rc::new(Bisect::new(Some(n))))
-            }
-            "skip" => Handle::Bisect(Rc::new(Bisect::new(None).skipping(names))),
-            "trace" => Handle::Trace(Rc::new(Trace::new(|_m, p, before| {
-                if before {
-                    crate::output::emit(&format!(
-                        "{}{} on {} {}",
-                        "  ".repeat(p.depth),
-                        p.name(),
-                        p.unit,
-                        p.target
-                    ));
-                }
-            }))),
-            "counts" => Handle::Counts(Rc::new(Counts::new())),
-            "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
-            "remarks" => Handle::Remarks(Rc::new(crate::instrument::Remarks::filtered(
-                crate::instrument::RemarkFilter {
-                    passes: names,
-                    kinds: kinds.clone(),
-                    functions: functions.clone(),
-                },
-            ))),
-            other => {
-                return Err(Error::Command {
-                    command: "instrument".into(),
-                    message: format!("unknown instrument '{other}'"),
-                    suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
-                })
-            }
-        };
-        let spec = match &handle {
-            Handle::Remarks(_) => {
-                let mut spec = spec;
-                if !kinds.is_empty() {
-                    let k: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-                    spec.push_str(&format!(" kinds={}", k.join(",")));
-                }
-                if !functions.is_empty() {
-                    spec.push_str(&format!(" functions={}", functions.join(",")));
-                }
-                spec
-            }
-            _ => spec,
-        };
+        if let Handle::Remarks(_) = &handle {
+            let filter = crate::instrument::RemarkFilter {
+                passes: Vec::new(),
+                kinds: r.kinds.clone(),
+                functions: r.functions.clone(),
+            };
+            spec.push_str(&filter.settings());
+        }
         s.instruments.retain(|i| !i.handle.replaces(&handle));
         s.instruments.push(Active { spec, handle });
     }
     text(format!("instruments: {}", describe(s)))
+}
+
+/// The instrument `name` (with `value`, a list of passes for most) names.
+fn new_handle(s: &Session, name: &str, value: Option<&str>, r: &Requested) -> Result<Handle> {
+    let names = comma_list(value.unwrap_or(""));
+    let filter = |names: Vec<String>| {
+        let f = PassFilter::passes(names);
+        if r.functions.is_empty() {
+            f
+        } else {
+            f.in_functions(r.functions.clone())
+        }
+    };
+    Ok(match name {
+        "timing" => Handle::Timing(Rc::new(Timing::new())),
+        "ir-size" => Handle::IrSize(Rc::new(IrSize::new())),
+        // The printing instruments share one buffer, so that their output
+        // comes in the order the passes ran.
+        "print-before" => Handle::PrintBefore(Rc::new(
+            PrintPasses::before(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "print-after" => Handle::PrintAfter(Rc::new(
+            PrintPasses::after(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "print-changed" => Handle::PrintChanged(Rc::new(
+            PrintChanged::new(filter(names)).writing_to(Box::new(s.printed.clone())),
+        )),
+        "verify" => Handle::Verify(Rc::new(VerifyEach::new())),
+        "bisect" => Handle::Bisect(Rc::new(
+            Bisect::limited(value).map_err(|e| err("instrument", e))?,
+        )),
+        "skip" => Handle::Bisect(Rc::new(Bisect::new(None).skipping(names))),
+        "trace" => Handle::Trace(Rc::new(Trace::emitting())),
+        "counts" => Handle::Counts(Rc::new(Counts::new())),
+        "explore" => Handle::Explore(Rc::new(crate::instrument::Explore::new())),
+        "remarks" => Handle::Remarks(Rc::new(crate::instrument::Remarks::filtered(
+            crate::instrument::RemarkFilter {
+                passes: names,
+                kinds: r.kinds.clone(),
+                functions: r.functions.clone(),
+            },
+        ))),
+        other => {
+            return Err(Error::Command {
+                command: "instrument".into(),
+                message: format!("unknown instrument '{other}'"),
+                suggestions: crate::nearest_names(other, INSTRUMENT_NAMES.iter().copied()),
+            })
+        }
+    })
 }
 
 /// What `:report` reports.
@@ -235,13 +253,21 @@ fn remark_kinds(command: &str, list: &str) -> Result<Vec<crate::instrument::Rema
 
 /// `:report remarks [source [--out FILE.html] | runs | compare [A B]]
 /// [run=N] [top=N] [passes=…] [kinds=…] [functions=…]`.
-fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
-    let usage = "expects remarks [source [--out FILE.html] | runs | compare [RUN RUN]] [run=N] [top=N] [passes=P,...] [kinds=K,...] [functions=F,...]";
-    let mut words = a.words.clone();
-    let out = super::take_out(&mut words, "report", ", such as remarks.html")?;
-    let mut filter = crate::instrument::RemarkFilter::default();
-    let mut top = None;
-    let mut run = None;
+/// `:report remarks`'s settings: the filter, `top=` and `run=`.
+struct RemarksQuery {
+    filter: crate::instrument::RemarkFilter,
+    top: Option<usize>,
+    run: Option<usize>,
+}
+
+const REMARKS_USAGE: &str = "expects remarks [source [--out FILE.html] | runs | compare [RUN RUN]] [run=N] [top=N] [passes=P,...] [kinds=K,...] [functions=F,...]";
+
+fn remarks_query(a: &Args) -> Result<RemarksQuery> {
+    let mut q = RemarksQuery {
+        filter: crate::instrument::RemarkFilter::default(),
+        top: None,
+        run: None,
+    };
     let positive = |k: &str, v: &str| {
         v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
             err(
@@ -252,15 +278,15 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
     };
     for (k, v) in &a.settings {
         match k.as_str() {
-            "top" => top = Some(positive(k, v)?),
-            "run" => run = Some(positive(k, v)?),
-            "passes" => filter.passes.extend(comma_list(v)),
-            "kinds" => filter.kinds.extend(remark_kinds("report", v)?),
-            "functions" => filter.functions.extend(comma_list(v)),
+            "top" => q.top = Some(positive(k, v)?),
+            "run" => q.run = Some(positive(k, v)?),
+            "passes" => q.filter.passes.extend(comma_list(v)),
+            "kinds" => q.filter.kinds.extend(remark_kinds("report", v)?),
+            "functions" => q.filter.functions.extend(comma_list(v)),
             other => {
                 return Err(Error::Command {
                     command: "report".into(),
-                    message: format!("unknown setting '{other}' for remarks ({usage})"),
+                    message: format!("unknown setting '{other}' for remarks ({REMARKS_USAGE})"),
                     suggestions: crate::nearest_names(
                         other,
                         ["top", "run", "passes", "kinds", "functions"],
@@ -269,6 +295,14 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
             }
         }
     }
+    Ok(q)
+}
+
+fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
+    use crate::instrument::{remark_run_number, remark_runs_compared};
+    let mut words = a.words.clone();
+    let out = super::take_out(&mut words, "report", ", such as remarks.html")?;
+    let q = remarks_query(a)?;
     let Handle::Remarks(r) = active(s, "report", "remarks")? else {
         return Err(err(
             "report",
@@ -279,23 +313,8 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
     if runs.is_empty() {
         return text("no remarks recorded yet: the remarks instrument records them during :run");
     }
-    let run_number = |w: &str| -> Result<usize> {
-        w.parse::<usize>()
-            .ok()
-            .filter(|n| (1..=runs.len()).contains(n))
-            .ok_or_else(|| {
-                err(
-                    "report",
-                    format!(
-                        "'{w}' is not a run: {} recorded, numbered 1 to {} (:report remarks runs lists them)",
-                        runs.len(),
-                        runs.len()
-                    ),
-                )
-            })
-    };
-    let run = match run {
-        Some(n) => run_number(&n.to_string())?,
+    let run = match q.run {
+        Some(n) => remark_run_number(runs.len(), &n.to_string()).map_err(|e| err("report", e))?,
         None => runs.len(),
     };
     let sub = words.get(1).map(String::as_str);
@@ -306,28 +325,11 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
         ));
     }
     match (sub, words.len()) {
-        (Some("runs"), 2) => {
-            let mut t = Table::new(
-                &format!("runs the remarks instrument recorded: {}", runs.len()),
-                &["run>", "what ran", "remarks>"],
-            );
-            for (i, x) in runs.iter().enumerate() {
-                t.push([(i + 1).to_string(), x.label.clone(), x.remarks.to_string()]);
-            }
-            return table(&t);
-        }
+        (Some("runs"), 2) => return table(&crate::instrument::remark_runs_table(&runs)),
         (Some("compare"), 2 | 4) => {
-            let (x, y) = if words.len() == 4 {
-                (run_number(&words[2])?, run_number(&words[3])?)
-            } else if runs.len() >= 2 {
-                (runs.len() - 1, runs.len())
-            } else {
-                return Err(err(
-                    "report",
-                    "compare needs two runs and one is recorded: :undo, then :run another pipeline (or the same under :with cpu=...)",
-                ));
-            };
-            let mut c = crate::instrument::compare_remarks(&r.of_run(x), &r.of_run(y), &filter);
+            let named = (words.len() == 4).then(|| (words[2].as_str(), words[3].as_str()));
+            let (x, y) = remark_runs_compared(runs.len(), named).map_err(|e| err("report", e))?;
+            let mut c = crate::instrument::compare_remarks(&r.of_run(x), &r.of_run(y), &q.filter);
             for d in &mut c.diffs {
                 d.file = super::shown_path(s, &d.file);
             }
@@ -335,7 +337,7 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
                 (*a, *b) = (super::shown_path(s, a), super::shown_path(s, b));
             }
             let label = |n: usize| format!("run {n} ({})", runs[n - 1].label);
-            let t = c.table(&label(x), &label(y), top.unwrap_or(40));
+            let t = c.table(&label(x), &label(y), q.top.unwrap_or(40));
             if c.diffs.is_empty() {
                 // No rows: the title says it all.
                 return text(format!(
@@ -348,88 +350,78 @@ fn report_remarks(s: &Session, a: &Args) -> Result<Output> {
         _ => {}
     }
     let all = r.of_run(run);
-    let described = filter.describe();
-    if !all.iter().any(|x| filter.keeps(x)) {
-        return text(if all.is_empty() {
-            format!("run {run} ({}) made no remarks", runs[run - 1].label)
-        } else {
-            match all.len() {
-                1 => format!("the one remark of run {run} is not kept by {described}"),
-                n => format!("none of the {n} remarks of run {run} is kept by {described}"),
-            }
-        });
+    let label = &runs[run - 1].label;
+    if let Some(why) = crate::instrument::remarks_nothing_kept(&all, &q.filter, run, label) {
+        return text(why);
     }
     match (sub, words.len()) {
         (None, 1) => {
-            let mut t = crate::instrument::remark_table(&all, &filter);
-            t.title = format!("{} — run {run}: {}", t.title, runs[run - 1].label);
+            let mut t = crate::instrument::remark_table(&all, &q.filter);
+            t.title = format!("{} — run {run}: {label}", t.title);
             table(&t)
         }
-        (Some("source"), 2) => {
-            let kept: Vec<_> = all.iter().filter(|x| filter.keeps(x)).cloned().collect();
-            let title = format!(
-                "{}{}",
-                runs[run - 1].label,
-                if described.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({described})")
-                }
-            );
-            let page = |standalone| {
-                crate::explore::remarks_html(
-                    &title,
-                    &kept,
-                    &|f| super::source_text(s, f),
-                    &|f| super::shown_path(s, f),
-                    standalone,
-                    top,
-                )
-            };
-            if let Some(path) = out {
-                let (html, stats) = page(true);
-                crate::folder::write_file(
-                    std::path::Path::new(&path),
-                    &html,
-                    ":report remarks source --out",
-                )?;
-                return text(format!(
-                    "wrote {path}: {:.1} MB, {} remarks on {} source lines in {} files{}",
-                    stats.bytes as f64 / 1e6,
-                    stats.remarks,
-                    stats.lines,
-                    stats.files,
-                    if stats.with_text < stats.files {
-                        format!(
-                            " ({} of them not found: their lines without text)",
-                            stats.files - stats.with_text
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-            let plain = super::remarks::annotated_source(
-                s,
-                &all,
-                &filter,
-                top.unwrap_or(super::remarks::TOP_LINES),
-            );
-            let mut bundle = super::super::Bundle::text(plain);
-            if s.html {
-                bundle.data.push(("text/html".into(), page(false).0));
-            }
-            let mut o = Output::default();
-            o.items.push(Item::Display(bundle));
-            Ok(o)
-        }
+        (Some("source"), 2) => remarks_source(s, &all, &q, label, out),
         (Some(word), _) if !matches!(word, "source" | "runs" | "compare") => Err(Error::Command {
             command: "report".into(),
             message: format!("no remarks report called '{word}' (source, runs, compare)"),
             suggestions: crate::nearest_names(word, ["source", "runs", "compare"]),
         }),
-        _ => Err(err("report", format!("{usage}, got '{}'", a.rest))),
+        _ => Err(err("report", format!("{REMARKS_USAGE}, got '{}'", a.rest))),
     }
+}
+
+/// `:report remarks source [--out FILE.html]`: the remarks of a run
+/// (`all`, what ran being `label`) on the source, as text and, in a
+/// notebook, a page; with `--out`, the page written to a file.
+fn remarks_source(
+    s: &Session,
+    all: &[crate::instrument::Remark],
+    q: &RemarksQuery,
+    label: &str,
+    out: Option<String>,
+) -> Result<Output> {
+    let described = q.filter.describe();
+    let kept: Vec<_> = all.iter().filter(|x| q.filter.keeps(x)).cloned().collect();
+    let title = format!(
+        "{label}{}",
+        if described.is_empty() {
+            String::new()
+        } else {
+            format!(" ({described})")
+        }
+    );
+    let page = |standalone| {
+        crate::explore::remarks_html(
+            &title,
+            &kept,
+            &|f| super::source_text(s, f),
+            &|f| super::shown_path(s, f),
+            standalone,
+            q.top,
+        )
+    };
+    if let Some(path) = out {
+        let (html, stats) = page(true);
+        crate::folder::write_file(
+            std::path::Path::new(&path),
+            &html,
+            ":report remarks source --out",
+        )?;
+        return text(stats.note(&path));
+    }
+    let plain = super::remarks::annotated_source(
+        s,
+        all,
+        &q.filter,
+        q.top.unwrap_or(super::remarks::TOP_LINES),
+    );
+    let mut bundle = super::super::Bundle::text(plain);
+    if s.html {
+        bundle.data.push(("text/html".into(), page(false).0));
+    }
+    let mut o = Output::default();
+    o.items.push(Item::Display(bundle));
+    Ok(o)
 }
 
 /// What `:plot` draws.
@@ -528,15 +520,15 @@ fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle>
         })
 }
 
-pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    use crate::chart::Chart;
+const PLOT_USAGE: &str =
+    "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
 
-    let usage =
-        "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
+/// `:plot`'s line: the chart, the file to write it to, `top=` and `run=`.
+fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<usize>)> {
     let (what, out) = match a.words.as_slice() {
         [what] => (what.as_str(), None),
         [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
-        _ => return Err(err("plot", format!("{usage}, got '{}'", a.rest))),
+        _ => return Err(err("plot", format!("{PLOT_USAGE}, got '{}'", a.rest))),
     };
     let mut top = 15;
     let mut run = None;
@@ -553,11 +545,17 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             _ => {
                 return Err(err(
                     "plot",
-                    format!("unknown setting '{k}' for {what} ({usage})"),
+                    format!("unknown setting '{k}' for {what} ({PLOT_USAGE})"),
                 ))
             }
         }
     }
+    Ok((what, out, top, run))
+}
+
+pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    use crate::chart::Chart;
+    let (what, out, top, run) = plot_args(a)?;
     let bench = || {
         s.last_bench
             .as_ref()
@@ -580,34 +578,7 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             .ok_or_else(|| err("plot", "no :tune has run yet"))?
             .chart(),
         "remarks" => match active(s, "plot", "remarks")? {
-            Handle::Remarks(r) => {
-                let runs = r.runs();
-                let n = run.unwrap_or(runs.len());
-                let Some(label) = n.checked_sub(1).and_then(|i| runs.get(i)) else {
-                    return Err(err(
-                        "plot",
-                        if runs.is_empty() {
-                            "no remarks recorded yet: the remarks instrument records them during :run".to_string()
-                        } else {
-                            format!(
-                                "run={n}: {} runs recorded, numbered 1 to {}",
-                                runs.len(),
-                                runs.len()
-                            )
-                        },
-                    ));
-                };
-                let counts = crate::instrument::remark_counts(
-                    &r.of_run(n),
-                    &crate::instrument::RemarkFilter::default(),
-                );
-                let total: usize = counts.iter().map(|c| c.1.iter().sum::<usize>()).sum();
-                Chart::remarks(
-                    &format!("remarks by pass, run {n} ({}): {total}", label.label),
-                    &counts,
-                    top,
-                )
-            }
+            Handle::Remarks(r) => Chart::remarks_of_run(r, run, top).map_err(|e| err("plot", e))?,
             _ => return Err(err("plot", "the remarks instrument has no remark counts")),
         },
         other => {

@@ -304,8 +304,6 @@ fn flops(text: &str) -> Result<f64> {
 /// result with no optional pass run, found by halving LLVM's bisect limit,
 /// with that pass's change to the code.
 pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    use crate::instrument::Bisect;
-    use crate::jit::{Codegen, Jit};
     let usage = "expects FN ARGS... | PIPELINE, or exec ARG... [stdin=TEXT|@FILE] | PIPELINE";
     let (head, pipeline_text) = a.rest.split_once('|').ok_or_else(|| err("bisect", usage))?;
     let pipeline_text = pipeline_text.trim();
@@ -333,92 +331,7 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         SubjectSpec::Call(function, _) => function.clone(),
         _ => f.clone(),
     };
-    let codegen = Codegen::from_context(&PassContext::current())?;
-    // The back end's optional passes are numbered after the pipeline's, as
-    // LLVM numbers opt's and llc's together: `machine` is how many of them
-    // run (None: all).
-    let gated = |machine: Option<usize>| Codegen {
-        bisect_limit: Some(machine.map_or(u64::MAX, |l| l as u64)),
-        ..codegen.clone()
-    };
-    let saved = subject.save();
-    let restore = || saved.restore();
-    // The outcome in a module: the function's value and its buffers'
-    // checksums, or the program's exit status and output.
-    let result_of = |module: &crate::Module, machine: Option<usize>| -> Result<String> {
-        restore()?;
-        subject.outcome(&Jit::with_codegen(module, &gated(machine))?)
-    };
-    // With no optional pass run: the result the optimized one is held to.
-    let with_limit = |limit: usize| -> Result<crate::Module> {
-        let mut copy = m.copy();
-        let scope = PassContext::inherit()
-            .with_instrument(Rc::new(Bisect::new(Some(limit)).keeping(false)))
-            .enter()?;
-        let r = pass.apply(&mut copy);
-        drop(scope);
-        r.map(|()| copy)
-    };
-    let reference = result_of(&with_limit(0)?, Some(0));
-    let reference = match reference {
-        Ok(r) => r,
-        Err(e) => {
-            restore()?;
-            return Err(err(
-                "bisect",
-                format!("{who} does not run with no optional pass of {pipeline_text} and its code generation: {e}"),
-            ));
-        }
-    };
-    let mut last_result = String::new();
-    let machine_passes = |full: &crate::Module| -> Result<usize> {
-        Ok(Jit::with_codegen(full, &gated(None))?
-            .bisect_decisions()
-            .len())
-    };
-    let found =
-        pipeline::bisect_search_staged(m, pass.as_ref(), machine_passes, |copy, machine| {
-            let r = result_of(copy, machine)?;
-            let bad = r != reference;
-            if bad {
-                last_result = r;
-            }
-            Ok(bad)
-        });
-    restore()?;
-    let found = found.map_err(|e| match e {
-        Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => err(
-            "bisect",
-            format!("{who} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
-        ),
-        other => other,
-    })?;
-    // The culprit: a pass of the pipeline, or of the back end (then also
-    // the module after the whole pipeline and the back end's decisions up
-    // to the culprit, for its change to the assembly).
-    let mut machine = None;
-    let (pass_name, unit, target) = match &found.entry {
-        Some(e) => (e.pass.clone(), e.unit.to_string(), e.target.clone()),
-        None => {
-            let k = found.index - found.pipeline;
-            let full = with_limit(found.pipeline)?;
-            // Every pass that asked (those past the limit too); the first k.
-            let mut asked = Jit::with_codegen(&full, &gated(Some(k)))?
-                .bisect_decisions()
-                .to_vec();
-            let d = asked.get(k - 1).cloned().ok_or_else(|| {
-                err("bisect", format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
-            })?;
-            let unit = if d.function.is_empty() {
-                "machine module"
-            } else {
-                "machine function"
-            };
-            asked.truncate(k);
-            machine = Some((full, asked));
-            (d.pass, unit.to_string(), d.function)
-        }
-    };
+    let c = crate::jit::bisect(m, pass.as_ref(), pipeline_text, &subject, &who)?;
     let mut o = Output::default();
     let mut t = Table::new(
         &format!(
@@ -434,87 +347,25 @@ pub(super) fn bisect(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         ],
     );
     t.push([
-        format!("{} of {}", found.index, found.total),
-        pass_name.clone(),
-        unit,
-        target.clone(),
-        reference.clone(),
-        last_result,
+        format!("{} of {}", c.index, c.total),
+        c.pass.clone(),
+        c.unit.clone(),
+        c.target.clone(),
+        c.reference.clone(),
+        c.result.clone(),
     ]);
     t.notes.push(format!(
         "found in {} runs of the pipeline (LLVM's -opt-bisect-limit={} is the last that keeps the result; the pipeline asks about {} optional passes, code generation about {})",
-        found.runs,
-        found.index - 1,
-        found.pipeline,
-        found.total - found.pipeline
+        c.runs,
+        c.index - 1,
+        c.pipeline,
+        c.total - c.pipeline
     ));
     o.push_table(&t);
-    if found.entry.is_some() {
-        // What that pass did: the functions it changed, before and after.
-        let before = with_limit(found.index - 1)?;
-        let after = with_limit(found.index)?;
-        for fname in after.defined_functions() {
-            let (Ok(a_text), Ok(b_text)) =
-                (before.print_function(&fname), after.print_function(&fname))
-            else {
-                continue;
-            };
-            if a_text != b_text {
-                o.push_text(crate::diff::unified(
-                    &a_text,
-                    &b_text,
-                    &format!("{fname} before {pass_name}"),
-                    &format!("{fname} after {pass_name}"),
-                    3,
-                ));
-            }
-        }
-    } else if let (Some((full, asked)), false) = (&machine, target.is_empty()) {
-        // What that machine pass did to the function's assembly.
-        o.push_text(machine_pass_diff(full, &gated, asked, &target, &pass_name)?);
+    for diff in c.diffs {
+        o.push_text(diff);
     }
     Ok(o)
-}
-
-/// The assembly of `function` before and after the last of the back end's
-/// optional passes in `asked` (the JIT's decisions up to the culprit), as a
-/// unified diff. `:asm`'s code has no JIT entry point or stubs, so the pass
-/// is found there by its name and function and how many times it asked
-/// before.
-fn machine_pass_diff(
-    module: &crate::Module,
-    gated: &dyn Fn(Option<usize>) -> crate::jit::Codegen,
-    asked: &[crate::jit::GateDecision],
-    function: &str,
-    pass: &str,
-) -> Result<String> {
-    use crate::jit::asm::{self, Filter, Syntax};
-    let same = |d: &&crate::jit::GateDecision| d.pass == pass && d.function == function;
-    let nth = asked.iter().filter(same).count();
-    let (_, full) = asm::assembly_probed(module, &gated(None), Syntax::Att, Default::default())?;
-    let Some(i) = full
-        .decisions
-        .iter()
-        .filter(same)
-        .nth(nth.saturating_sub(1))
-        .map(|d| d.index)
-    else {
-        return Ok(String::new());
-    };
-    let text = |limit: usize| -> Result<String> {
-        let code = asm::assembly(module, &gated(Some(limit)), Syntax::Att)?;
-        Ok(code
-            .render(Some(function), Filter::default().text_only(), &|_| None)?
-            .text)
-    };
-    let (before, after) = (text(i - 1)?, text(i)?);
-    Ok(crate::diff::unified(
-        &before,
-        &after,
-        &format!("{function} before {pass}"),
-        &format!("{function} after {pass}"),
-        3,
-    ))
 }
 
 /// `text` split as a shell splits it (quotes group words).

@@ -3,12 +3,23 @@
 use super::*;
 use crate::jit::asm::{self, Filter, Syntax};
 use crate::jit::Codegen;
-use std::collections::BTreeMap;
 
 const USAGE: &str =
     "expects [FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]";
 
-pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+/// `:asm`'s words and settings.
+struct AsmArgs {
+    function: Option<String>,
+    all: bool,
+    out: Option<String>,
+    syntax: Syntax,
+    cpus: Vec<String>,
+    modules: Vec<String>,
+}
+
+/// Reads `:asm`'s line: `--out FILE`, `--all`, the function, and the
+/// settings over the context's syntax.
+fn asm_args(a: &Args, ctx: &PassContext) -> Result<AsmArgs> {
     let mut words = a.words.clone();
     let out = take_out(&mut words, "asm", ", such as gemm.s")?;
     let all = match words.iter().position(|w| w == "--all") {
@@ -30,7 +41,6 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         [f] => Some(f.clone()),
         _ => return Err(err("asm", format!("{USAGE}, got '{}'", a.rest))),
     };
-    let ctx = PassContext::current();
     let mut syntax = match ctx.config(asm::SYNTAX_KEY)? {
         crate::ConfigValue::Str(v) => Syntax::parse(&v).map_err(|e| err("asm", e))?,
         v => Syntax::parse(&v.to_string()).map_err(|e| err("asm", e))?,
@@ -54,6 +64,31 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
             }
         }
     }
+    Ok(AsmArgs {
+        function,
+        all,
+        out,
+        syntax,
+        cpus,
+        modules,
+    })
+}
+
+pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let ctx = PassContext::current();
+    let AsmArgs {
+        function,
+        all,
+        out,
+        syntax,
+        cpus,
+        modules,
+    } = asm_args(a, &ctx)?;
+    let filter = if all {
+        Filter::all()
+    } else {
+        Filter::default()
+    };
     if !cpus.is_empty() || !modules.is_empty() {
         if out.is_some() {
             return Err(err(
@@ -61,11 +96,6 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                 "--out writes one module's code: not with cpu= or modules=",
             ));
         }
-        let filter = if all {
-            Filter::all()
-        } else {
-            Filter::default()
-        };
         return side_by_side(s, function.as_deref(), syntax, filter, &cpus, &modules);
     }
     let name = current(s, "asm")?;
@@ -82,26 +112,10 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
         None => machine_code(s, &name, &cg, syntax)?,
     };
     let source = |path: &str| source_text(s, path);
-    let filter = if all {
-        Filter::all()
-    } else {
-        Filter::default()
-    };
     let filter = if s.html { filter } else { filter.text_only() };
     let shown = code.render(function.as_deref(), filter, &source)?;
     if let Some(file) = &out {
-        let raw = match &function {
-            Some(_) => {
-                asm::Assembly::render(
-                    &code,
-                    function.as_deref(),
-                    Filter::all().text_only(),
-                    &source,
-                )?
-                .text
-            }
-            None => code.text.clone(),
-        };
+        let raw = code.raw_text(function.as_deref(), &source)?;
         crate::folder::write_file(std::path::Path::new(file), raw, ":asm --out")?;
     }
     let mut o = Output::default();
@@ -111,11 +125,11 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     }
     let mut notes = vec![format!("{} · {} syntax", cg.label(), syntax.name())];
     if function.is_none() {
-        let bytes: u64 = code.functions.iter().filter_map(|f| f.bytes).sum();
+        let n = code.functions.len();
+        let bytes = code.bytes(None);
         notes.push(format!(
-            "{} function{}, {bytes} bytes of code",
-            code.functions.len(),
-            if code.functions.len() == 1 { "" } else { "s" }
+            "{n} function{}, {bytes} bytes of code",
+            if n == 1 { "" } else { "s" }
         ));
     }
     if !shown.has_source && !all {
@@ -124,12 +138,8 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                 .into(),
         );
     }
-    if let Some(file) = &out {
-        notes.push(format!("wrote {file}"));
-    }
-    if let Some(r) = &recorded {
-        notes.push(r.note.clone());
-    }
+    notes.extend(out.iter().map(|file| format!("wrote {file}")));
+    notes.extend(recorded.iter().map(|r| r.note.clone()));
     let header = format!("; {}\n", notes.join("; "));
     let mut data = vec![("text/plain".to_string(), format!("{header}{}", shown.text))];
     if let Some(html) = shown.html.filter(|_| s.html) {
@@ -145,13 +155,8 @@ pub(super) fn asm(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     Ok(o)
 }
 
-/// Columns of each side of `:asm`'s side-by-side text.
-const SIDE: usize = 56;
-
 /// `:asm [FUNCTION] cpu=A,B` or `modules=M,N`: the two compilations'
-/// code side by side, aligned as `diff -y` aligns them (the source lines
-/// of `-g` modules, the same on both sides, anchor them), differences
-/// marked; in a notebook, two panes.
+/// code side by side (`jit::asm::SideBySide`); in a notebook, two panes.
 fn side_by_side(
     s: &mut Session,
     function: Option<&str>,
@@ -161,54 +166,9 @@ fn side_by_side(
     modules: &[String],
 ) -> Result<Output> {
     let base = Codegen::from_context(&PassContext::current())?;
-    let current_module = || current(s, "asm");
-    // Two sides: two processors for one module, or two modules under one.
-    let sides: Vec<(String, Codegen)> = match (cpus, modules) {
-        ([a, b], one) if one.len() <= 1 => {
-            let m = match one {
-                [m] => m.clone(),
-                _ => current_module()?,
-            };
-            let mut out = Vec::new();
-            for cpu in [a, b] {
-                let target =
-                    crate::llvm::Target::new(cpu, "").map_err(|e| err("asm", e.to_string()))?;
-                out.push((
-                    m.clone(),
-                    Codegen {
-                        target,
-                        cpu_setting: cpu.clone(),
-                        ..base.clone()
-                    },
-                ));
-            }
-            out
-        }
-        (one, [m, n]) if one.len() <= 1 => {
-            let cg = match one {
-                [cpu] => Codegen {
-                    target: crate::llvm::Target::new(cpu, "")
-                        .map_err(|e| err("asm", e.to_string()))?,
-                    cpu_setting: cpu.clone(),
-                    ..base.clone()
-                },
-                _ => base.clone(),
-            };
-            vec![(m.clone(), cg.clone()), (n.clone(), cg)]
-        }
-        _ => {
-            return Err(err(
-                "asm",
-                format!(
-                    "side by side takes two: cpu=A,B (one module) or modules=M,N (one processor); got cpu={} modules={}",
-                    cpus.join(","),
-                    modules.join(",")
-                ),
-            ))
-        }
-    };
-    let mut shown = Vec::new();
-    for (name, cg) in &sides {
+    let sides = asm::sides(&base, cpus, modules, &mut || current(s, "asm"))?;
+    let mut shown: [(String, String); 2] = Default::default();
+    for ((name, cg), side) in sides.iter().zip(&mut shown) {
         let m = s.module_named("asm", name)?;
         if let Some(f) = function {
             check_function(m, "asm", name, f)?;
@@ -216,113 +176,18 @@ fn side_by_side(
         let code = machine_code(s, name, cg, syntax)?;
         let source = |path: &str| source_text(s, path);
         let text = code.render(function, filter.text_only(), &source)?.text;
-        let bytes: u64 = match function {
-            Some(f) => code.function(f).and_then(|f| f.bytes).unwrap_or(0),
-            None => code.functions.iter().filter_map(|f| f.bytes).sum(),
-        };
-        let label = format!("{name} · {} · {bytes} bytes", cg.label());
-        shown.push((label, text));
+        let label = format!("{name} · {} · {} bytes", cg.label(), code.bytes(function));
+        *side = (label, text);
     }
-    let rows = crate::diff::side_by_side(&shown[0].1, &shown[1].1);
-    let differing = rows.iter().filter(|r| r.mark != ' ').count();
-    let what = function.map_or("the module".to_string(), |f| format!("'{f}'"));
-    let note = format!(
-        "; {what} side by side, {} syntax: {} rows, {} differ (| changed, < left only, > right only)",
-        syntax.name(),
-        rows.len(),
-        differing
-    );
-    let cell = |t: &Option<String>| -> String {
-        let t = t.as_deref().unwrap_or("").replace('\t', "        ");
-        if t.chars().count() > SIDE {
-            let mut c: String = t.chars().take(SIDE - 1).collect();
-            c.push('…');
-            c
-        } else {
-            format!("{t:<SIDE$}")
-        }
-    };
-    let mut text = format!(
-        "{note}\n{} | {}\n",
-        cell(&Some(shown[0].0.clone())),
-        shown[1].0
-    );
-    for r in &rows {
-        let line = format!(
-            "{} {} {}",
-            cell(&r.left),
-            r.mark,
-            r.right.as_deref().unwrap_or("")
-        );
-        text.push_str(line.trim_end());
-        text.push('\n');
+    let [(l, left), (r, right)] = shown;
+    let sbs = asm::SideBySide::new(function, syntax, (l, &left), (r, &right));
+    let mut data = vec![("text/plain".to_string(), sbs.text())];
+    if s.html {
+        data.push(("text/html".into(), sbs.html()));
     }
     let mut o = Output::default();
-    let mut data = vec![("text/plain".to_string(), text)];
-    if s.html {
-        data.push((
-            "text/html".into(),
-            side_by_side_html(&note, &shown[0].0, &shown[1].0, &rows),
-        ));
-    }
     o.items.push(Item::Display(super::super::Bundle { data }));
     Ok(o)
-}
-
-/// The two panes as HTML, Compiler Explorer's way: each compilation in a
-/// column of its own, rows aligned, the rows that differ tinted (changed
-/// in amber, one side only in red or green), source lines in grey.
-fn side_by_side_html(note: &str, left: &str, right: &str, rows: &[crate::diff::Row]) -> String {
-    use crate::table::escape;
-    let mut h = String::from(
-        "<div class=\"plab-sbs\"><style>.plab-sbs table{border-collapse:collapse;table-layout:fixed;width:100%;font:12px/1.35 ui-monospace,monospace}\
-         .plab-sbs col.code{width:calc(50% - 12px)}.plab-sbs col.mark{width:24px}\
-         .plab-sbs td{padding:0 6px;white-space:pre;overflow:hidden;text-overflow:ellipsis;vertical-align:top;text-align:left!important;border:0}\
-         .plab-sbs th{text-align:left!important;padding:2px 6px;border-bottom:1px solid #ccc;font:600 12px system-ui,sans-serif;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\
-         .plab-sbs .c td.s{background:#fff4d6}.plab-sbs .l td.a{background:#fde2e2}.plab-sbs .r td.b{background:#def5e2}\
-         .plab-sbs td.m{color:#999;padding:0 2px}.plab-sbs .src{color:#777}</style>",
-    );
-    h.push_str(&format!(
-        "<div style=\"color:#666;font-size:12px;margin-bottom:4px\">{}</div><table><colgroup><col class=\"code\"><col class=\"mark\"><col class=\"code\"></colgroup><tr><th>{}</th><th></th><th>{}</th></tr>",
-        escape(note.trim_start_matches("; ")),
-        escape(left),
-        escape(right)
-    ));
-    for r in rows {
-        let class = match r.mark {
-            '|' => " class=\"c\"",
-            '<' => " class=\"l\"",
-            '>' => " class=\"r\"",
-            _ => "",
-        };
-        let side = |t: &Option<String>, which: &str| {
-            let t = t.as_deref().unwrap_or("");
-            // A source line (`; 12: s += a[i]`) in grey.
-            let src = if t.trim_start().starts_with(';') {
-                " src"
-            } else {
-                ""
-            };
-            let changed = if r.mark == '|' { " s" } else { "" };
-            format!(
-                "<td class=\"{which}{changed}{src}\" title=\"{}\">{}</td>",
-                escape(t.trim()),
-                escape(t)
-            )
-        };
-        h.push_str(&format!(
-            "<tr{class}>{}<td class=\"m\">{}</td>{}</tr>",
-            side(&r.left, "a"),
-            if r.mark == ' ' {
-                String::new()
-            } else {
-                r.mark.to_string()
-            },
-            side(&r.right, "b")
-        ));
-    }
-    h.push_str("</table></div>");
-    h
 }
 
 /// `f` must have machine code in module `name`: defined there.
@@ -372,7 +237,6 @@ const MCA_USAGE: &str = "expects FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,.
 /// it), for each processor and module given (default: the context's and
 /// the current one), side by side.
 pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    use crate::jit::mca::{self, Region};
     let (function, block) = match a.words.as_slice() {
         [f] => (f.clone(), None),
         [f, b] => (f.clone(), Some(b.clone())),
@@ -386,6 +250,50 @@ pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
     };
     let ctx = PassContext::current();
     let base = Codegen::from_context(&ctx)?;
+    let (cpus, mut modules) = mca_settings(a)?;
+    if modules.is_empty() {
+        modules.push(current(s, "mca")?);
+    }
+    // Every name checked before any code is generated.
+    for name in &modules {
+        let m = s.module_named("mca", name)?;
+        check_function(m, "mca", name, &function)?;
+    }
+    let syntax = match ctx.config(asm::SYNTAX_KEY)? {
+        crate::ConfigValue::Str(v) => v,
+        v => v.to_string(),
+    };
+    let mut code = |name: &str, cg: &Codegen, syntax: Syntax| {
+        let code = machine_code(s, name, cg, syntax)?;
+        Ok((code, s.module_named("mca", name)?.triple()))
+    };
+    let c = crate::jit::mca::compare(
+        &function,
+        block.as_deref(),
+        &modules,
+        &base,
+        &cpus,
+        &syntax,
+        &mut code,
+    )?;
+    let mut o = Output::default();
+    o.push_table(&c.table());
+    o.push_table(&c.pressure());
+    for note in c.notes() {
+        o.push_text(note);
+    }
+    if s.html {
+        let (title, axis, bars) = c.bars();
+        let chart = crate::chart::Chart::bars(&title, axis, bars);
+        o.items
+            .push(Item::Display(super::super::Bundle::chart(&chart)?));
+    }
+    Ok(o)
+}
+
+/// `:mca`'s settings: the processors (`cpu=`) and the modules
+/// (`modules=`), each a list of 1 to 16 names.
+fn mca_settings(a: &Args) -> Result<(Vec<String>, Vec<String>)> {
     let mut cpus: Vec<String> = Vec::new();
     let mut modules: Vec<String> = Vec::new();
     for (k, v) in &a.settings {
@@ -418,196 +326,7 @@ pub(super) fn mca(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
             }
         }
     }
-    if modules.is_empty() {
-        modules.push(current(s, "mca")?);
-    }
-    // Every name checked before any code is generated.
-    for name in &modules {
-        let m = s.module_named("mca", name)?;
-        check_function(m, "mca", name, &function)?;
-    }
-    let mut settings: Vec<Codegen> = Vec::new();
-    if cpus.is_empty() {
-        settings.push(base.clone());
-    }
-    for cpu in &cpus {
-        let target = crate::llvm::Target::new(cpu, "").map_err(|e| err("mca", e.to_string()))?;
-        settings.push(Codegen {
-            target,
-            cpu_setting: cpu.clone(),
-            ..base.clone()
-        });
-    }
-    let ctx_syntax = match ctx.config(asm::SYNTAX_KEY)? {
-        crate::ConfigValue::Str(v) => v,
-        v => v.to_string(),
-    };
-    let syntax = Syntax::parse(&ctx_syntax).map_err(|e| err("mca", e))?;
-    let mut rows = Vec::new();
-    for name in &modules {
-        for cg in &settings {
-            let code = machine_code(s, name, cg, syntax)?;
-            let f = code.function(&function).ok_or_else(|| {
-                err(
-                    "mca",
-                    format!("the code generator made no function '{function}' in module {name}"),
-                )
-            })?;
-            let region = match block.as_deref() {
-                None => Region::innermost(f),
-                Some("all") => Region::whole(f),
-                Some(b) => Region::at(f, b).map_err(|e| err("mca", e))?,
-            };
-            let triple = s.module_named("mca", name)?.triple();
-            let cpu = mca::model_cpu(&triple, &cg.target.cpu);
-            let analysis = mca::analyze(
-                &triple,
-                &cpu,
-                &cg.target.features,
-                syntax == Syntax::Intel,
-                &region.instructions,
-            )?;
-            let label = if modules.len() > 1 && settings.len() > 1 {
-                format!("{name} · {}", cg.label())
-            } else if modules.len() > 1 {
-                name.clone()
-            } else {
-                cg.label()
-            };
-            rows.push((label, region, analysis, code.files.clone()));
-        }
-    }
-    let mut o = Output::default();
-    let mut t = crate::table::Table::new(
-        &format!("llvm-mca: {function}, 100 iterations simulated"),
-        &[
-            "code",
-            "region",
-            "instructions",
-            "cycles/iteration",
-            "block throughput",
-            "IPC",
-            "µops/cycle",
-            "busiest resource",
-        ],
-    );
-    for (label, region, a, files) in &rows {
-        let place = region
-            .source
-            .and_then(|(file, line)| {
-                let path = files.get(&file)?;
-                let short = std::path::Path::new(path)
-                    .file_name()?
-                    .to_string_lossy()
-                    .into_owned();
-                Some(format!(" ({short}:{line})"))
-            })
-            .unwrap_or_default();
-        let loop_ = if region.depth > 0 {
-            format!("loop {}, depth {}{place}", region.label, region.depth)
-        } else {
-            format!("{}{place}", region.label)
-        };
-        let busiest = a
-            .busiest()
-            .map_or("-".into(), |(r, p)| format!("{r} {p:.2}"));
-        t.push([
-            format!("{label} [{}]", a.cpu),
-            loop_,
-            region.instructions.len().to_string(),
-            format!("{:.2}", a.cycles_per_iteration()),
-            format!("{:.2}", a.block_rthroughput),
-            format!("{:.2}", a.ipc),
-            format!("{:.2}", a.uops_per_cycle),
-            busiest,
-        ]);
-    }
-    o.push_table(&t);
-    // Pressure per resource: those any row uses.
-    let mut names: Vec<String> = Vec::new();
-    for (_, _, a, _) in &rows {
-        for (r, p) in a.resources.iter().zip(&a.pressure) {
-            if *p > 0.0 && !names.contains(r) {
-                names.push(r.clone());
-            }
-        }
-    }
-    let mut columns = vec!["resource".to_string()];
-    columns.extend(rows.iter().map(|(l, ..)| l.clone()));
-    let column_refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut p =
-        crate::table::Table::new("cycles each resource is busy per iteration", &column_refs);
-    for r in &names {
-        let mut cells = vec![r.clone()];
-        for (_, _, a, _) in &rows {
-            let v = a
-                .resources
-                .iter()
-                .position(|x| x == r)
-                .map_or(0.0, |i| a.pressure[i]);
-            cells.push(if v > 0.0 {
-                format!("{v:.2}")
-            } else {
-                "-".into()
-            });
-        }
-        p.push(cells);
-    }
-    o.push_table(&p);
-    if rows.len() == 1 {
-        let (_, region, a, _) = &rows[0];
-        o.push_text(format!(
-            "{}:\n{}\n\n{}",
-            region.label,
-            region
-                .instructions
-                .iter()
-                .map(|i| format!("  {i}"))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            a.bottleneck
-        ));
-    } else {
-        for (label, _, a, _) in &rows {
-            let summary: Vec<&str> = a
-                .bottleneck
-                .lines()
-                .take_while(|l| !l.starts_with("Critical sequence"))
-                .filter(|l| !l.trim().is_empty())
-                .collect();
-            o.push_text(format!("{label}:\n  {}", summary.join("\n  ")));
-        }
-    }
-    if s.html {
-        let bars = if rows.len() > 1 {
-            rows.iter()
-                .map(|(l, _, a, _)| (l.clone(), a.cycles_per_iteration()))
-                .collect()
-        } else {
-            let a = &rows[0].2;
-            a.resources
-                .iter()
-                .zip(&a.pressure)
-                .filter(|(_, p)| **p > 0.0)
-                .map(|(r, p)| (r.clone(), *p))
-                .collect()
-        };
-        let (title, axis) = if rows.len() > 1 {
-            (
-                format!("{function}: simulated cycles per iteration (llvm-mca)"),
-                "cycles per iteration",
-            )
-        } else {
-            (
-                format!("{function}: resource pressure per iteration (llvm-mca)"),
-                "cycles busy per iteration",
-            )
-        };
-        let chart = crate::chart::Chart::bars(&title, axis, bars);
-        o.items
-            .push(Item::Display(super::super::Bundle::chart(&chart)?));
-    }
-    Ok(o)
+    Ok((cpus, modules))
 }
 
 /// What code generation recorded for the instruments: the code, a note of
@@ -619,326 +338,34 @@ struct Recorded {
 }
 
 /// When an instrument that sees the back end is active (timing, counts,
-/// print-before/after/changed, verify, bisect, explore): generates the code
-/// with the back end probed, hands each instrument what it sees (see
-/// `jit::backend`) and keeps the code.
+/// print-before/after/changed, verify, bisect, explore, remarks):
+/// generates the code with the back end probed and hands each instrument
+/// what it sees (`jit::backend::record`), keeping the code and the
+/// explorer's recording.
 fn record_backend(
     s: &mut Session,
     name: &str,
     cg: &Codegen,
     syntax: Syntax,
 ) -> Result<Option<Recorded>> {
-    use super::instruments::Handle;
-    use crate::instrument::MachineStep;
-    use std::rc::Rc;
-    let mut probe = crate::jit::Probe::default();
-    let mut cg = cg.clone();
-    let mut watching = false;
-    // Which runs changed the code matters to every instrument but the
-    // remarks.
-    probe.changes = s.instruments.iter().any(|a| {
-        !matches!(
-            a.handle,
-            Handle::Remarks(_) | Handle::IrSize(_) | Handle::Trace(_)
-        )
-    });
-    for a in &s.instruments {
-        match &a.handle {
-            Handle::Timing(_) | Handle::Counts(_) => watching = true,
-            Handle::PrintBefore(_)
-            | Handle::PrintAfter(_)
-            | Handle::PrintChanged(_)
-            | Handle::Explore(_) => {
-                watching = true;
-                probe.texts = true;
-            }
-            Handle::Verify(_) => {
-                watching = true;
-                probe.verify = true;
-            }
-            Handle::Bisect(b) => {
-                watching = true;
-                cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
-            }
-            Handle::Remarks(r) => {
-                watching = true;
-                probe.remarks = true;
-                probe.size_info |= r.wants_size_info();
-            }
-            Handle::IrSize(_) | Handle::Trace(_) => {}
-        }
-    }
-    if !watching {
-        return Ok(None);
-    }
+    let watchers: Vec<_> = s.instruments.iter().map(|a| a.handle.watcher()).collect();
     let m = s.module_named("asm", name)?;
     let fp = m.fingerprint();
-    let (code, backend) =
-        asm::assembly_probed(m, &cg, syntax, probe).map_err(|e| machine_verifier_error(e, name))?;
-    // Each function's text as the passes leave it, from its IR on.
-    let mut current: BTreeMap<String, Rc<str>> = BTreeMap::new();
-    // (before, after) per run.
-    type Texts = (Option<Rc<str>>, Option<Rc<str>>);
-    let mut texts: Vec<Texts> = Vec::with_capacity(backend.runs.len());
-    for r in &backend.runs {
-        if !probe.texts || r.function.is_empty() {
-            texts.push((None, None));
-            continue;
-        }
-        // The probes send a function's text when they first look at it (a
-        // text on a run that changed nothing) and after each change.
-        let before = match (&r.text, current.get(&r.function)) {
-            (Some(t), _) if !r.changed => Some(Rc::from(t.as_str())),
-            (_, Some(t)) => Some(t.clone()),
-            (_, None) => None,
-        };
-        let after = match &r.text {
-            Some(t) if r.changed => Some(Rc::from(t.as_str())),
-            _ => before.clone(),
-        };
-        if let Some(a) = &after {
-            current.insert(r.function.clone(), a.clone());
-        }
-        texts.push((before, after));
-    }
-    let steps: Vec<MachineStep> = backend
-        .runs
-        .iter()
-        .zip(&texts)
-        .map(|(r, (before, after))| MachineStep {
-            pass: backend.label(r.pass),
-            module_pass: r.function.is_empty(),
-            function: &r.function,
-            changed: r.changed,
-            before: before.as_deref(),
-            after: after.as_deref(),
-        })
-        .collect();
-    let passes = backend.per_pass();
-    // The back end's remarks, each with the execution (an index into
-    // backend.runs) that made it; one made after the last belongs to it.
-    let remarks: Vec<crate::instrument::Remark> = backend
-        .remarks
-        .iter()
-        .filter_map(|(k, text)| {
-            let mut r = crate::instrument::Remark::from_flat(text)?;
-            let k = (*k).min(backend.runs.len().saturating_sub(1));
-            if let Some(run) = backend.runs.get(k) {
-                r.execution = k;
-                r.execution_pass = backend.label(run.pass).to_string();
-                r.unit = run.function.clone();
-            }
-            Some(r)
-        })
-        .collect();
-    let mut recorded = Vec::new();
-    for a in &s.instruments {
-        match &a.handle {
-            Handle::Timing(t) => {
-                let rows: Vec<_> = passes
-                    .iter()
-                    .map(|p| {
-                        let unit = if p.module {
-                            crate::llvm::IrUnit::Module
-                        } else {
-                            crate::llvm::IrUnit::Function
-                        };
-                        (p.label().to_string(), unit, p.runs, p.time)
-                    })
-                    .collect();
-                t.add_measured(&format!("codegen ({})", cg.label()), backend.total, &rows);
-                recorded.push("timing");
-            }
-            Handle::Counts(c) => {
-                let rows: Vec<_> = passes
-                    .iter()
-                    .map(|p| (p.label().to_string(), p.runs, p.changed))
-                    .collect();
-                c.add_measured(&rows);
-                recorded.push("counts");
-            }
-            Handle::PrintBefore(p) | Handle::PrintAfter(p) => {
-                steps.iter().for_each(|st| p.machine_step(st));
-                recorded.push(if matches!(a.handle, Handle::PrintBefore(_)) {
-                    "print-before"
-                } else {
-                    "print-after"
-                });
-            }
-            Handle::PrintChanged(p) => {
-                steps.iter().for_each(|st| p.machine_step(st));
-                recorded.push("print-changed");
-            }
-            Handle::Verify(v) => {
-                v.add_checked(steps.iter().filter(|st| st.changed).count() as u64);
-                recorded.push("verify");
-            }
-            Handle::Bisect(b) => {
-                b.add_back_end(
-                    backend
-                        .decisions
-                        .iter()
-                        .map(|d| (d.pass.as_str(), d.function.as_str(), d.ran)),
-                );
-                recorded.push("bisect");
-            }
-            Handle::Explore(_) => recorded.push("explore"),
-            Handle::Remarks(r) => {
-                r.add_run(
-                    &format!("codegen ({}) on {name}", cg.label()),
-                    remarks.clone(),
-                );
-                recorded.push("remarks");
-            }
-            Handle::IrSize(_) | Handle::Trace(_) => {}
-        }
-    }
-    if probe.texts
-        && s.instruments
-            .iter()
-            .any(|a| matches!(a.handle, Handle::Explore(_)))
-    {
-        // After the run that made this code, or on its own.
-        let mut rec = match &s.recording {
-            Some(r) if r.module == name && r.end == Some(fp) => (**r).clone(),
-            _ => crate::instrument::Recording {
-                pipeline: cg.label(),
-                module: name.to_string(),
-                end: Some(fp),
-                ..Default::default()
-            },
-        };
-        rec.append_back_end(&format!("codegen ({})", cg.label()), &steps, &|f| {
-            m.print_function(f).ok()
-        });
-        // The back end's remarks beside its passes' diffs: step k is the
-        // node after the code generation's own.
-        if let Some(root) = rec
-            .passes
-            .iter()
-            .rposition(|p| p.depth == 0 && p.name.starts_with("codegen ("))
-        {
-            rec.remarks.retain(|r| r.execution < root);
-            rec.remarks.extend(remarks.iter().cloned().map(|mut r| {
-                r.execution += root + 1;
-                r
-            }));
-        }
-        s.recording = Some(Rc::new(rec));
-    }
-    // Print-changed's diffs go to the shared buffer as they are ready: all
-    // of them once its closing count is asked for.
-    let mut counts = String::new();
-    for a in &s.instruments {
-        if let Handle::PrintChanged(p) = &a.handle {
-            counts.push_str(&p.output());
-        }
+    let previous = s.recording.as_deref();
+    let Some(r) = crate::jit::backend::record(m, name, cg, syntax, &watchers, previous)? else {
+        return Ok(None);
+    };
+    if let Some(rec) = r.recording {
+        s.recording = Some(std::rc::Rc::new(rec));
     }
     let mut printed = s.printed.take();
-    printed.push_str(&counts);
-    let code = Rc::new(code);
+    printed.push_str(&r.printed);
+    let code = std::rc::Rc::new(r.code);
     s.assembly
-        .insert(name.to_string(), (fp, cg.clone(), syntax, code.clone()));
-    let runs: u64 = passes.iter().map(|p| p.runs).sum();
-    let mut note = format!(
-        "the back end recorded for {}: {} passes, {runs} executions, {:.1} ms",
-        recorded.join(", "),
-        passes.len(),
-        backend.total.as_secs_f64() * 1e3
-    );
-    if probe.verify {
-        note.push_str("; the machine verifier found no errors");
-    }
-    if !backend.decisions.is_empty() {
-        let ran = backend.decisions.iter().filter(|d| d.ran).count();
-        note.push_str(&format!(
-            "; bisect: {ran} of the back end's {} optional passes ran",
-            backend.decisions.len()
-        ));
-    }
+        .insert(name.to_string(), (fp, r.codegen, syntax, code.clone()));
     Ok(Some(Recorded {
         code,
-        note,
+        note: r.note,
         printed,
     }))
-}
-
-/// The machine verifier's failure (the child ended with its report) as
-/// the verify instrument's error, naming the pass and the function.
-fn machine_verifier_error(e: Error, module: &str) -> Error {
-    const SAID: &str = "the machine verifier found errors after ";
-    let Error::Codegen { message, .. } = &e else {
-        return e;
-    };
-    let Some(at) = message.find(SAID) else {
-        return e;
-    };
-    let pass = message[at + SAID.len()..]
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    let report: Vec<&str> = message[..at]
-        .lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            t.starts_with("*** Bad machine code")
-                || t.starts_with("- function:")
-                || t.starts_with("- basic block:")
-                || t.starts_with("- instruction:")
-                || t.starts_with("- operand")
-        })
-        .collect();
-    Error::Verify {
-        pass: format!("{pass} (machine code of module {module})"),
-        message: report.join("\n"),
-        ir: Some(message[..at].trim_end().to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_machine_verifiers_report_becomes_a_verify_error() {
-        // What the child said: LLVM's report, then the fatal error the
-        // probe raises (shim/mc.cpp).
-        let said = "# After machinelicm (passlab's verifier)\n# Machine code for function f: NoPHIs\n\
-                    bb.0:\n  RET 0\n\n*** Bad machine code: Using an undefined physical register ***\n\
-                    - function:    f\n- basic block: %bb.0  (0x1)\n- instruction: RET 0, $eax\n\
-                    - operand 1:   $eax\n\
-                    the machine verifier found errors after Machine Loop Invariant Code Motion (machinelicm) on function f";
-        let e = machine_verifier_error(
-            Error::Codegen {
-                module: "m".into(),
-                message: said.into(),
-            },
-            "m",
-        );
-        let Error::Verify { pass, message, ir } = e else {
-            panic!("not a verify error: {e:?}")
-        };
-        assert_eq!(
-            pass,
-            "Machine Loop Invariant Code Motion (machinelicm) on function f (machine code of module m)"
-        );
-        assert!(
-            message.starts_with("*** Bad machine code: Using an undefined"),
-            "{message}"
-        );
-        assert!(message.contains("- instruction: RET 0, $eax"), "{message}");
-        assert!(!message.contains("# Machine code"), "{message}");
-        assert!(ir.unwrap().contains("bb.0:"));
-        // Any other failure is left as it was.
-        let other = machine_verifier_error(
-            Error::Codegen {
-                module: "m".into(),
-                message: "LLVM ERROR: out of memory".into(),
-            },
-            "m",
-        );
-        assert!(matches!(other, Error::Codegen { .. }));
-    }
 }

@@ -4,11 +4,7 @@
 
 use super::jit::{subject_spec, SubjectSpec};
 use super::*;
-use crate::reduce::{self, Ending, Property};
-
-const SETTINGS: &[&str] = &[
-    "budget", "with", "source", "cflags", "level", "jobs", "replace",
-];
+use crate::reduce::{self, Property};
 
 /// What `:help reduce` adds.
 pub(super) fn details() -> String {
@@ -22,14 +18,6 @@ pub(super) fn details() -> String {
      --out DIR   write a reproducer there: reduced.ll, README.md, repro.sh (opt-19 and lli-19, with the context's processor and code generation level, when every pass is LLVM's or a plugin's; for a function's result, through driver.ll, which calls it with the finding's arguments), repro.plab and progress.csv (the reduction's steps); a new folder, or one the same :reduce wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)\n  \
      The result becomes a new module NAME-reduced, the current one."
         .to_string()
-}
-
-fn bad_setting(k: &str) -> Error {
-    Error::Command {
-        command: "reduce".into(),
-        message: format!("unknown setting '{k}'"),
-        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
-    }
 }
 
 /// `--out DIR` at the end of the line, and the line without it.
@@ -51,67 +39,28 @@ fn take_trailing_out(rest: &str) -> Result<(String, Option<String>)> {
     }
 }
 
-pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let usage = "expects differs FN ARGS... | FIRST | SECOND, differs exec ARG... | FIRST | SECOND, fails PIPELINE or rust PREDICATE (:help reduce)";
-    let (rest, out_dir) = take_trailing_out(&a.rest)?;
+/// The property `:reduce` keeps, still as words.
+enum What {
+    Differs(SubjectSpec, String, String),
+    Fails(String),
+    Rust(String),
+}
+
+/// Settings as typed: (key, value).
+type Pairs = Vec<(String, String)>;
+
+const USAGE: &str = "expects differs FN ARGS... | FIRST | SECOND, differs exec ARG... | FIRST | SECOND, fails PIPELINE or rust PREDICATE (:help reduce)";
+
+/// The line after `:reduce`: the property, the settings (those after the
+/// last pipeline of `differs` included) and the reproducer's folder.
+fn parse(line: &str) -> Result<(What, Pairs, Option<String>)> {
+    let (rest, out_dir) = take_trailing_out(line)?;
     let (kind, rest) = rest
         .trim()
         .split_once(char::is_whitespace)
         .map_or((rest.trim(), ""), |(k, r)| (k, r.trim()));
-    // The property, still as words; settings of :reduce's own.
-    enum What {
-        Differs(SubjectSpec, String, String),
-        Fails(String),
-        Rust(String),
-    }
     let (what, settings) = match kind {
-        "differs" => {
-            let mut parts = rest.split('|').map(str::trim);
-            let head = parts.next().unwrap_or("");
-            let mut pipelines: Vec<String> = parts.map(str::to_string).collect();
-            // :reduce's own settings may follow the last pipeline too.
-            let mut trailing = Vec::new();
-            if let Some(last) = pipelines.last_mut() {
-                let mut words: Vec<String> = last.split_whitespace().map(str::to_string).collect();
-                while words.len() > 1 {
-                    match words.last().and_then(|w| crate::session::args::setting(w)) {
-                        Some((k, v)) if SETTINGS.contains(&k) => {
-                            trailing.insert(0, (k.to_string(), v.to_string()));
-                            words.pop();
-                        }
-                        _ => break,
-                    }
-                }
-                *last = words.join(" ");
-            }
-            let [first, second] = pipelines.as_slice() else {
-                return Err(err(
-                    "reduce",
-                    "differs expects the subject and two pipelines: differs FN ARGS... | FIRST | SECOND (FIRST may be no-op-module)",
-                ));
-            };
-            if first.is_empty() || second.is_empty() {
-                return Err(err(
-                    "reduce",
-                    "differs: a pipeline is empty (no-op-module runs none)",
-                ));
-            }
-            for p in [first, second] {
-                pipeline::parse(p)?;
-            }
-            let (subject, mut settings) = subject_spec("reduce", head)?;
-            settings.extend(trailing);
-            if matches!(subject, SubjectSpec::None) {
-                return Err(err(
-                    "reduce",
-                    "differs expects FN ARGS... or exec ARG... before the pipelines",
-                ));
-            }
-            (
-                What::Differs(subject, first.clone(), second.clone()),
-                settings,
-            )
-        }
+        "differs" => differs(rest)?,
         "fails" | "rust" => {
             let args = Args::parse(&format!(":reduce {rest}"))?;
             let [word] = args.words.as_slice() else {
@@ -131,7 +80,7 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 (What::Rust(word.clone()), args.settings)
             }
         }
-        "" => return Err(err("reduce", usage)),
+        "" => return Err(err("reduce", USAGE)),
         other => {
             return Err(Error::Command {
                 command: "reduce".into(),
@@ -140,73 +89,63 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
             })
         }
     };
-    let mut options = reduce::Options {
-        level: crate::module::Level::from_opt_level(PassContext::current().opt_level()),
-        ..reduce::Options::default()
-    };
-    let mut replace = false;
-    let mut cvise = false;
-    let mut source: Option<String> = None;
-    for (k, v) in &settings {
-        match k.as_str() {
-            "budget" => {
-                let secs: f64 = v.parse().ok().filter(|s: &f64| *s > 0.0 && *s <= 86_400.0).ok_or_else(|| {
-                    err("reduce", format!("budget expects seconds above 0 and at most 86400 (a day), got '{v}'"))
-                })?;
-                options.budget = Some(std::time::Duration::from_secs_f64(secs));
-            }
-            "with" => match v.as_str() {
-                "llvm-reduce" | "llvm-reduce-19" => cvise = false,
-                "cvise" => cvise = true,
-                other => {
-                    return Err(Error::Command {
-                        command: "reduce".into(),
-                        message: format!("with expects llvm-reduce or cvise, got '{other}'"),
-                        suggestions: crate::nearest_names(other, ["llvm-reduce", "cvise"]),
-                    })
+    Ok((what, settings, out_dir))
+}
+
+/// `differs SUBJECT | FIRST | SECOND [settings]`, after `differs`.
+fn differs(rest: &str) -> Result<(What, Pairs)> {
+    let mut parts = rest.split('|').map(str::trim);
+    let head = parts.next().unwrap_or("");
+    let mut pipelines: Vec<String> = parts.map(str::to_string).collect();
+    // :reduce's own settings may follow the last pipeline too.
+    let mut trailing = Vec::new();
+    if let Some(last) = pipelines.last_mut() {
+        let mut words: Vec<String> = last.split_whitespace().map(str::to_string).collect();
+        while words.len() > 1 {
+            match words.last().and_then(|w| crate::session::args::setting(w)) {
+                Some((k, v)) if reduce::SETTINGS.contains(&k) => {
+                    trailing.insert(0, (k.to_string(), v.to_string()));
+                    words.pop();
                 }
-            },
-            "source" => source = Some(v.clone()),
-            "replace" => {
-                replace = match v.as_str() {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => {
-                        return Err(err(
-                            "reduce",
-                            format!("replace expects yes or no, got '{v}'"),
-                        ))
-                    }
-                }
+                _ => break,
             }
-            "cflags" => options.cflags = comma_list(v),
-            "level" => {
-                options.level = crate::module::Level::parse(v).map_err(|_| {
-                    err(
-                        "reduce",
-                        format!("level expects O0, O1, O2, O3, Os or Oz (as :load's), got '{v}'"),
-                    )
-                })?
-            }
-            "jobs" => {
-                options.jobs = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
-                    err("reduce", format!("jobs expects how many candidates to test at once, 1 to 64, got '{v}'"))
-                })?;
-            }
-            other => return Err(bad_setting(other)),
         }
+        *last = words.join(" ");
     }
-    if cvise != source.is_some() {
+    let [first, second] = pipelines.as_slice() else {
         return Err(err(
             "reduce",
-            if cvise {
-                "with=cvise reduces C: give the source the module was compiled from, source=FILE.c"
-            } else {
-                "source= is for with=cvise (llvm-reduce reduces the module itself)"
-            },
+            "differs expects the subject and two pipelines: differs FN ARGS... | FIRST | SECOND (FIRST may be no-op-module)",
+        ));
+    };
+    if first.is_empty() || second.is_empty() {
+        return Err(err(
+            "reduce",
+            "differs: a pipeline is empty (no-op-module runs none)",
         ));
     }
-    let c_text = match &source {
+    for p in [first, second] {
+        pipeline::parse(p)?;
+    }
+    let (subject, mut settings) = subject_spec("reduce", head)?;
+    settings.extend(trailing);
+    if matches!(subject, SubjectSpec::None) {
+        return Err(err(
+            "reduce",
+            "differs expects FN ARGS... or exec ARG... before the pipelines",
+        ));
+    }
+    Ok((
+        What::Differs(subject, first.clone(), second.clone()),
+        settings,
+    ))
+}
+
+pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
+    let (what, settings, out_dir) = parse(&a.rest)?;
+    let level = crate::module::Level::from_opt_level(PassContext::current().opt_level());
+    let settings = reduce::Settings::parse(&settings, level)?;
+    let c_text = match &settings.source {
         Some(file) => Some(match source_text(s, file) {
             Some(t) => t,
             None => std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?,
@@ -220,107 +159,54 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     let out = match &out_dir {
         Some(dir) => {
             let m = s.module_named("reduce", &name)?;
-            // The same job: the same command on the same module (its text:
-            // a fingerprint holds addresses, which differ from run to run).
-            let job = format!(
-                "{:016x}",
-                crate::jit::fnv1a(
-                    a.rest
-                        .trim()
-                        .bytes()
-                        .chain([0])
-                        .chain(m.print().into_bytes())
-                )
-            );
-            let owner =
-                crate::folder::Owner::new(":reduce", format!(":reduce {}", a.rest.trim()), job);
-            let owned = crate::folder::OwnedDir::claim(
-                std::path::Path::new(dir),
-                &owner,
-                crate::folder::Access::Exclusive,
-                replace,
-                "replace=yes",
-            )
-            .map_err(|e| err("reduce", e.to_string()))?;
-            Some(owned)
+            let path = std::path::Path::new(dir);
+            Some(reduce::claim_folder(path, &a.rest, m, settings.replace)?)
         }
         None => None,
     };
     let mut sink = s.progress.take();
-    let result = (|| {
+    let result: Result<_> = (|| {
         let m = s.module_named("reduce", &name)?;
         let property = match &what {
             What::Differs(spec, first, second) => Property::differs(
                 spec.resolve(s, "reduce")?
-                    .ok_or_else(|| err("reduce", usage))?,
+                    .ok_or_else(|| err("reduce", USAGE))?,
                 first,
                 second,
                 m,
             )?,
-            What::Fails(p) => {
-                let ending = reduce::run_isolated(m, p, true, std::time::Duration::from_secs(60))?;
-                if matches!(ending, Ending::Fine | Ending::Failed { .. }) {
-                    return Err(err(
-                        "reduce",
-                        format!(
-                            "{p} does not crash, hit a fatal error or break the IR on {name} ({}): nothing to keep",
-                            ending.describe()
-                        ),
-                    ));
-                }
-                Property::Fails {
-                    pipeline: p.clone(),
-                    ending,
-                }
-            }
+            What::Fails(p) => Property::fails_now(m, p, &name)?,
             What::Rust(f) => Property::Accepted {
                 pass: rust_predicate(f)?,
             },
         };
-        let before = m.instruction_count();
         let mut quiet = |_: &crate::jit::Progress| {};
         let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
             Some(p) => p.as_mut(),
             None => &mut quiet,
         };
-        let tool = if cvise { "cvise" } else { "llvm-reduce-19" };
-        let mut tell = |step: &reduce::Step| {
-            progress(&crate::jit::Progress {
-                done: before.saturating_sub(step.instructions) as usize,
-                total: before as usize,
-                stage: format!(
-                    "reducing with {tool}: {before} → {} instructions, {} candidates tested",
-                    step.instructions, step.tests
-                ),
-            })
-        };
-        let reduction = match &c_text {
-            Some(text) => reduce::reduce_c(
-                text,
-                source.as_deref().unwrap_or("source.c"),
-                &property,
-                &options,
-                &mut tell,
-            )?,
-            None => reduce::reduce_ir(m, &property, &options, &mut tell)?,
-        };
-        progress(&crate::jit::Progress {
-            done: before as usize,
-            total: before as usize,
-            stage: String::new(),
-        });
-        let repro = match &out {
-            Some(dir) => {
-                // What this job wrote there before goes (a cell run again).
-                dir.remove_own()?;
-                Some(reduce::reproducer(dir, "", &reduction, &property)?)
-            }
-            None => None,
-        };
+        let c = c_text
+            .as_deref()
+            .map(|t| (t, settings.source.as_deref().unwrap_or("source.c")));
+        let (reduction, repro) =
+            reduce::run(m, &property, &settings.options, c, out.as_ref(), progress)?;
         Ok((reduction, repro, property.describe(&argv0)))
     })();
     s.progress = sink;
     let (reduction, repro, described) = result?;
+    render(s, &name, reduction, repro, &described)
+}
+
+/// What `:reduce` shows of `reduction` (of module `name`): what was kept,
+/// the summary, the size over time, the reduced source or IR (when short)
+/// and the reproducer; the reduced module becomes the current one.
+fn render(
+    s: &mut Session,
+    name: &str,
+    reduction: reduce::Reduction,
+    repro: Option<reduce::Reproducer>,
+    described: &str,
+) -> Result<Output> {
     let mut new_name = format!("{name}-reduced");
     let mut n = 2;
     while s.modules.contains_key(&new_name) {
@@ -342,23 +228,7 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         o.extend(code(s, ir, Code::Ir)?);
     }
     if let Some(r) = &repro {
-        o.push_text(format!(
-            "reproducer in {}: {}{}",
-            r.dir.display(),
-            r.files.join(", "),
-            match (r.with_llvm_tools, r.shows_bug) {
-                (true, true) =>
-                    "; sh repro.sh shows the bug with LLVM's tools, without passlab".to_string(),
-                (true, false) =>
-                    "; sh repro.sh did not show it: passlab run repro.plab does".to_string(),
-                (false, _) => format!(
-                    "; passlab run repro.plab shows it (no repro.sh: {})",
-                    r.why_not_llvm_tools
-                        .as_deref()
-                        .unwrap_or("LLVM's tools cannot show it")
-                ),
-            }
-        ));
+        o.push_text(r.note());
     }
     o.push_text(format!(
         "{new_name}: the reduced module, now the current one (:use {name} to go back)"
