@@ -586,6 +586,64 @@ pub struct Status<'a> {
     pub fraction: f64,
 }
 
+/// [`tune`] from scratch, telling `progress` how far it is — trials made
+/// out of the budget's, and the best so far — at most every 50 ms (a
+/// search makes hundreds of trials a second; a front end redraws, a kernel
+/// sends a message, each time), and once more when it ends.
+pub fn tune_showing(
+    module: &Module,
+    check: Option<&Subject>,
+    spec: &TuneSpec,
+    progress: &mut dyn FnMut(&crate::jit::Progress),
+) -> Result<Tuning> {
+    let strategies = spec.strategies.len();
+    let (unit, total) = match spec.budget {
+        Budget::Trials(n) => (n as f64, n.saturating_mul(strategies)),
+        Budget::Seconds(sec) => (sec, (sec.ceil() as usize).saturating_mul(strategies)),
+    };
+    let mut shown: Option<std::time::Instant> = None;
+    let mut on_trial = |t: &Trial, st: &Status| {
+        if shown.is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(50)) {
+            return;
+        }
+        shown = Some(std::time::Instant::now());
+        let position = st
+            .tuning
+            .phases
+            .iter()
+            .position(|x| x == st.phase)
+            .unwrap_or(0);
+        let done = if position == 0 {
+            0
+        } else {
+            (((position - 1) as f64 + st.fraction) * unit) as usize
+        };
+        let best = st.tuning.best(1);
+        let best = best.first().map_or("none valid yet".to_string(), |b| {
+            let v = match st.tuning.goal.metric() {
+                Some(m) => m
+                    .of(b)
+                    .map_or("-".into(), |v| format!("{} {}", m.show(v), m.heading())),
+                None => format!("score {:.4}", st.tuning.score(b).unwrap_or(f64::NAN)),
+            };
+            format!("best {v}")
+        });
+        progress(&crate::jit::Progress {
+            done: done.min(total),
+            total,
+            stage: format!("{} #{}: {best}", t.phase, t.index),
+        });
+    };
+    let result = tune(module, check, spec, &[], &mut on_trial);
+    let n = result.as_ref().map_or(0, |t| t.searched().count());
+    progress(&crate::jit::Progress {
+        done: n,
+        total: n,
+        stage: String::new(),
+    });
+    result
+}
+
 /// Runs the search (see the module documentation): the baselines, then
 /// each strategy of `spec`, on copies of `module`, checking (and, for a
 /// runtime goal, timing) `check`'s function. `known` are trials already

@@ -183,8 +183,7 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ..a.clone()
     })?;
     let name = current(s, "tune")?;
-    let mut sink = s.progress.take();
-    let result = (|| {
+    let result = s.with_progress(|s, progress| {
         let subject = what.resolve(s, "tune")?;
         let m = s.module_named("tune", &name)?;
         if let SubjectSpec::Call(f, _) = &what {
@@ -199,59 +198,8 @@ pub(super) fn tune(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
                 });
             }
         }
-        let strategies = spec.strategies.len();
-        // Both within range (spec_from checks the budget): checked anyway.
-        let (unit, total) = match spec.budget {
-            Budget::Trials(n) => (n as f64, n.saturating_mul(strategies)),
-            Budget::Seconds(sec) => (sec, (sec.ceil() as usize).saturating_mul(strategies)),
-        };
-        // Hundreds of trials a second: the display is told at most every
-        // 50 ms (a front end redraws, a kernel sends a message, each time).
-        let mut shown: Option<std::time::Instant> = None;
-        let mut on_trial = |t: &crate::tune::Trial, st: &crate::tune::Status| {
-            let Some(p) = sink.as_mut() else { return };
-            if shown.is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(50)) {
-                return;
-            }
-            shown = Some(std::time::Instant::now());
-            let position = st
-                .tuning
-                .phases
-                .iter()
-                .position(|x| x == st.phase)
-                .unwrap_or(0);
-            let done = if position == 0 {
-                0
-            } else {
-                (((position - 1) as f64 + st.fraction) * unit) as usize
-            };
-            let best = st.tuning.best(1);
-            let best = best.first().map_or("none valid yet".to_string(), |b| {
-                let v = match st.tuning.goal.metric() {
-                    Some(m) => m
-                        .of(b)
-                        .map_or("-".into(), |v| format!("{} {}", m.show(v), m.heading())),
-                    None => format!("score {:.4}", st.tuning.score(b).unwrap_or(f64::NAN)),
-                };
-                format!("best {v}")
-            });
-            p(&crate::jit::Progress {
-                done: done.min(total),
-                total,
-                stage: format!("{} #{}: {best}", t.phase, t.index),
-            });
-        };
-        crate::tune::tune(m, subject.as_ref(), &spec, &[], &mut on_trial)
-    })();
-    if let Some(p) = sink.as_mut() {
-        let n = result.as_ref().map_or(0, |t| t.searched().count());
-        p(&crate::jit::Progress {
-            done: n,
-            total: n,
-            stage: String::new(),
-        });
-    }
-    s.progress = sink;
+        crate::tune::tune_showing(m, subject.as_ref(), &spec, progress)
+    });
     let tuning = result?;
     let t = tuning.table(top);
     s.last_tune = Some(Rc::new(tuning));
