@@ -569,12 +569,18 @@ void plab_backend_pass_names(const char *triple, plab_sink sink, void *user) {
 
 extern "C" {
 
-/// Makes `tm` lower thread-local variables to emulated TLS (calls of
-/// `__emutls_get_address`, libgcc's): for the JIT, whose objects have no
-/// platform to give them ELF TLS; clang's own code (what `:asm` and the
-/// size measures show) keeps native TLS.
-void plab_emulate_tls(LLVMTargetMachineRef tm) {
-  reinterpret_cast<TargetMachine *>(tm)->Options.EmulatedTLS = true;
+/// Makes `tm` lower the thread-local variables of `m`, if it has any, to
+/// emulated TLS (calls of `__emutls_get_address`, libgcc's): for the JIT,
+/// whose objects have no platform to give them ELF TLS; clang's own code
+/// (what `:asm` and the size measures show) keeps native TLS. A module
+/// without them is compiled as before (the lowering is a pass of its own
+/// in the back end's pipeline).
+void plab_emulate_tls(LLVMModuleRef m, LLVMTargetMachineRef tm) {
+  for (const GlobalVariable &G : unwrap(m)->globals())
+    if (G.isThreadLocal()) {
+      reinterpret_cast<TargetMachine *>(tm)->Options.EmulatedTLS = true;
+      return;
+    }
 }
 
 /// Emits `m` with the target machine `tm` (assembly when `assembly`, else

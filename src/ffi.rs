@@ -143,7 +143,7 @@ extern "C" {
     pub fn plab_remarks_install(ctx: LLVMContextRef, sink: Sink, user: *mut c_void, options: u32);
     /// Takes it off again, putting back the handler it replaced.
     pub fn plab_remarks_remove(ctx: LLVMContextRef);
-    pub fn plab_emulate_tls(tm: llvm_sys::target_machine::LLVMTargetMachineRef);
+    pub fn plab_emulate_tls(m: LLVMModuleRef, tm: llvm_sys::target_machine::LLVMTargetMachineRef);
     pub fn plab_emit(
         m: LLVMModuleRef,
         tm: llvm_sys::target_machine::LLVMTargetMachineRef,

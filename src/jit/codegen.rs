@@ -357,8 +357,8 @@ pub(super) fn emit_file(
     emit_with(m, triple, cg, kind, false)
 }
 
-/// [`emit_file`], with thread-local variables lowered to emulated TLS when
-/// `emulated_tls` (objects for the JIT).
+/// [`emit_file`], with thread-local variables (if any) lowered to emulated
+/// TLS when `emulated_tls` (objects for the JIT).
 fn emit_with(
     m: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
@@ -378,7 +378,7 @@ fn emit_with(
     unsafe {
         let tm = target_machine(triple, cg)?;
         if emulated_tls {
-            crate::ffi::plab_emulate_tls(tm);
+            crate::ffi::plab_emulate_tls(m, tm);
         }
         let ok = crate::ffi::plab_emit(
             m,
