@@ -168,12 +168,6 @@ impl Shard {
     }
 }
 
-/// The records of a finished shard's `file`, or of one still running
-/// (`finished` false: a torn last line is one being written).
-fn read_torn(file: &Path, finished: bool) -> Result<Vec<Json>> {
-    read_records(file, if finished { Torn::Refuse } else { Torn::Skip })
-}
-
 /// What to do with a torn last line (no newline: a killed shard's, or one
 /// being written).
 #[derive(Clone, Copy, PartialEq)]
@@ -269,7 +263,8 @@ pub fn read_shards(kind: &str, dirs: &[PathBuf], finished: bool) -> Result<Shard
         shards.sort();
         for f in shards {
             files += 1;
-            let mut these = read_torn(&f, finished)?;
+            let torn = if finished { Torn::Refuse } else { Torn::Skip };
+            let mut these = read_records(&f, torn)?;
             let m = match these.first() {
                 Some(m) if m["kind"] == "manifest" => these.remove(0),
                 Some(_) => {
@@ -311,6 +306,20 @@ pub fn read_shards(kind: &str, dirs: &[PathBuf], finished: bool) -> Result<Shard
         records,
         files,
     })
+}
+
+impl Shards {
+    /// The job of `kind` that wrote these shards, as its manifest names it
+    /// (for the report's folder: its name and its spec's fingerprint).
+    pub fn job(&self, kind: &'static str) -> Job {
+        Job {
+            kind,
+            name: self.manifest[kind].as_str().unwrap_or("").to_string(),
+            dir: PathBuf::from("."),
+            fingerprint: self.manifest["spec"].as_str().unwrap_or("").to_string(),
+            manifest: Json::Null,
+        }
+    }
 }
 
 /// `KIND-I-of-N.jsonl` as (I, N).

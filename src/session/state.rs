@@ -115,7 +115,6 @@ macro_rules! transactional {
 
         /// What a command may change, noted before it runs: one mark per
         /// field, as its policy says.
-        #[allow(dead_code)]
         struct $mark {
             $( $field: <$policy as $crate::session::state::Policy<$ty>>::Mark, )*
         }

@@ -239,21 +239,13 @@ pub(super) fn bench(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
         .map(|text| candidate(text))
         .collect::<Result<Vec<_>>>()?;
     let name = current(s, "bench")?;
-    // Out of the session while the arguments borrow it; put back below.
-    let mut sink = s.progress.take();
-    let result = (|| {
+    let result = s.with_progress(|s, progress| {
         let subject = what
             .resolve(s, "bench")?
             .ok_or_else(|| err("bench", usage))?;
         let m = s.module_named("bench", &name)?;
-        let mut quiet = |_: &crate::jit::Progress| {};
-        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
-            Some(p) => p.as_mut(),
-            None => &mut quiet,
-        };
         crate::jit::compare_subject(m, &subject, &candidates, spec, rtol, progress)
-    })();
-    s.progress = sink;
+    });
     let mut c = result?;
     c.flops = flops;
     let t = c.table();

@@ -164,8 +164,7 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         }
         None => None,
     };
-    let mut sink = s.progress.take();
-    let result: Result<_> = (|| {
+    let result: Result<_> = s.with_progress(|s, progress| {
         let m = s.module_named("reduce", &name)?;
         let property = match &what {
             What::Differs(spec, first, second) => Property::differs(
@@ -180,19 +179,13 @@ pub(super) fn reduce(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
                 pass: rust_predicate(f)?,
             },
         };
-        let mut quiet = |_: &crate::jit::Progress| {};
-        let progress: &mut dyn FnMut(&crate::jit::Progress) = match sink.as_mut() {
-            Some(p) => p.as_mut(),
-            None => &mut quiet,
-        };
         let c = c_text
             .as_deref()
             .map(|t| (t, settings.source.as_deref().unwrap_or("source.c")));
         let (reduction, repro) =
             reduce::run(m, &property, &settings.options, c, out.as_ref(), progress)?;
         Ok((reduction, repro, property.describe(&argv0)))
-    })();
-    s.progress = sink;
+    });
     let (reduction, repro, described) = result?;
     render(s, &name, reduction, repro, &described)
 }

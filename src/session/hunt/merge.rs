@@ -247,13 +247,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<HuntReport> {
     let mut findings: Vec<Finding> = findings.into_values().collect();
     findings.sort_by(|a, b| a.pass.cmp(&b.pass).then(a.signature.cmp(&b.signature)));
     Ok(HuntReport {
-        hunt: crate::batch::Job {
-            kind: "hunt",
-            name: m["hunt"].as_str().unwrap_or("").to_string(),
-            dir: PathBuf::from("."),
-            fingerprint: m["spec"].as_str().unwrap_or("").to_string(),
-            manifest: Json::Null,
-        },
+        hunt: shards.job("hunt"),
         pipelines: strings(&m["pipelines"]),
         programs: order.len(),
         skipped,

@@ -27,11 +27,13 @@ pub struct Merged {
 /// sweep's report written again; anything else is refused unless
 /// `replace` (as [`crate::folder::OwnedDir::claim`] says).
 pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
+    let read = crate::batch::read_shards("sweep", dirs, true)?;
+    let job = read.job("sweep");
     let crate::batch::Shards {
         manifest,
         records,
         files: shards,
-    } = crate::batch::read_shards("sweep", dirs, true)?;
+    } = read;
     let phases: Vec<String> = manifest["phases"]
         .as_array()
         .map(|a| {
@@ -124,7 +126,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         )));
     }
     // The records in order, then the report.
-    let out = job_of(&manifest).report_folder(out, replace)?;
+    let out = job.report_folder(out, replace)?;
     let mut written = Vec::new();
     let mut text = String::new();
     for r in trials.values() {
@@ -198,17 +200,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         written,
         text: report,
     })
-}
-
-/// The sweep that wrote `manifest`, as a batch job.
-fn job_of(manifest: &Json) -> crate::batch::Job {
-    crate::batch::Job {
-        kind: "sweep",
-        name: manifest["sweep"].as_str().unwrap_or("").to_string(),
-        dir: PathBuf::from("."),
-        fingerprint: manifest["spec"].as_str().unwrap_or("").to_string(),
-        manifest: Json::Null,
-    }
 }
 
 /// The sweep as a dataset, one row per trial: `dataset.csv`, which
