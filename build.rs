@@ -21,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/clang.cpp");
     println!("cargo:rerun-if-changed=shim/mc.cpp");
     println!("cargo:rerun-if-changed=shim/remarks.cpp");
+    println!("cargo:rerun-if-changed=shim/lto.cpp");
     println!("cargo:rerun-if-changed=shim/guard.h");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
@@ -30,6 +31,7 @@ fn main() {
         .file("shim/clang.cpp")
         .file("shim/mc.cpp")
         .file("shim/remarks.cpp")
+        .file("shim/lto.cpp")
         .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {
         // cc adds its own optimisation level and debug flags.

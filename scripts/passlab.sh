@@ -33,12 +33,16 @@ install_missing() {
 setup() {
     # g++ builds the C++ shim (a Rust toolchain brings a C linker, not
     # always a C++ compiler).
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev
+    # cmake and lld-19: the projects' builds (compile_commands.json) and
+    # the clang -flto builds passlab's link-time pipelines are checked
+    # against.
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake lld-19
     # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
     export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
+    cargo metadata --locked --format-version 1 --manifest-path tests/inputs/projects/Cargo.toml >/dev/null
 }
 
 # Debian's Chromium, for the browser test of the lessons.

@@ -185,6 +185,22 @@ extern "C" {
         line_sink: Sink,
     ) -> LLVMModuleRef;
     pub fn plab_write_bitcode(m: LLVMModuleRef, uselist: bool, sink: Sink, user: *mut c_void);
+    pub fn plab_write_lto_bitcode(
+        m: LLVMModuleRef,
+        out: Sink,
+        err: Sink,
+        user: *mut c_void,
+    ) -> bool;
+    pub fn plab_lto_link(
+        data: *const *const c_char,
+        lens: *const usize,
+        names: *const *const c_char,
+        n: usize,
+        executable: bool,
+        out: Sink,
+        err: Sink,
+        user: *mut c_void,
+    ) -> bool;
     pub fn plab_module_pic(m: LLVMModuleRef) -> bool;
     pub fn plab_name_counters(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
     pub fn plab_set_name_counters(m: LLVMModuleRef, data: *const u8, len: usize);

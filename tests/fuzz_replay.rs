@@ -9,6 +9,8 @@ mod replay;
 
 #[path = "../fuzz/targets/command.rs"]
 mod command;
+#[path = "../fuzz/targets/compile_commands.rs"]
+mod compile_commands;
 #[path = "../fuzz/targets/config.rs"]
 mod config;
 #[path = "../fuzz/targets/ir_text.rs"]
@@ -25,11 +27,16 @@ type Target = (&'static str, fn(), fn(&[u8]));
 fn every_target_over_its_seeds_and_their_mutations() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = root.join("target/fuzz-replay");
-    let targets: [Target; 5] = [
+    let targets: [Target; 6] = [
         ("pipeline", pipeline::init, pipeline::run),
         ("ir_text", ir_text::init, ir_text::run),
         ("config", config::init, config::run),
         ("sweep_spec", sweep_spec::init, sweep_spec::run),
+        (
+            "compile_commands",
+            compile_commands::init,
+            compile_commands::run,
+        ),
         // Last: it moves into a folder of its own.
         ("command", command::init, command::run),
     ];

@@ -220,6 +220,77 @@ fn a_script_s_modules_and_a_list_of_orderings() {
     }
 }
 
+/// A project as its build describes it: `corpus` names its
+/// compile_commands.json, whose units are compiled with their own flags
+/// and linked into one program, run as a program and checked.
+#[test]
+fn a_project_is_one_program_of_the_corpus() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-cc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("proj/build")).unwrap();
+    std::fs::write(
+        dir.join("proj/main.c"),
+        "#include <stdio.h>\nint total(int n);\nint main(void) { printf(\"%d\\n\", total(N)); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("proj/total.c"),
+        "int total(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * i; return s; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("proj/build/compile_commands.json"),
+        r#"[
+ {"directory": ".", "file": "../main.c", "command": "cc -DN=10 -c ../main.c -o main.o"},
+ {"directory": ".", "file": "../total.c", "command": "cc -O2 -c ../total.c -o total.o"}
+]"#
+        .replace(
+            "\"directory\": \".\"",
+            &format!("\"directory\": \"{}\"", dir.join("proj/build").display()),
+        ),
+    )
+    .unwrap();
+    let spec = dir.join("project.toml");
+    std::fs::write(
+        &spec,
+        "corpus = [\"proj/build/compile_commands.json\"]\nexec = \"\"\norderings = [\"O2\", \"mem2reg\"]\ngoal = \"size\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (ok, text) = sweep(
+        &[spec.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "{text}");
+    let (ok, report) = sweep(&["merge", out.to_str().unwrap()], &[]);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("of 1 programs") || report.contains("of 1 program"),
+        "{report}"
+    );
+    assert!(
+        report.contains("proj/build/compile_commands.json"),
+        "{report}"
+    );
+    let records = std::fs::read_to_string(out.join("report/records.jsonl")).unwrap();
+    let list: Vec<serde_json::Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["phase"] == "list")
+        .collect();
+    assert_eq!(list.len(), 2, "{records}");
+    // Each ordering's program ran, printed 0 + 1 + 4 + ... + 81 (main.c's
+    // N from its own -DN=10) and behaved as at O0.
+    assert!(
+        list.iter()
+            .all(|r| r["size"].as_u64().is_some_and(|s| s > 0)
+                && r["verdict"] == "same"
+                && r["result"].as_str().is_some_and(|t| t.ends_with("\"285\""))),
+        "{list:?}"
+    );
+}
+
 #[test]
 fn the_kubernetes_job_gives_the_count_passlab_reads() {
     let yaml = std::fs::read_to_string(root().join("deploy/kubernetes/sweep-job.yaml")).unwrap();

@@ -146,6 +146,7 @@ pub(crate) fn compile(
     level: Level,
     extra: &[String],
     name: &str,
+    dir: Option<&Path>,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let nul =
         |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
@@ -170,26 +171,33 @@ pub(crate) fn compile(
     // fork, which the child would then wait on forever.
     // SAFETY: registers LLVM's targets once; no arguments.
     unsafe { ffi::plab_init_targets() };
-    let reply =
-        crate::child::in_child(|| Ok(in_this_process(&clang, &argv, data, name))).map_err(|e| {
-            match e {
-                crate::child::ChildError::Interrupted => Error::Interrupted {
-                    pass: format!("clang-19 compiling {name}"),
+    let reply = crate::child::in_child(|| {
+        // A unit of a project compiles in its build's folder (its
+        // relative `-I` and file name start there); this is the
+        // child's own working folder, not the session's.
+        if let Some(dir) = dir {
+            std::env::set_current_dir(dir)
+                .map_err(|e| format!("error: cannot enter {}: {e}", dir.display()))?;
+        }
+        Ok(in_this_process(&clang, &argv, data, name))
+    })
+    .map_err(|e| match e {
+        crate::child::ChildError::Interrupted => Error::Interrupted {
+            pass: format!("clang-19 compiling {name}"),
+        },
+        crate::child::ChildError::Failed { said, how } => Error::Compile {
+            source_name: name.to_string(),
+            stderr: format!(
+                "clang-19 itself {} (a bug in clang; the session is as it was){}",
+                if how.is_empty() {
+                    "could not be started".to_string()
+                } else {
+                    how
                 },
-                crate::child::ChildError::Failed { said, how } => Error::Compile {
-                    source_name: name.to_string(),
-                    stderr: format!(
-                        "clang-19 itself {} (a bug in clang; the session is as it was){}",
-                        if how.is_empty() {
-                            "could not be started".to_string()
-                        } else {
-                            how
-                        },
-                        crate::error::tail_of(&said, 12, 4000)
-                    ),
-                },
-            }
-        })?;
+                crate::error::tail_of(&said, 12, 4000)
+            ),
+        },
+    })?;
     let (tag, rest) = reply.split_first().unwrap_or((&b'E', &[]));
     if *tag != b'O' {
         let text = String::from_utf8_lossy(rest).into_owned();

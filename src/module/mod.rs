@@ -17,6 +17,8 @@ mod clang;
 mod edit;
 pub mod features;
 pub mod ir;
+mod lto;
+pub mod project;
 mod source;
 mod stats;
 
@@ -179,6 +181,47 @@ impl Module {
             module.link(other, src.name())?;
         }
         Ok(module)
+    }
+
+    /// Modules from compiled units ([`project::compile`]'s bitcode and
+    /// name counters, with each unit's name): each in a context of its own,
+    /// or all in one when they are to be linked ([`Module::link_all`]).
+    pub fn from_compiled(
+        units: Vec<(String, Vec<u8>, Vec<u8>)>,
+        linkable: bool,
+    ) -> Result<Vec<Module>> {
+        let shared = LlvmContext::new();
+        units
+            .into_iter()
+            .map(|(name, bitcode, counters)| {
+                let ctx = if linkable {
+                    shared.clone()
+                } else {
+                    LlvmContext::new()
+                };
+                Self::parse_in(ctx, &bitcode, &name, &counters)
+            })
+            .collect()
+    }
+
+    /// Links `modules`, made in one context by
+    /// [`from_compiled`](Module::from_compiled), into the first, in their
+    /// order (a linker's order: the first definition of a symbol wins).
+    pub fn link_all(modules: Vec<Module>) -> Result<Module> {
+        let mut rest = modules.into_iter();
+        let mut first = rest
+            .next()
+            .ok_or_else(|| Error::Invalid("no module to link".into()))?;
+        for m in rest {
+            if !Rc::ptr_eq(&m.ctx, &first.ctx) {
+                return Err(Error::Invalid(
+                    "modules to link must be made in one context".into(),
+                ));
+            }
+            let name = m.name();
+            first.link(m, &name)?;
+        }
+        Ok(first)
     }
 
     fn from_source_in(ctx: Rc<LlvmContext>, src: &Source) -> Result<Module> {

@@ -46,6 +46,7 @@ pub struct Source {
     body: Body,
     clang_args: Vec<String>,
     level: clang::Level,
+    dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -84,6 +85,7 @@ impl Source {
             body: Body::File(path.into()),
             clang_args: vec![],
             level: clang::Level::default(),
+            dir: None,
         }
     }
 
@@ -100,6 +102,7 @@ impl Source {
             body: Body::Text(bytes.to_vec()),
             clang_args: vec![],
             level: clang::Level::default(),
+            dir: None,
         }
     }
 
@@ -118,6 +121,14 @@ impl Source {
     /// LLVM sources.
     pub fn level(mut self, level: clang::Level) -> Source {
         self.level = level;
+        self
+    }
+
+    /// The folder clang runs in for this source (a project's unit: its
+    /// build's folder, where its relative paths start); ignored for LLVM
+    /// sources.
+    pub fn in_dir(mut self, dir: impl AsRef<Path>) -> Source {
+        self.dir = Some(dir.as_ref().to_path_buf());
         self
     }
 
@@ -148,13 +159,24 @@ impl Source {
     pub(crate) fn compile(&self) -> Result<(Vec<u8>, Vec<u8>)> {
         let input = match &self.body {
             Body::File(p) => {
-                if !p.exists() {
-                    return Err(Error::io(p.display(), "no such file"));
+                let full = match &self.dir {
+                    Some(d) => d.join(p),
+                    None => p.clone(),
+                };
+                if !full.exists() {
+                    return Err(Error::io(full.display(), "no such file"));
                 }
                 clang::Input::File(p)
             }
             Body::Text(t) => clang::Input::Text(t),
         };
-        clang::compile(self.lang, input, self.level, &self.clang_args, &self.name)
+        clang::compile(
+            self.lang,
+            input,
+            self.level,
+            &self.clang_args,
+            &self.name,
+            self.dir.as_deref(),
+        )
     }
 }

@@ -11,39 +11,52 @@ use std::sync::OnceLock;
 fn crate_dirs() -> &'static Vec<(String, PathBuf)> {
     static DIRS: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
     DIRS.get_or_init(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs/Cargo.toml");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args([
-                "metadata",
-                "--format-version",
-                "1",
-                "--locked",
-                "--manifest-path",
-            ])
-            .arg(&manifest)
-            .output()
-            .expect("run cargo metadata");
-        assert!(
-            out.status.success(),
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value =
-            serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
-        json["packages"]
-            .as_array()
-            .expect("packages")
-            .iter()
-            .map(|p| {
-                let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest_path"));
-                (
-                    p["name"].as_str().expect("name").to_string(),
-                    manifest.parent().expect("crate dir").to_path_buf(),
-                )
-            })
-            .collect()
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = Vec::new();
+        // Two manifests: projects/ holds a crate whose build dependencies
+        // cannot share a graph with the others' (see its Cargo.toml).
+        for manifest in [
+            "tests/inputs/Cargo.toml",
+            "tests/inputs/projects/Cargo.toml",
+        ] {
+            dirs.extend(packages(&root.join(manifest)));
+        }
+        dirs
     })
+}
+
+fn packages(manifest: &Path) -> Vec<(String, PathBuf)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--manifest-path",
+        ])
+        .arg(manifest)
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    json["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| {
+            let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest_path"));
+            (
+                p["name"].as_str().expect("name").to_string(),
+                manifest.parent().expect("crate dir").to_path_buf(),
+            )
+        })
+        .collect()
 }
 
 fn crate_dir(name: &str) -> PathBuf {
@@ -57,6 +70,18 @@ fn crate_dir(name: &str) -> PathBuf {
 /// sqlite3.c, the amalgamation (~9 MB of C).
 pub fn sqlite3_c() -> PathBuf {
     crate_dir("libsqlite3-sys").join("sqlite3/sqlite3.c")
+}
+
+/// cmark-gfm (GitHub's CommonMark, C: 35 units and its CMake build), from
+/// cmark-gfm-sys.
+pub fn cmark_gfm_dir() -> PathBuf {
+    crate_dir("cmark-gfm-sys").join("cmark-gfm")
+}
+
+/// double-conversion (C++: the library and its tests' runner, cctest,
+/// with their CMake build), from double-conversion-sys.
+pub fn double_conversion_dir() -> PathBuf {
+    crate_dir("double-conversion-sys").join("double-conversion")
 }
 
 /// The directory of zlib's sources (adler32.c, crc32.c, zutil.h…).

@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 pub mod inputs;
 pub mod opt19;
+pub mod projects;
 
 /// A search trial's phase, index, ordering, instructions and verdict: what
 /// must repeat when a search does.

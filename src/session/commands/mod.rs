@@ -146,7 +146,7 @@ impl Command {
 pub static COMMANDS: &[Command] = &[
     cmd("help", "[COMMAND]", "list the commands, or explain one", help),
     cmd_with_body("module", "NAME [--lang llvm|c|cpp] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell); C and C++ as :load compiles them", module).set(LOAD_SETTINGS),
-    cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last", load).set(LOAD_SETTINGS).words(&[&[Kind::Path]]),
+    cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...] | PATH/compile_commands.json [as NAME] [link=yes|no|lto] [only=GLOB,...] [warnings=count|show]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last. A compile_commands.json (CMake, Meson, Bear) loads a project: each unit with its own flags in its own folder, in parallel; units that fail are reported and the rest load; link=yes (default) links them into one module, link=no keeps one module per unit named by its path, link=lto builds as clang -flto does (each unit -flto and lto-pre-link<On>, then linked and internalized as lld's LTO does for an executable: next :run lto<O2>); only= keeps the units matching the patterns; clang's warnings are counted per unit unless warnings=show", load).set(PROJECT_SETTINGS).words(&[&[Kind::Path]]),
     cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path).words(&[&[Kind::Path]]),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
@@ -195,6 +195,15 @@ const LOAD_SETTINGS: &[Setting] = &[set(
     "level",
     Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"]),
 )];
+
+/// `:load`'s: the front end's, and a project's.
+const PROJECT_SETTINGS: &[Setting] = &[
+    set("level", Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"])),
+    set("cflags", Kind::Free),
+    set("link", Kind::OneOf(&["yes", "no", "lto"])),
+    set("only", Kind::Free),
+    set("warnings", Kind::OneOf(&["count", "show"])),
+];
 
 const OPT_LEVELS: &[&str] = &["0", "1", "2", "3"];
 const YES_NO: &[&str] = &["yes", "no", "true", "false"];

@@ -205,8 +205,28 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             "expects at least one path: :load PATH... [as NAME]",
         ));
     }
-    let (cflags, level) = front_end("load", a)?;
+    // A project's settings, then the front end's.
+    let mut front = a.clone();
+    front
+        .settings
+        .retain(|(k, _)| !PROJECT_ONLY.contains(&k.as_str()));
+    let (cflags, level) = front_end("load", &front)?;
     let files = resolve(s, &paths)?;
+    if let [(path, _)] = files.as_slice() {
+        if path.extension().is_some_and(|e| e == "json") {
+            return load_project(s, path, name, a, (cflags, level));
+        }
+    }
+    if let Some((k, _)) = a
+        .settings
+        .iter()
+        .find(|(k, _)| PROJECT_ONLY.contains(&k.as_str()))
+    {
+        return Err(err(
+            "load",
+            format!("{k}= is for a project: :load PATH/compile_commands.json {k}=..."),
+        ));
+    }
     let sources = files
         .iter()
         .map(|(path, name)| {
@@ -224,6 +244,202 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     s.put_module(name.clone(), m);
     s.current = Some(name.clone());
     text(format!("module {name}: {summary}"))
+}
+
+/// The settings `:load` takes for a project only.
+const PROJECT_ONLY: &[&str] = &["link", "only", "warnings"];
+
+/// How `:load` keeps a project's units (`link=`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Link {
+    /// One module per unit, named by its path.
+    No,
+    /// Linked into one module, in the database's order.
+    Yes,
+    /// As `clang -flto` builds an executable: each unit's hand-over made
+    /// with `-flto` and put through `lto-pre-link<On>`, linked, and
+    /// internalized as the linker's LTO does, ready for `lto<On>`.
+    Lto,
+}
+
+/// `:load PATH/compile_commands.json`: the project's units compiled in
+/// parallel, each with its own flags in its own folder; units that fail
+/// are reported and the rest load.
+fn load_project(
+    s: &mut Session,
+    path: &std::path::Path,
+    name: Option<&str>,
+    a: &Args,
+    (cflags, level): (Vec<String>, Level),
+) -> Result<Output> {
+    use crate::module::project::{self, Project};
+    let mut link = Link::Yes;
+    let mut only = Vec::new();
+    let mut show_warnings = false;
+    for (k, v) in &a.settings {
+        match (k.as_str(), v.as_str()) {
+            ("link", "yes") => link = Link::Yes,
+            ("link", "no") => link = Link::No,
+            ("link", "lto") => link = Link::Lto,
+            ("link", other) => {
+                return Err(Error::Command {
+                    command: "load".into(),
+                    message: format!("link expects yes (one module), no (one per unit) or lto (as clang -flto), got '{other}'"),
+                    suggestions: crate::nearest_names(other, ["yes", "no", "lto"]),
+                })
+            }
+            ("only", v) => only.extend(comma_list(v)),
+            ("warnings", "show") => show_warnings = true,
+            ("warnings", "count") => show_warnings = false,
+            ("warnings", other) => {
+                return Err(Error::Command {
+                    command: "load".into(),
+                    message: format!("warnings expects count (how many per unit, the default) or show (clang's words), got '{other}'"),
+                    suggestions: crate::nearest_names(other, ["count", "show"]),
+                })
+            }
+            _ => {}
+        }
+    }
+    let mut p = Project::read(path).map_err(|e| err("load", e.to_string()))?;
+    if !only.is_empty() {
+        p.keep(&only).map_err(|e| err("load", e.to_string()))?;
+    }
+    let mut extra = cflags;
+    if link == Link::Lto {
+        extra.insert(0, "-flto".into());
+    }
+    let sources = p.sources(level, &extra);
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let compiled = s.with_progress(|_, progress| {
+        project::compile(&sources, jobs, &mut |done, total, unit| {
+            progress(&crate::jit::Progress {
+                done,
+                total,
+                stage: format!("compiled {unit}"),
+            })
+        })
+    });
+    let mut units = Vec::new();
+    let mut report = Vec::new();
+    let mut warned = Vec::new();
+    for (src, (result, warnings)) in sources.iter().zip(compiled) {
+        let n = warnings.matches("warning:").count();
+        if n > 0 {
+            warned.push(format!("{} {n}", src.name()));
+            if show_warnings {
+                report.push(warnings.trim_end().to_string());
+            }
+        }
+        match result {
+            Ok((bitcode, counters)) => units.push((src.name().to_string(), bitcode, counters)),
+            Err(e) => report.push(format!(
+                "{}: failed:\n{}",
+                src.name(),
+                indent(&e.to_string())
+            )),
+        }
+    }
+    let failed = report.len();
+    for (file, why) in &p.skipped {
+        report.push(format!("{file}: skipped: {why}"));
+    }
+    if units.is_empty() {
+        return Err(err(
+            "load",
+            format!(
+                "no unit of {} compiled:\n{}",
+                path.display(),
+                report.join("\n")
+            ),
+        ));
+    }
+    let compiled_count = units.len();
+    let mut modules = Module::from_compiled(units, link == Link::Yes)?;
+    let mut head = format!(
+        "{}: {} compiled ({} at a time, level {level}){}",
+        path.display(),
+        crate::table::count(compiled_count, "unit"),
+        jobs,
+        if failed > 0 {
+            format!(", {failed} failed")
+        } else {
+            String::new()
+        },
+    );
+    if !warned.is_empty() {
+        head.push_str(&format!(
+            "\nclang warned in {}: {}{}",
+            crate::table::count(warned.len(), "unit"),
+            warned.join(", "),
+            if show_warnings {
+                ""
+            } else {
+                " (warnings=show prints them)"
+            }
+        ));
+    }
+    let dropped = p.dropped();
+    if !dropped.is_empty() {
+        head.push_str(&format!(
+            "\nleft out of the units' commands: {} (the level is passlab's: level=)",
+            dropped.join(" ")
+        ));
+    }
+    if link == Link::Lto {
+        let pre = crate::pipeline::parse(&format!("lto-pre-link<{level}>"))?;
+        for m in &mut modules {
+            pre.apply(m)?;
+        }
+        head.push_str(&format!(
+            "\neach unit: lto-pre-link<{level}>, as clang-19 -flto -{level} -c runs it"
+        ));
+    }
+    let mut lines = vec![head];
+    lines.extend(report);
+    if link == Link::No {
+        let names: Vec<String> = sources
+            .iter()
+            .map(|src| src.name().to_string())
+            .filter(|n| modules.iter().any(|m| m.name() == *n))
+            .collect();
+        for m in modules {
+            let n = m.name();
+            lines.push(format!("module {n}: {}", summary(&m)));
+            s.put_module(n, m);
+        }
+        s.current = names.first().cloned();
+        return text(lines.join("\n"));
+    }
+    let name = name.map(str::to_string).unwrap_or_else(|| p.root_name());
+    let m = if link == Link::Lto {
+        let m = Module::link_for_lto(&modules, &name)?;
+        lines.push(format!(
+            "linked by LLVM's LTO as lld links {}: internalized, dead definitions left out; next: :run lto<{level}>",
+            if m.defined_functions().iter().any(|f| f == "main") {
+                "an executable (main is what stays visible)"
+            } else {
+                "a shared library (no unit defines main)"
+            }
+        ));
+        m
+    } else {
+        Module::link_all(modules)?
+    };
+    lines.push(format!("module {name}: {}", summary(&m)));
+    s.put_module(name.clone(), m);
+    s.current = Some(name);
+    text(lines.join("\n"))
+}
+
+/// `text` indented by two spaces, at most 8 lines of it.
+fn indent(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().take(8).map(|l| format!("  {l}")).collect();
+    if lines.len() > 8 {
+        out.push(format!("  ... ({} more lines)", lines.len() - 8));
+    }
+    out.join("\n")
 }
 
 pub(super) fn modules(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {

@@ -142,7 +142,8 @@ impl SweepSpec {
     ///
     /// ```toml
     /// name = "zlib"
-    /// corpus = ["zlib/*.c"]          # files or patterns (.c .cpp .ll .bc)
+    /// corpus = ["zlib/*.c"]          # files or patterns (.c .cpp .ll .bc), or a
+    ///                                # project's compile_commands.json (its units linked)
     /// scripts = ["build.plab"]       # each module a script leaves is a program
     /// cflags = ["-DNDEBUG"]
     /// goal = "instructions"          # or size, runtime, 0.5*size+0.5*runtime
@@ -468,6 +469,8 @@ fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
     let size = match ext {
         "ll" => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
         "bc" => bytes.len() as u64 / 20,
+        // A project: about a file's worth of statements per unit.
+        "json" => bytes.windows(7).filter(|w| w == b"\"file\"").count() as u64 * 500,
         _ => bytes.iter().filter(|&&b| b == b';').count() as u64,
     };
     let name = crate::batch::program_name(dir, &file);

@@ -1,0 +1,259 @@
+//! Whole programs as their builds describe them: `:load
+//! compile_commands.json` (units with their own flags, in their own
+//! folders, a failing unit reported while the rest load), and link-time
+//! optimization as `clang-19 -flto -O2` does it, checked against clang and
+//! lld on two real projects no one here wrote: cmark-gfm (C, 35 units) and
+//! double-conversion with its tests (C++). The linked programs run through
+//! the JIT with the output of the natively built ones.
+
+mod common;
+
+use common::{inputs, projects};
+use passlab::session::Session;
+use std::path::Path;
+
+fn run(s: &mut Session, line: &str) -> String {
+    s.execute(line)
+        .unwrap_or_else(|e| panic!("{line}: {e}"))
+        .text()
+}
+
+fn saved(s: &mut Session, path: &Path) -> passlab::Module {
+    run(s, &format!(":save {}", path.display()));
+    passlab::Module::from_file(path).unwrap()
+}
+
+/// A small project made here: each unit needs its own `-D` (it does not
+/// compile without), one finds its header through a relative `-I` from
+/// its folder, one does not compile.
+#[test]
+fn a_project_loads_unit_by_unit_with_its_own_flags() {
+    let dir = std::env::temp_dir().join(format!("passlab-cc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/inc")).unwrap();
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    let files = [
+        ("src/inc/two.h", "static inline int two(void) { return 2; }\n"),
+        (
+            "src/a.c",
+            "#ifndef FROM_A\n#error a needs -DFROM_A\n#endif\nint b(int);\nint main(void) { return b(FROM_A); }\n",
+        ),
+        (
+            "src/b.c",
+            "#include \"two.h\"\n#ifndef FROM_B\n#error b needs -DFROM_B\n#endif\nint b(int x) { return x + two() + FROM_B; }\n",
+        ),
+        ("src/bad.c", "int broken( { return 0; }\n"),
+    ];
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    let db = dir.join("build/compile_commands.json");
+    std::fs::write(
+        &db,
+        format!(
+            r#"[
+ {{"directory": "{b}", "file": "../src/a.c", "arguments": ["cc", "-DFROM_A=3", "-O3", "-c", "../src/a.c", "-o", "a.o"]}},
+ {{"directory": "{b}", "file": "../src/b.c", "command": "cc -I../src/inc -DFROM_B=4 -c ../src/b.c -o b.o"}},
+ {{"directory": "{b}", "file": "{d}/src/bad.c", "command": "cc -c {d}/src/bad.c"}}
+]"#,
+            b = dir.join("build").display(),
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    let mut s = Session::new();
+    let out = run(&mut s, &format!(":load {} as prog", db.display()));
+    assert!(out.contains("2 units compiled"), "{out}");
+    assert!(out.contains("1 failed"), "{out}");
+    // The failing unit by its file, with clang's words.
+    assert!(out.contains("bad.c: failed"), "{out}");
+    assert!(out.contains("expected"), "{out}");
+    assert!(
+        out.contains("left out of the units' commands: -O3 -c -o FILE"),
+        "{out}"
+    );
+    let out = run(&mut s, ":exec");
+    assert!(out.contains("exit status 9"), "{out}");
+    // One module per unit, named by its path.
+    let out = run(&mut s, &format!(":load {} link=no", db.display()));
+    assert!(
+        out.contains("module a.c:") && out.contains("module b.c:"),
+        "{out}"
+    );
+    let out = run(&mut s, ":modules");
+    assert!(
+        out.contains("a.c") && out.contains("b.c") && out.contains("prog"),
+        "{out}"
+    );
+    let out = run(&mut s, &format!(":load {} only=b.c as justb", db.display()));
+    assert!(
+        out.contains("1 unit compiled") && !out.contains("failed"),
+        "{out}"
+    );
+    // Wrong inputs: what was wrong, and what would be valid.
+    for (line, says) in [
+        (
+            format!(":load {} link=maybe", db.display()),
+            "expects yes, no, lto",
+        ),
+        (
+            format!(":load {} only=zz*", db.display()),
+            "'zz*' matches no unit",
+        ),
+        (
+            format!(":load {} warnings=loud", db.display()),
+            "expects count, show",
+        ),
+        (
+            format!(":load {} link=no", dir.join("src/a.c").display()),
+            "link= is for a project",
+        ),
+        (format!(":load {} only=bad.c", db.display()), "no unit of"),
+    ] {
+        let e = s.execute(&line).unwrap_err().to_string();
+        assert!(e.contains(says), "{line}: {e}");
+    }
+    std::fs::write(&db, "[{\"directory\": 3}]").unwrap();
+    let e = s
+        .execute(&format!(":load {}", db.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("entry 1 has no \"directory\" string"), "{e}");
+    // The session is as it was before the errors.
+    let out = run(&mut s, ":modules");
+    assert!(out.contains("justb"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// cmark-gfm, C: `link=lto` then `lto<O2>` is what clang-19 -flto -O2 and
+/// lld make of the same units, function by function; the program runs
+/// through the JIT with the native program's output, linked plainly and
+/// after link-time optimization.
+#[test]
+fn cmark_link_time_optimization_is_clang_flto() {
+    let p = projects::configure(
+        "cmark",
+        &inputs::cmark_gfm_dir(),
+        &["-DCMARK_TESTS=OFF", "-DCMARK_SHARED=OFF"],
+    );
+    let native = p.build.join("cmark-native");
+    p.build_lto(&[], "clang-19", &native);
+    let mut s = Session::new();
+    let out = run(
+        &mut s,
+        &format!(":load {} link=lto as cmark", p.database.display()),
+    );
+    assert!(out.contains("35 units compiled"), "{out}");
+    assert!(out.contains("lto-pre-link<O2>"), "{out}");
+    let handed = saved(&mut s, &p.build.join("handed.bc"));
+    let theirs =
+        passlab::Module::from_file(p.build.join("cmark-native.0.2.internalize.bc")).unwrap();
+    let d = projects::differences(&projects::counts(&handed), &projects::counts(&theirs));
+    assert!(
+        d.is_empty(),
+        "what lld's LTO hands lto<O2> differs:\n{}",
+        d.join("\n")
+    );
+    run(&mut s, ":run lto<O2>");
+    let ours = saved(&mut s, &p.build.join("ours.bc"));
+    let theirs = passlab::Module::from_file(p.build.join("cmark-native.0.4.opt.bc")).unwrap();
+    let d = projects::differences(&projects::counts(&ours), &projects::counts(&theirs));
+    assert!(
+        d.is_empty(),
+        "lto<O2> differs from clang -flto:\n{}",
+        d.join("\n")
+    );
+    assert_eq!(ours.stats().functions, theirs.stats().functions);
+
+    let input = p.build.join("in.md");
+    std::fs::write(
+        &input,
+        "# Hi\n\n| a | b |\n|---|---|\n| 1 | ~~x~~ |\n\n- [x] done\n- see https://example.com\n\n*emph* `code`\n",
+    )
+    .unwrap();
+    let args = "-e table -e strikethrough -e autolink -e tasklist";
+    let expected = std::process::Command::new(&native)
+        .args(args.split(' '))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert!(expected.status.success());
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    assert!(expected.contains("<del>x</del>"), "{expected}");
+    let exec = format!(":exec {args} stdin=@{}", input.display());
+    let out = run(&mut s, &exec);
+    assert!(
+        out.starts_with(&expected),
+        "after lto<O2>:\n{out}\nnative:\n{expected}"
+    );
+    assert!(out.contains("exit status 0"), "{out}");
+    run(&mut s, &format!(":load {} as plain", p.database.display()));
+    run(&mut s, ":run O2");
+    let out = run(&mut s, &exec);
+    assert!(
+        out.starts_with(&expected),
+        "linked, O2:\n{out}\nnative:\n{expected}"
+    );
+    std::fs::remove_dir_all(&p.build).unwrap();
+}
+
+/// double-conversion, C++ (its library and part of its tests' runner,
+/// whose tests register themselves from static constructors): the same
+/// check, and the runner through the JIT as natively.
+#[test]
+fn double_conversion_link_time_optimization_is_clang_flto() {
+    let p = projects::configure(
+        "double-conversion",
+        &inputs::double_conversion_dir(),
+        &["-DBUILD_TESTING=ON"],
+    );
+    let units = [
+        "double-conversion/bignum.cc",
+        "double-conversion/bignum-dtoa.cc",
+        "double-conversion/cached-powers.cc",
+        "double-conversion/double-to-string.cc",
+        "double-conversion/fast-dtoa.cc",
+        "double-conversion/fixed-dtoa.cc",
+        "double-conversion/string-to-double.cc",
+        "double-conversion/strtod.cc",
+        "cctest/cctest.cc",
+        "cctest/test-bignum.cc",
+        "cctest/test-diy-fp.cc",
+        "cctest/test-ieee.cc",
+        "cctest/test-strtod.cc",
+    ];
+    let native = p.build.join("cctest-native");
+    p.build_lto(&units, "clang++-19", &native);
+    let only: Vec<String> = units.iter().map(|u| format!("*{u}")).collect();
+    let mut s = Session::new();
+    let out = run(
+        &mut s,
+        &format!(
+            ":load {} link=lto only={} as dc",
+            p.database.display(),
+            only.join(",")
+        ),
+    );
+    assert!(out.contains("13 units compiled"), "{out}");
+    run(&mut s, ":run lto<O2>");
+    let ours = saved(&mut s, &p.build.join("ours.bc"));
+    let theirs = passlab::Module::from_file(p.build.join("cctest-native.0.4.opt.bc")).unwrap();
+    let d = projects::differences(&projects::counts(&ours), &projects::counts(&theirs));
+    assert!(
+        d.is_empty(),
+        "lto<O2> differs from clang++ -flto:\n{}",
+        d.join("\n")
+    );
+    let tests = "test-bignum test-diy-fp test-ieee test-strtod";
+    let expected = std::process::Command::new(&native)
+        .args(tests.split(' '))
+        .output()
+        .unwrap();
+    assert!(expected.status.success());
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    assert!(expected.starts_with("Ran "), "{expected}");
+    let out = run(&mut s, &format!(":exec {tests}"));
+    assert!(out.starts_with(&expected), "{out}\nnative:\n{expected}");
+    assert!(out.contains("exit status 0"), "{out}");
+    std::fs::remove_dir_all(&p.build).unwrap();
+}
