@@ -186,6 +186,18 @@ link_inputs() {
     ln -sfn "$cxx" target/inputs/cxx
     ln -sfn "$lua/lua-5.4.7" target/inputs/lua
     ln -sfn "$sqlite/sqlite3" target/inputs/sqlite3
+    # cmark-gfm, a C project with its CMake build: configured once into
+    # target/inputs/cmark-build (its compile_commands.json, and the headers
+    # CMake generates), for lesson 13.
+    local cmark
+    cmark=$(grep -o '"manifest_path":"[^"]*/cmark-gfm-sys-[^"]*"' <<<"$meta" | head -1 | sed 's/"manifest_path":"\(.*\)\/Cargo.toml"/\1/')
+    ln -sfn "$cmark/cmark-gfm" target/inputs/cmark-gfm
+    if ! grep -qs "$cmark/" target/inputs/cmark-build/compile_commands.json; then
+        rm -rf target/inputs/cmark-build
+        cmake -S "$cmark/cmark-gfm" -B target/inputs/cmark-build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+            -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Release -DCMARK_TESTS=OFF -DCMARK_SHARED=OFF >/dev/null 2>&1 ||
+            { echo "passlab: cmake could not configure cmark-gfm" >&2; return 1; }
+    fi
 }
 
 # wait_for PID LOG: waits for a job started in the background, shows its
@@ -350,6 +362,7 @@ bench)
         python3 benches/machine_code.py
         python benches/remarks.py
         python3 benches/hunt.py
+        python3 benches/project.py
         install_python_package release
         python python/benches/steps.py
         ;;
@@ -409,6 +422,14 @@ bench)
         build_release
         python3 benches/machine_code.py "$@"
         ;;
+    project)
+        # Whole programs: loading a project's compile_commands.json against
+        # clang-19 building it, and lto<O2> against lld's link step
+        # (benches/project.py says what it measures).
+        shift
+        build_release
+        python3 benches/project.py "$@"
+        ;;
     remarks)
         # Optimization remarks over sqlite3: recording them, :report
         # remarks, the annotated source page (benches/remarks.py says what
@@ -423,7 +444,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks|python [steps|instrument]]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks|project|python [steps|instrument]]" >&2
     exit 2
     ;;
 esac

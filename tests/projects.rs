@@ -139,6 +139,18 @@ fn cmark_link_time_optimization_is_clang_flto() {
     let native = p.build.join("cmark-native");
     p.build_lto(&[], "clang-19", &native);
     let mut s = Session::new();
+    // Ctrl-C while the units compile: the command ends, nothing loaded,
+    // the session goes on.
+    let stop = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        passlab::interrupt::request();
+    });
+    let e = s
+        .execute(&format!(":load {} as stopped", p.database.display()))
+        .unwrap_err();
+    stop.join().unwrap();
+    assert!(e.to_string().contains("interrupted"), "{e}");
+    assert!(!run(&mut s, ":modules").contains("stopped"));
     let out = run(
         &mut s,
         &format!(":load {} link=lto as cmark", p.database.display()),

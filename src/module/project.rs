@@ -217,6 +217,62 @@ fn some_of<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     first.join(", ")
 }
 
+/// What [`Project::load`] made of a project's units.
+pub struct Loaded {
+    /// The units that compiled, in the database's order.
+    pub modules: Vec<super::Module>,
+    /// The units that did not: each name, and what clang said.
+    pub failed: Vec<(String, String)>,
+    /// The units clang warned about: each name, and its warnings.
+    pub warned: Vec<(String, String)>,
+}
+
+impl Project {
+    /// Compiles every unit at `level` (`extra` flags after each unit's
+    /// own), as many at a time as the machine has cores, `progress`
+    /// hearing each one finish (done, total, unit); the modules are made
+    /// in one LLVM context when `linkable` ([`super::Module::link_all`]).
+    /// An interrupt ends it with [`Error::Interrupted`]; so does no unit
+    /// compiling, with what clang said about each.
+    pub fn load(
+        &self,
+        level: super::Level,
+        extra: &[String],
+        linkable: bool,
+        progress: &mut dyn FnMut(usize, usize, &str),
+    ) -> Result<Loaded> {
+        let sources = self.sources(level, extra);
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut units = Vec::new();
+        let mut failed = Vec::new();
+        let mut warned = Vec::new();
+        for (src, (result, warnings)) in sources.iter().zip(compile(&sources, jobs, progress)) {
+            let name = src.name().to_string();
+            if !warnings.is_empty() {
+                warned.push((name.clone(), warnings));
+            }
+            match result {
+                Ok((bitcode, counters)) => units.push((name, bitcode, counters)),
+                Err(e @ Error::Interrupted { .. }) => return Err(e),
+                Err(e) => failed.push((name, e.to_string())),
+            }
+        }
+        if units.is_empty() {
+            let why: Vec<String> = failed.iter().map(|(n, e)| format!("{n}: {e}")).collect();
+            return Err(Error::Invalid(format!(
+                "no unit of {} compiled:\n{}",
+                self.path.display(),
+                why.join("\n")
+            )));
+        }
+        Ok(Loaded {
+            modules: super::Module::from_compiled(units, linkable)?,
+            failed,
+            warned,
+        })
+    }
+}
+
 /// A unit's flags for clang, and what was dropped (see the module
 /// documentation).
 fn split_flags(args: &[String], dir: &Path, full: &Path) -> (Vec<String>, Vec<String>) {

@@ -212,9 +212,9 @@ pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         .retain(|(k, _)| !PROJECT_ONLY.contains(&k.as_str()));
     let (cflags, level) = front_end("load", &front)?;
     let files = resolve(s, &paths)?;
-    if let [(path, _)] = files.as_slice() {
+    if let [(path, typed)] = files.as_slice() {
         if path.extension().is_some_and(|e| e == "json") {
-            return load_project(s, path, name, a, (cflags, level));
+            return load_project(s, (path, typed), name, a, (cflags, level));
         }
     }
     if let Some((k, _)) = a
@@ -267,41 +267,14 @@ enum Link {
 /// are reported and the rest load.
 fn load_project(
     s: &mut Session,
-    path: &std::path::Path,
+    (path, typed): (&std::path::Path, &str),
     name: Option<&str>,
     a: &Args,
     (cflags, level): (Vec<String>, Level),
 ) -> Result<Output> {
-    use crate::module::project::{self, Project};
-    let mut link = Link::Yes;
-    let mut only = Vec::new();
-    let mut show_warnings = false;
-    for (k, v) in &a.settings {
-        match (k.as_str(), v.as_str()) {
-            ("link", "yes") => link = Link::Yes,
-            ("link", "no") => link = Link::No,
-            ("link", "lto") => link = Link::Lto,
-            ("link", other) => {
-                return Err(Error::Command {
-                    command: "load".into(),
-                    message: format!("link expects yes (one module), no (one per unit) or lto (as clang -flto), got '{other}'"),
-                    suggestions: crate::nearest_names(other, ["yes", "no", "lto"]),
-                })
-            }
-            ("only", v) => only.extend(comma_list(v)),
-            ("warnings", "show") => show_warnings = true,
-            ("warnings", "count") => show_warnings = false,
-            ("warnings", other) => {
-                return Err(Error::Command {
-                    command: "load".into(),
-                    message: format!("warnings expects count (how many per unit, the default) or show (clang's words), got '{other}'"),
-                    suggestions: crate::nearest_names(other, ["count", "show"]),
-                })
-            }
-            _ => {}
-        }
-    }
-    let mut p = Project::read(path).map_err(|e| err("load", e.to_string()))?;
+    let (link, only, show_warnings) = project_settings(a)?;
+    let mut p =
+        crate::module::project::Project::read(path).map_err(|e| err("load", e.to_string()))?;
     if !only.is_empty() {
         p.keep(&only).map_err(|e| err("load", e.to_string()))?;
     }
@@ -309,127 +282,145 @@ fn load_project(
     if link == Link::Lto {
         extra.insert(0, "-flto".into());
     }
-    let sources = p.sources(level, &extra);
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let compiled = s.with_progress(|_, progress| {
-        project::compile(&sources, jobs, &mut |done, total, unit| {
+    let total = p.units.len();
+    let mut loaded = s
+        .with_progress(|_, progress| {
+            let loaded = p.load(
+                level,
+                &extra,
+                link == Link::Yes,
+                &mut |done, total, unit| {
+                    let stage = format!("compiled {unit}");
+                    progress(&crate::jit::Progress { done, total, stage })
+                },
+            );
+            // Finished: the display closes (an empty stage).
+            let stage = String::new();
             progress(&crate::jit::Progress {
-                done,
+                done: total,
                 total,
-                stage: format!("compiled {unit}"),
-            })
+                stage,
+            });
+            loaded
         })
-    });
-    let mut units = Vec::new();
-    let mut report = Vec::new();
-    let mut warned = Vec::new();
-    for (src, (result, warnings)) in sources.iter().zip(compiled) {
-        let n = warnings.matches("warning:").count();
-        if n > 0 {
-            warned.push(format!("{} {n}", src.name()));
-            if show_warnings {
-                report.push(warnings.trim_end().to_string());
-            }
-        }
-        match result {
-            Ok((bitcode, counters)) => units.push((src.name().to_string(), bitcode, counters)),
-            Err(e) => report.push(format!(
-                "{}: failed:\n{}",
-                src.name(),
-                indent(&e.to_string())
-            )),
-        }
-    }
-    let failed = report.len();
-    for (file, why) in &p.skipped {
-        report.push(format!("{file}: skipped: {why}"));
-    }
-    if units.is_empty() {
-        return Err(err(
-            "load",
-            format!(
-                "no unit of {} compiled:\n{}",
-                path.display(),
-                report.join("\n")
-            ),
-        ));
-    }
-    let compiled_count = units.len();
-    let mut modules = Module::from_compiled(units, link == Link::Yes)?;
-    let mut head = format!(
-        "{}: {} compiled ({} at a time, level {level}){}",
-        path.display(),
-        crate::table::count(compiled_count, "unit"),
-        jobs,
-        if failed > 0 {
-            format!(", {failed} failed")
-        } else {
-            String::new()
-        },
-    );
-    if !warned.is_empty() {
-        head.push_str(&format!(
-            "\nclang warned in {}: {}{}",
-            crate::table::count(warned.len(), "unit"),
-            warned.join(", "),
-            if show_warnings {
-                ""
-            } else {
-                " (warnings=show prints them)"
-            }
-        ));
-    }
-    let dropped = p.dropped();
-    if !dropped.is_empty() {
-        head.push_str(&format!(
-            "\nleft out of the units' commands: {} (the level is passlab's: level=)",
-            dropped.join(" ")
-        ));
-    }
+        .map_err(|e| match e {
+            Error::Invalid(m) => err("load", m),
+            e => e,
+        })?;
+    let mut lines = project_report(&p, typed, level, &loaded, show_warnings);
     if link == Link::Lto {
         let pre = crate::pipeline::parse(&format!("lto-pre-link<{level}>"))?;
-        for m in &mut modules {
+        for m in &mut loaded.modules {
             pre.apply(m)?;
         }
-        head.push_str(&format!(
-            "\neach unit: lto-pre-link<{level}>, as clang-19 -flto -{level} -c runs it"
+        lines.push(format!(
+            "each unit: lto-pre-link<{level}>, as clang-19 -flto -{level} -c runs it"
         ));
     }
-    let mut lines = vec![head];
-    lines.extend(report);
     if link == Link::No {
-        let names: Vec<String> = sources
-            .iter()
-            .map(|src| src.name().to_string())
-            .filter(|n| modules.iter().any(|m| m.name() == *n))
-            .collect();
-        for m in modules {
-            let n = m.name();
-            lines.push(format!("module {n}: {}", summary(&m)));
-            s.put_module(n, m);
+        s.current = loaded.modules.first().map(Module::name);
+        for m in loaded.modules {
+            lines.push(format!("module {}: {}", m.name(), summary(&m)));
+            s.put_module(m.name(), m);
         }
-        s.current = names.first().cloned();
         return text(lines.join("\n"));
     }
     let name = name.map(str::to_string).unwrap_or_else(|| p.root_name());
     let m = if link == Link::Lto {
-        let m = Module::link_for_lto(&modules, &name)?;
-        lines.push(format!(
-            "linked by LLVM's LTO as lld links {}: internalized, dead definitions left out; next: :run lto<{level}>",
-            if m.defined_functions().iter().any(|f| f == "main") {
-                "an executable (main is what stays visible)"
-            } else {
-                "a shared library (no unit defines main)"
-            }
-        ));
+        let m = Module::link_for_lto(&loaded.modules, &name)?;
+        let how = if m.defined_functions().iter().any(|f| f == "main") {
+            "an executable (main is what stays visible)"
+        } else {
+            "a shared library (no unit defines main)"
+        };
+        lines.push(format!("linked by LLVM's LTO as lld links {how}: internalized, dead definitions left out; next: :run lto<{level}>"));
         m
     } else {
-        Module::link_all(modules)?
+        Module::link_all(loaded.modules)?
     };
     lines.push(format!("module {name}: {}", summary(&m)));
     s.put_module(name.clone(), m);
     s.current = Some(name);
     text(lines.join("\n"))
+}
+
+/// A project's settings: `link=`, `only=`, `warnings=`.
+fn project_settings(a: &Args) -> Result<(Link, Vec<String>, bool)> {
+    let mut link = Link::Yes;
+    let mut only = Vec::new();
+    let mut show_warnings = false;
+    let bad = |k: &str, v: &str, valid: &[&str]| Error::Command {
+        command: "load".into(),
+        message: format!("{k}= expects {}, got '{v}'", valid.join(", ")),
+        suggestions: crate::nearest_names(v, valid.iter().copied()),
+    };
+    for (k, v) in &a.settings {
+        match (k.as_str(), v.as_str()) {
+            ("link", "yes") => link = Link::Yes,
+            ("link", "no") => link = Link::No,
+            ("link", "lto") => link = Link::Lto,
+            ("link", v) => return Err(bad("link", v, &["yes", "no", "lto"])),
+            ("only", v) => only.extend(comma_list(v)),
+            ("warnings", "show") => show_warnings = true,
+            ("warnings", "count") => show_warnings = false,
+            ("warnings", v) => return Err(bad("warnings", v, &["count", "show"])),
+            _ => {}
+        }
+    }
+    Ok((link, only, show_warnings))
+}
+
+/// What a project's load says: how many units compiled at which level,
+/// those that failed (with clang's words) or were skipped, the warnings,
+/// and what was left out of the units' commands.
+fn project_report(
+    p: &crate::module::project::Project,
+    typed: &str,
+    level: Level,
+    loaded: &crate::module::project::Loaded,
+    show_warnings: bool,
+) -> Vec<String> {
+    let failed = if loaded.failed.is_empty() {
+        String::new()
+    } else {
+        format!(", {} failed", loaded.failed.len())
+    };
+    let mut lines = vec![format!(
+        "{typed}: {} compiled (level {level}){failed}",
+        crate::table::count(loaded.modules.len(), "unit")
+    )];
+    if !loaded.warned.is_empty() {
+        let counts: Vec<String> = (loaded.warned.iter())
+            .map(|(n, w)| format!("{n} {}", w.matches("warning:").count()))
+            .collect();
+        let hint = if show_warnings {
+            ""
+        } else {
+            " (warnings=show prints them)"
+        };
+        lines.push(format!(
+            "clang warned in {}: {}{hint}",
+            crate::table::count(counts.len(), "unit"),
+            counts.join(", ")
+        ));
+    }
+    let dropped = p.dropped();
+    if !dropped.is_empty() {
+        lines.push(format!(
+            "left out of the units' commands: {} (the level is passlab's: level=)",
+            dropped.join(" ")
+        ));
+    }
+    for (unit, e) in &loaded.failed {
+        lines.push(format!("{unit}: failed:\n{}", indent(e)));
+    }
+    for (file, why) in &p.skipped {
+        lines.push(format!("{file}: skipped: {why}"));
+    }
+    if show_warnings {
+        lines.extend(loaded.warned.iter().map(|(_, w)| w.trim_end().to_string()));
+    }
+    lines
 }
 
 /// `text` indented by two spaces, at most 8 lines of it.
