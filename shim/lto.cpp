@@ -67,14 +67,16 @@ bool plab_write_lto_bitcode(LLVMModuleRef M, plab_sink out, plab_sink err, void 
 /// Links `n` units (bitcode from plab_write_lto_bitcode, each `lens[i]`
 /// bytes, named `names[i]`) with LLVM's LTO, resolving symbols as lld does
 /// (without --export-dynamic): the first definition of a name prevails,
-/// and every symbol defined in some unit is final in the program. For an
-/// `executable`, only `main` and what `llvm.used` names are seen from
-/// outside (the C runtime calls main); for a shared library, every symbol
-/// of default visibility. Stops once the combined module is internalized
-/// and sends its bitcode to `out`. Value names are kept (lld drops them:
-/// names change no pass's result, and passlab shows IR to be read). Returns false with the linker's message sent to `err`.
+/// and every symbol defined in some unit is final in the program. When a
+/// unit defines `main`, the program is an executable: only `main` and what
+/// `llvm.used` names are seen from outside (the C runtime calls main);
+/// otherwise a shared library: every symbol of default visibility. Stops
+/// once the combined module is internalized and sends its bitcode to
+/// `out`. Value names are kept (lld drops them: names change no pass's
+/// result, and passlab shows IR to be read). Returns false with the
+/// linker's message sent to `err`.
 bool plab_lto_link(const char *const *data, const size_t *lens, const char *const *names,
-                   size_t n, bool executable, plab_sink out, plab_sink err, void *user) {
+                   size_t n, plab_sink out, plab_sink err, void *user) {
   std::string Message;
   bool Sent = false;
   bool Ok = plab::guarded([&] {
@@ -94,6 +96,7 @@ bool plab_lto_link(const char *const *data, const size_t *lens, const char *cons
       for (const auto &Sym : In->symbols())
         if (!Sym.isUndefined())
           Defined.insert(Sym.getName());
+    bool executable = Defined.contains("main");
     lto::Config Conf;
     Conf.ShouldDiscardValueNames = false;
     // The combined module is written as lld's --save-temps writes it

@@ -196,7 +196,6 @@ extern "C" {
         lens: *const usize,
         names: *const *const c_char,
         n: usize,
-        executable: bool,
         out: Sink,
         err: Sink,
         user: *mut c_void,

@@ -77,6 +77,42 @@ impl std::fmt::Display for IrUnit {
     }
 }
 
+/// clang-19's tuning options at the one -O level `pipeline` names (none
+/// when it names no level or several). As clang's BackendUtil sets them:
+/// unrolling and interleaving from `-funroll-loops` (on above -O1, and for
+/// -Os and -Oz, whose optimization level is 2); the loop vectorizer at
+/// -O2, -O3 and -Os; the SLP vectorizer at those and -Oz; the call-graph
+/// profile with the integrated assembler (always, here); no mergefunc.
+pub(crate) fn clang_tuning(pipeline: &str) -> Option<Tuning> {
+    let mut level: Option<&str> = None;
+    for (at, _) in pipeline.match_indices("<O") {
+        let name = pipeline.get(at + 1..at + 3)?;
+        if pipeline.get(at + 3..at + 4) != Some(">") {
+            continue;
+        }
+        match level {
+            Some(l) if l != name => return None,
+            _ => level = Some(name),
+        }
+    }
+    let (unroll, loops, slp) = match level? {
+        "O0" => return None,
+        "O1" => (false, false, false),
+        "O2" | "O3" | "Os" => (true, true, true),
+        "Oz" => (true, false, true),
+        _ => return None,
+    };
+    Some(Tuning {
+        loop_vectorization: loops,
+        slp_vectorization: slp,
+        loop_interleaving: unroll,
+        loop_unrolling: unroll,
+        merge_functions: false,
+        call_graph_profile: true,
+        inliner_threshold: -1,
+    })
+}
+
 impl Default for Tuning {
     /// LLVM's own defaults (`PipelineTuningOptions()`), as `opt-19` uses them.
     fn default() -> Tuning {

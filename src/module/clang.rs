@@ -147,6 +147,7 @@ pub(crate) fn compile(
     extra: &[String],
     name: &str,
     dir: Option<&Path>,
+    lto: bool,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let nul =
         |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
@@ -179,7 +180,13 @@ pub(crate) fn compile(
             std::env::set_current_dir(dir)
                 .map_err(|e| format!("error: cannot enter {}: {e}", dir.display()))?;
         }
-        Ok(in_this_process(&clang, &argv, data, name))
+        Ok(in_this_process(
+            &clang,
+            &argv,
+            data,
+            name,
+            lto.then_some(level),
+        ))
     })
     .map_err(|e| match e {
         crate::child::ChildError::Interrupted => Error::Interrupted {
@@ -241,12 +248,16 @@ pub(crate) fn compile(
 /// The compile itself, in this process (the child [`compile`] forks):
 /// `O`, the warnings' length (8 bytes, little-endian) and the warnings, the
 /// name counters' length and the counters, then the bitcode; or `E` and
-/// clang's diagnostics.
+/// clang's diagnostics. With `lto` (a level), the unit is then what
+/// `clang -flto -c` makes at that level: `lto-pre-link<level>` run on it
+/// (with clang's tuning for the level and the module's own target), and
+/// written with its module summary.
 fn in_this_process(
     clang: &CString,
     argv: &[*const std::os::raw::c_char],
     data: Option<&[u8]>,
     name: &str,
+    lto: Option<Level>,
 ) -> Vec<u8> {
     let mut sinks = ffi::Sinks::default();
     // SAFETY: a new context, owned by this child until it exits.
@@ -281,7 +292,41 @@ fn in_this_process(
         llvm_sys::core::LLVMSetSourceFileName(raw, name.as_ptr() as *const _, name.len());
         llvm_sys::core::LLVMSetModuleIdentifier(raw, name.as_ptr() as *const _, name.len());
         ffi::plab_name_counters(raw, ffi::SINK_SECOND, sinks.user());
-        ffi::plab_write_bitcode(raw, true, ffi::SINK_FIRST, sinks.user());
+    }
+    match lto {
+        None => {
+            // SAFETY: as above.
+            unsafe { ffi::plab_write_bitcode(raw, true, ffi::SINK_FIRST, sinks.user()) }
+        }
+        Some(level) => {
+            let text = format!("lto-pre-link<{level}>");
+            let tuning = crate::llvm::clang_tuning(&text).unwrap_or_default();
+            // SAFETY: `raw` is the live module clang built; the string
+            // LLVM returns is the module's own, copied at once.
+            let triple = unsafe {
+                std::ffi::CStr::from_ptr(llvm_sys::core::LLVMGetTarget(raw))
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            let target = crate::llvm::Target::default();
+            if let Err(e) = crate::llvm::run_pipeline(raw, &triple, &tuning, &target, &text, None) {
+                let mut out = vec![b'E'];
+                out.extend_from_slice(format!("error: {text}: {e}").as_bytes());
+                return out;
+            }
+            let mut second = std::mem::take(&mut sinks.second);
+            // SAFETY: `raw` is live; `sinks` is the `Sinks` both sink
+            // functions expect, alive for the call.
+            let ok = unsafe {
+                ffi::plab_write_lto_bitcode(raw, ffi::SINK_FIRST, ffi::SINK_SECOND, sinks.user())
+            };
+            if !ok {
+                let mut out = vec![b'E'];
+                out.extend_from_slice(&sinks.second);
+                return out;
+            }
+            std::mem::swap(&mut sinks.second, &mut second);
+        }
     }
     let mut out = vec![b'O'];
     for part in [&warnings, &sinks.second] {

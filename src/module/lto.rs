@@ -1,6 +1,6 @@
-//! Link-time optimization's link, as `clang -flto` and lld do it: each
-//! unit written as `clang -flto -c` writes it after its pre-link pipeline
-//! (with its module summary), then linked by LLVM's own LTO
+//! Link-time optimization's link, as `clang -flto` and lld do it: units
+//! as `clang -flto -c` writes them after their pre-link pipeline (with
+//! their module summaries; `Source::for_lto`), linked by LLVM's own LTO
 //! (`llvm::lto::LTO`, in a forked child) with the symbol resolutions lld
 //! gives, stopped where lld would run `lto<On>`: the combined module,
 //! internalized, with the definitions the summaries show to be dead left
@@ -13,21 +13,18 @@ use crate::{Error, Result};
 use std::ffi::CString;
 
 impl Module {
-    /// Links `units` (each already through its pre-link pipeline,
-    /// `lto-pre-link<On>`) as lld's LTO links them, in their order, up to
-    /// its link-time pipeline; the module is named `name`. An executable
-    /// when a unit defines `main` (then only `main` stays visible from
-    /// outside and the rest is internalized); otherwise as a shared
-    /// library (every symbol of default visibility stays visible).
-    pub fn link_for_lto(units: &[Module], name: &str) -> Result<Module> {
-        let executable = units
-            .iter()
-            .any(|m| m.defined_functions().iter().any(|f| f == "main"));
+    /// Links `units` — each one's name and its bitcode as `clang -flto -c`
+    /// writes it ([`Source::for_lto`](super::Source::for_lto)) — as lld's
+    /// LTO links them, in their order, up to its link-time pipeline; the
+    /// module is named `name`. An executable when a unit defines `main`
+    /// (then only `main` stays visible from outside and the rest is
+    /// internalized); otherwise as a shared library (every symbol of
+    /// default visibility stays visible).
+    pub fn link_for_lto(units: &[(&str, &[u8])], name: &str) -> Result<Module> {
         let names = units
             .iter()
-            .map(|m| {
-                CString::new(m.name())
-                    .map_err(|_| Error::Invalid("a unit's name contains NUL".into()))
+            .map(|(n, _)| {
+                CString::new(*n).map_err(|_| Error::Invalid("a unit's name contains NUL".into()))
             })
             .collect::<Result<Vec<_>>>()?;
         // Reading a unit's symbols may parse its inline assembly, which
@@ -35,46 +32,24 @@ impl Module {
         // `clang::compile`).
         // SAFETY: registers LLVM's targets once; no arguments.
         unsafe { ffi::plab_init_targets() };
-        // All of it in a child: the units' summaries and bitcode are
-        // written there (the session's modules stay as they are), and a
-        // crash of LLVM costs the child.
+        // In a child: a crash of LLVM costs the child.
         let bytes = crate::child::in_child(|| {
-            let mut inputs = Vec::with_capacity(units.len());
-            for m in units {
-                let mut sinks = ffi::Sinks::default();
-                // SAFETY: `m` owns its live module (this child's copy);
-                // `sinks` is the `Sinks` both sink functions expect, alive
-                // for the call.
-                let ok = unsafe {
-                    ffi::plab_write_lto_bitcode(
-                        m.raw(),
-                        ffi::SINK_FIRST,
-                        ffi::SINK_SECOND,
-                        sinks.user(),
-                    )
-                };
-                if !ok {
-                    return Err(format!("{}: {}", m.name(), sinks.second_text()));
-                }
-                inputs.push(sinks.first);
-            }
             let data: Vec<*const std::os::raw::c_char> =
-                inputs.iter().map(|b| b.as_ptr() as *const _).collect();
-            let lens: Vec<usize> = inputs.iter().map(Vec::len).collect();
+                units.iter().map(|(_, b)| b.as_ptr() as *const _).collect();
+            let lens: Vec<usize> = units.iter().map(|(_, b)| b.len()).collect();
             let names: Vec<*const std::os::raw::c_char> =
                 names.iter().map(|n| n.as_ptr()).collect();
             let mut sinks = ffi::Sinks::default();
-            // SAFETY: the three arrays hold `inputs.len()` entries each:
+            // SAFETY: the three arrays hold `units.len()` entries each:
             // pointers to bitcode of the given lengths and NUL-terminated
-            // names, all alive (in `inputs` and `names`) for the call;
+            // names, all alive (in `units` and `names`) for the call;
             // `sinks` is the `Sinks` both sink functions expect.
             let ok = unsafe {
                 ffi::plab_lto_link(
                     data.as_ptr(),
                     lens.as_ptr(),
                     names.as_ptr(),
-                    inputs.len(),
-                    executable,
+                    units.len(),
                     ffi::SINK_FIRST,
                     ffi::SINK_SECOND,
                     sinks.user(),

@@ -219,8 +219,9 @@ fn some_of<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
 
 /// What [`Project::load`] made of a project's units.
 pub struct Loaded {
-    /// The units that compiled, in the database's order.
-    pub modules: Vec<super::Module>,
+    /// The units that compiled, in the database's order: each name, its
+    /// bitcode and its name counters (see [`super::Module::from_compiled`]).
+    pub units: Vec<(String, Vec<u8>, Vec<u8>)>,
     /// The units that did not: each name, and what clang said.
     pub failed: Vec<(String, String)>,
     /// The units clang warned about: each name, and its warnings.
@@ -229,19 +230,22 @@ pub struct Loaded {
 
 impl Project {
     /// Compiles every unit at `level` (`extra` flags after each unit's
-    /// own), as many at a time as the machine has cores, `progress`
-    /// hearing each one finish (done, total, unit); the modules are made
-    /// in one LLVM context when `linkable` ([`super::Module::link_all`]).
-    /// An interrupt ends it with [`Error::Interrupted`]; so does no unit
-    /// compiling, with what clang said about each.
+    /// own; `lto`: as `clang -flto -c` does, [`Source::for_lto`]), as many
+    /// at a time as the machine has cores, `progress` hearing each one
+    /// finish (done, total, unit). An interrupt ends it with
+    /// [`Error::Interrupted`]; so does no unit compiling, with what clang
+    /// said about each.
     pub fn load(
         &self,
         level: super::Level,
         extra: &[String],
-        linkable: bool,
+        lto: bool,
         progress: &mut dyn FnMut(usize, usize, &str),
     ) -> Result<Loaded> {
-        let sources = self.sources(level, extra);
+        let mut sources = self.sources(level, extra);
+        if lto {
+            sources = sources.into_iter().map(Source::for_lto).collect();
+        }
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut units = Vec::new();
         let mut failed = Vec::new();
@@ -266,7 +270,7 @@ impl Project {
             )));
         }
         Ok(Loaded {
-            modules: super::Module::from_compiled(units, linkable)?,
+            units,
             failed,
             warned,
         })

@@ -47,6 +47,7 @@ pub struct Source {
     clang_args: Vec<String>,
     level: clang::Level,
     dir: Option<PathBuf>,
+    lto: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -86,6 +87,7 @@ impl Source {
             clang_args: vec![],
             level: clang::Level::default(),
             dir: None,
+            lto: false,
         }
     }
 
@@ -103,6 +105,7 @@ impl Source {
             clang_args: vec![],
             level: clang::Level::default(),
             dir: None,
+            lto: false,
         }
     }
 
@@ -129,6 +132,16 @@ impl Source {
     /// sources.
     pub fn in_dir(mut self, dir: impl AsRef<Path>) -> Source {
         self.dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Compiled as `clang -flto -c` compiles it (C and C++): with `-flto`,
+    /// then `lto-pre-link<level>` in the compile's child, and the bitcode
+    /// written with its module summary, for
+    /// [`Module::link_for_lto`](crate::Module::link_for_lto).
+    pub fn for_lto(mut self) -> Source {
+        self.lto = true;
+        self.clang_args.insert(0, "-flto".into());
         self
     }
 
@@ -177,6 +190,7 @@ impl Source {
             &self.clang_args,
             &self.name,
             self.dir.as_deref(),
+            self.lto,
         )
     }
 }

@@ -96,7 +96,7 @@ fn config_options() -> Vec<ConfigOption> {
 /// `:run O2` is `clang -O2`; otherwise LLVM's own default, as opt-19's.
 pub(crate) fn tuning(ctx: &PassContext, pipeline: &str) -> Result<Tuning> {
     use keys::*;
-    let clang = clang_tuning(pipeline);
+    let clang = llvm::clang_tuning(pipeline);
     let set = ctx.config_set();
     let flag = |key: &str, clang: Option<bool>| -> Result<bool> {
         match (set.contains_key(key), clang) {
@@ -117,42 +117,6 @@ pub(crate) fn tuning(ctx: &PassContext, pipeline: &str) -> Result<Tuning> {
             expected: "a 32-bit integer".into(),
             got: threshold.to_string(),
         })?,
-    })
-}
-
-/// clang-19's tuning options at the one -O level `pipeline` names (none
-/// when it names no level or several). As clang's BackendUtil sets them:
-/// unrolling and interleaving from `-funroll-loops` (on above -O1, and for
-/// -Os and -Oz, whose optimization level is 2); the loop vectorizer at
-/// -O2, -O3 and -Os; the SLP vectorizer at those and -Oz; the call-graph
-/// profile with the integrated assembler (always, here); no mergefunc.
-fn clang_tuning(pipeline: &str) -> Option<Tuning> {
-    let mut level: Option<&str> = None;
-    for (at, _) in pipeline.match_indices("<O") {
-        let name = pipeline.get(at + 1..at + 3)?;
-        if pipeline.get(at + 3..at + 4) != Some(">") {
-            continue;
-        }
-        match level {
-            Some(l) if l != name => return None,
-            _ => level = Some(name),
-        }
-    }
-    let (unroll, loops, slp) = match level? {
-        "O0" => return None,
-        "O1" => (false, false, false),
-        "O2" | "O3" | "Os" => (true, true, true),
-        "Oz" => (true, false, true),
-        _ => return None,
-    };
-    Some(Tuning {
-        loop_vectorization: loops,
-        slp_vectorization: slp,
-        loop_interleaving: unroll,
-        loop_unrolling: unroll,
-        merge_functions: false,
-        call_graph_profile: true,
-        inliner_threshold: -1,
     })
 }
 

@@ -278,22 +278,14 @@ fn load_project(
     if !only.is_empty() {
         p.keep(&only).map_err(|e| err("load", e.to_string()))?;
     }
-    let mut extra = cflags;
-    if link == Link::Lto {
-        extra.insert(0, "-flto".into());
-    }
     let total = p.units.len();
-    let mut loaded = s
+    let loaded = s
         .with_progress(|_, progress| {
-            let loaded = p.load(
-                level,
-                &extra,
-                link == Link::Yes,
-                &mut |done, total, unit| {
-                    let stage = format!("compiled {unit}");
-                    progress(&crate::jit::Progress { done, total, stage })
-                },
-            );
+            let lto = link == Link::Lto;
+            let loaded = p.load(level, &cflags, lto, &mut |done, total, unit| {
+                let stage = format!("compiled {unit}");
+                progress(&crate::jit::Progress { done, total, stage })
+            });
             // Finished: the display closes (an empty stage).
             let stage = String::new();
             progress(&crate::jit::Progress {
@@ -308,35 +300,32 @@ fn load_project(
             e => e,
         })?;
     let mut lines = project_report(&p, typed, level, &loaded, show_warnings);
-    if link == Link::Lto {
-        let pre = crate::pipeline::parse(&format!("lto-pre-link<{level}>"))?;
-        for m in &mut loaded.modules {
-            pre.apply(m)?;
-        }
-        lines.push(format!(
-            "each unit: lto-pre-link<{level}>, as clang-19 -flto -{level} -c runs it"
-        ));
-    }
-    if link == Link::No {
-        s.current = loaded.modules.first().map(Module::name);
-        for m in loaded.modules {
-            lines.push(format!("module {}: {}", m.name(), summary(&m)));
-            s.put_module(m.name(), m);
-        }
-        return text(lines.join("\n"));
-    }
     let name = name.map(str::to_string).unwrap_or_else(|| p.root_name());
-    let m = if link == Link::Lto {
-        let m = Module::link_for_lto(&loaded.modules, &name)?;
-        let how = if m.defined_functions().iter().any(|f| f == "main") {
-            "an executable (main is what stays visible)"
-        } else {
-            "a shared library (no unit defines main)"
-        };
-        lines.push(format!("linked by LLVM's LTO as lld links {how}: internalized, dead definitions left out; next: :run lto<{level}>"));
-        m
-    } else {
-        Module::link_all(loaded.modules)?
+    let m = match link {
+        Link::No => {
+            let modules = Module::from_compiled(loaded.units, false)?;
+            s.current = modules.first().map(Module::name);
+            for m in modules {
+                lines.push(format!("module {}: {}", m.name(), summary(&m)));
+                s.put_module(m.name(), m);
+            }
+            return text(lines.join("\n"));
+        }
+        Link::Yes => Module::link_all(Module::from_compiled(loaded.units, true)?)?,
+        Link::Lto => {
+            let units: Vec<(&str, &[u8])> = (loaded.units.iter())
+                .map(|(n, b, _)| (n.as_str(), b.as_slice()))
+                .collect();
+            let m = Module::link_for_lto(&units, &name)?;
+            let how = if m.defined_functions().iter().any(|f| f == "main") {
+                "an executable (main is what stays visible)"
+            } else {
+                "a shared library (no unit defines main)"
+            };
+            lines.push(format!("each unit: -flto and lto-pre-link<{level}>, as clang-19 -flto -{level} -c compiles it"));
+            lines.push(format!("linked by LLVM's LTO as lld links {how}: internalized, dead definitions left out; next: :run lto<{level}>"));
+            m
+        }
     };
     lines.push(format!("module {name}: {}", summary(&m)));
     s.put_module(name.clone(), m);
@@ -387,7 +376,7 @@ fn project_report(
     };
     let mut lines = vec![format!(
         "{typed}: {} compiled (level {level}){failed}",
-        crate::table::count(loaded.modules.len(), "unit")
+        crate::table::count(loaded.units.len(), "unit")
     )];
     if !loaded.warned.is_empty() {
         let counts: Vec<String> = (loaded.warned.iter())
