@@ -10,9 +10,13 @@ double-conversion with its tests, C++, 22 units), both using both cores.
    passlab's figure is its process's wall time less an empty script's.
 2. The link-time pipeline: `:run lto<O2>` on the linked module (the time
    passlab reports for the command) against clang-19's link step on the
-   `-flto` objects through lld with `--lto-emit-llvm` (the same pipeline,
-   its output written as bitcode instead of compiled), and, for scale, the
-   whole link step (the pipeline and code generation, one thread).
+   `-flto` objects through lld with `--lto-emit-llvm` (reading and linking
+   the objects, the same pipeline, its output written as bitcode instead
+   of compiled; passlab's link is in its load), and, for scale, the whole
+   link step (the pipeline and code generation, one thread).
+3. End to end, from the sources to the optimized program's IR: passlab's
+   load and pipeline against clang's compiles and lld's --lto-emit-llvm
+   link (sums of the medians).
 
     python3 benches/project.py [ROUNDS]     # from the repository, after
                                             # `bash scripts/passlab.sh setup`
@@ -120,4 +124,7 @@ for name, driver, build in projects:
     print(f"  :run lto<O2> (passlab)                    {m['pipeline']:7.2f}")
     print(f"  lld's LTO, --lto-emit-llvm                {m['emit-llvm']:7.2f}   passlab/lld {m['pipeline'] / m['emit-llvm']:.2f}x")
     print(f"  lld's LTO with code generation            {m['link']:7.2f}")
+    ours, theirs = load + m["pipeline"], m["flto"] + m["emit-llvm"]
+    print(f"  to the optimized program's IR: passlab {ours:.2f}, clang + lld {theirs:.2f}"
+          f"   passlab/clang {ours / theirs:.2f}x (sums of the medians)")
 shutil.rmtree(WORK)
