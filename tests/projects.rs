@@ -12,6 +12,14 @@ use common::{inputs, projects};
 use passlab::session::Session;
 use std::path::Path;
 
+/// One test at a time: the cmark test interrupts (a request to the whole
+/// process, as Ctrl-C is), which would stop another test's command too.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn run(s: &mut Session, line: &str) -> String {
     s.execute(line)
         .unwrap_or_else(|e| panic!("{line}: {e}"))
@@ -28,6 +36,7 @@ fn saved(s: &mut Session, path: &Path) -> passlab::Module {
 /// its folder, one does not compile.
 #[test]
 fn a_project_loads_unit_by_unit_with_its_own_flags() {
+    let _turn = turn();
     let dir = std::env::temp_dir().join(format!("passlab-cc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src/inc")).unwrap();
@@ -131,6 +140,7 @@ fn a_project_loads_unit_by_unit_with_its_own_flags() {
 /// after link-time optimization.
 #[test]
 fn cmark_link_time_optimization_is_clang_flto() {
+    let _turn = turn();
     let p = projects::configure(
         "cmark",
         &inputs::cmark_gfm_dir(),
@@ -214,6 +224,7 @@ fn cmark_link_time_optimization_is_clang_flto() {
 /// check, and the runner through the JIT as natively.
 #[test]
 fn double_conversion_link_time_optimization_is_clang_flto() {
+    let _turn = turn();
     let p = projects::configure(
         "double-conversion",
         &inputs::double_conversion_dir(),
