@@ -455,6 +455,25 @@ void plab_init_targets() {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
     InitializeNativeTargetAsmParser();
+    // Bitcode once, with its symbol table: writing one initializes
+    // function-local statics inside LLVM (the symbol table's builder has
+    // one) under a lock. Forked children write bitcode (clang's, the
+    // units' for LTO); had another thread been initializing such a static
+    // at the fork, the child would wait for that lock forever (seen once in
+    // the tests). The callers fork after this call, which waits for the
+    // initialization to end.
+    LLVMContext C;
+    Module M("passlab-warm", C);
+    M.setTargetTriple(sys::getDefaultTargetTriple());
+    auto *F = Function::Create(FunctionType::get(Type::getVoidTy(C), false),
+                               GlobalValue::ExternalLinkage, "f", M);
+    IRBuilder<> B(BasicBlock::Create(C, "entry", F));
+    B.CreateRetVoid();
+    Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::ExternalLinkage,
+                     "g", M);
+    SmallVector<char, 0> Buf;
+    raw_svector_ostream OS(Buf);
+    WriteBitcodeToFile(M, OS, true);
     return true;
   }();
   (void)Done;

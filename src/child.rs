@@ -45,6 +45,11 @@ pub enum Side {
 
 /// Flushes C's stdio (so that nothing buffered is written twice) and forks.
 pub fn fork() -> Result<Side, String> {
+    // LLVM's one-time initializations (its targets, the statics writing
+    // bitcode sets up) are done, or waited for, before the fork: a child
+    // must not find one half done by another thread (`plab_init_targets`).
+    // SAFETY: no arguments; runs its initialization once.
+    unsafe { crate::ffi::plab_init_targets() };
     // SAFETY: fflush(NULL) flushes every open stdio stream; fork has no
     // preconditions. The child is the only thread of its process: it must
     // not rely on locks other threads held (glibc keeps malloc usable).
