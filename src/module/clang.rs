@@ -314,18 +314,20 @@ fn in_this_process(
                 out.extend_from_slice(format!("error: {text}: {e}").as_bytes());
                 return out;
             }
-            let mut second = std::mem::take(&mut sinks.second);
-            // SAFETY: `raw` is live; `sinks` is the `Sinks` both sink
+            // Written into sinks of its own (bitcode, LLVM's message):
+            // `sinks.second` holds the counters.
+            let mut lto = ffi::Sinks::default();
+            // SAFETY: `raw` is live; `lto` is the `Sinks` both sink
             // functions expect, alive for the call.
             let ok = unsafe {
-                ffi::plab_write_lto_bitcode(raw, ffi::SINK_FIRST, ffi::SINK_SECOND, sinks.user())
+                ffi::plab_write_lto_bitcode(raw, ffi::SINK_FIRST, ffi::SINK_SECOND, lto.user())
             };
             if !ok {
                 let mut out = vec![b'E'];
-                out.extend_from_slice(&sinks.second);
+                out.extend_from_slice(&lto.second);
                 return out;
             }
-            std::mem::swap(&mut sinks.second, &mut second);
+            sinks.first = lto.first;
         }
     }
     let mut out = vec![b'O'];
