@@ -513,6 +513,11 @@ fn leaderboard(dir: &Path) {
     for (n, _, p) in &rows {
         println!("    {n}: {}", passlab::tune::abbreviate(p, 160));
     }
+    // In full, one program per line, for `:run` and opt-19.
+    let full = charts.join("leaderboard-orderings.txt");
+    let text: String = rows.iter().map(|(n, _, p)| format!("{n}\t{p}\n")).collect();
+    std::fs::write(&full, text).unwrap();
+    println!("  in full: {}", full.display());
     assert!(
         failures.is_empty(),
         "the leaderboard's checks failed:\n{}",

@@ -8,6 +8,7 @@
 //! seconds, drawing from [`crate::rng::Rng`] (SplitMix64), so a seed gives
 //! the same orderings on every platform.
 
+use super::pools::openings;
 pub use super::pools::OZ_ORDERING;
 use crate::rng::Rng;
 use std::time::{Duration, Instant};
@@ -30,7 +31,9 @@ pub enum Strategy {
     Hill,
     /// Local search from LLVM's own -Oz pipeline written as single passes
     /// ([`OZ_ORDERING`], the passes of it that are in the pool): the first
-    /// trial is that ordering; each later one applies one or two moves
+    /// trial is that ordering, the next ones -Oz's openings (the changes
+    /// to it that pay most often, [`openings`](super::pools::openings),
+    /// those whose passes are all in the pool); each later one applies one or two moves
     /// (insert, delete, replace, swap; half of them in the last quarter,
     /// where a move is cheapest to evaluate and clean-up passes pay most)
     /// to the best so far, and is kept when it scores no worse. Orderings
@@ -102,6 +105,9 @@ pub struct Search {
     /// pool index to try; `None` before the empty ordering was tried.
     round: Option<(Option<(usize, f64)>, usize)>,
     finished: bool,
+    /// Local search: the openings (see [`openings`]) whose passes are all in
+    /// the pool, as pool indices.
+    openings: Vec<Vec<usize>>,
     /// Set in the session while a child evaluates: the child alone decides
     /// when a budget in seconds is spent (the two clocks read differently).
     follow: bool,
@@ -115,7 +121,19 @@ impl Search {
         budget: Budget,
         seed: u64,
     ) -> Search {
+        let openings = match strategy {
+            Strategy::Local => openings()
+                .iter()
+                .filter_map(|o| {
+                    o.iter()
+                        .map(|p| pool.iter().position(|q| q == p))
+                        .collect::<Option<Vec<usize>>>()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Search {
+            openings,
             strategy,
             pool,
             lengths,
@@ -223,8 +241,11 @@ impl Search {
                     Some(o)
                 }
             },
+            Strategy::Local if self.told == 0 => Some(self.seed_ordering()),
+            Strategy::Local if self.told <= self.openings.len() => {
+                Some(self.openings[self.told - 1].clone())
+            }
             Strategy::Local => match self.current.clone() {
-                None if self.told == 0 => Some(self.seed_ordering()),
                 None => Some(self.random_ordering()),
                 Some((mut o, _)) => {
                     let moves = 1 + self.rng.below(2);
@@ -466,6 +487,37 @@ mod tests {
             }
         }
         assert!(best < 50.0 - 3.0, "the search adds 'd's: {best}");
+    }
+
+    #[test]
+    fn local_search_tries_the_openings_after_oz_and_goes_on_from_the_best() {
+        let pool: Vec<String> = super::super::size_pool()
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let mut s = Search::new(Strategy::Local, pool, (2, 5), Budget::Trials(20), 3);
+        let oz = s.ask().unwrap();
+        assert_eq!(oz, OZ_ORDERING.to_vec());
+        s.tell(Some(100.0));
+        let openings = openings();
+        assert_eq!(openings.len(), 4);
+        // The second opening scores best; a later one that scores worse
+        // is not kept.
+        for (i, o) in openings.iter().enumerate() {
+            assert_eq!(&s.ask().unwrap(), o);
+            s.tell(Some(if i == 1 { 90.0 } else { 95.0 + i as f64 }));
+        }
+        let next = s.ask().unwrap();
+        assert!(next.len().abs_diff(openings[1].len()) <= 2, "{next:?}");
+        // Without the outliner in the pool there are no openings.
+        let pool: Vec<String> = ["sroa", "gvn", "scc-oz-module-inliner"]
+            .map(String::from)
+            .to_vec();
+        let mut s = Search::new(Strategy::Local, pool, (2, 5), Budget::Trials(20), 3);
+        s.ask().unwrap();
+        s.tell(Some(10.0));
+        let next = s.ask().unwrap();
+        assert!(next.len() <= 5, "{next:?}");
     }
 
     #[test]
