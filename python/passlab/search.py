@@ -27,7 +27,8 @@ __all__ = ["tune", "tune_corpus"]
 def tune(module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=True):
     """Searches orderings that make ``module`` smallest in instructions (it
     is not changed): with neither ``strategy`` nor ``pool``, local search
-    from -Oz's own pipeline over the ``size`` pool, as ``:tune`` does.
+    from -Oz's own pipeline (then its openings) over the ``size`` pool, as
+    ``:tune`` does.
 
     ``trials`` (default 100) or ``seconds`` per strategy; ``strategy`` a
     name or a list (``random``, ``greedy``, ``hill``, ``local``); ``pool`` a
