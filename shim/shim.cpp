@@ -45,6 +45,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Analysis/ProfileSummaryInfo.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -224,6 +225,81 @@ StringMap<std::string> &pluginClassNames() {
 
 // ---------------------------------------------------------------------------
 // The runner: one PassBuilder and its analysis managers, kept across runs.
+
+// -Oz's inline-and-simplify unit with the inliner's options, as
+// `scc-oz-module-inliner<inline-threshold=-20;inlinehint-threshold=-20>`:
+// what `opt-19 -inline-threshold=-20 -inlinehint-threshold=-20
+// -passes=scc-oz-module-inliner` runs. LLVM reads those options when it
+// builds the unit, so the pass sets them (as opt's command line would),
+// builds and runs the unit, and puts them back to unset. The parameters
+// are the options' names; each is optional.
+namespace {
+const char *const OzInlinerName = "scc-oz-module-inliner";
+const char *const OzInlinerOptions[] = {"inline-threshold", "inlinehint-threshold"};
+
+struct OzInlinerWithOptions : PassInfoMixin<OzInlinerWithOptions> {
+  PassBuilder *PB;
+  // (option, value) in the order written.
+  SmallVector<std::pair<std::string, int>, 2> Options;
+
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
+    auto &Registered = cl::getRegisteredOptions();
+    SmallVector<cl::Option *, 2> Set;
+    for (auto &[Name, Value] : Options) {
+      auto It = Registered.find(Name);
+      if (It == Registered.end())
+        report_fatal_error("LLVM has no option -" + Twine(Name));
+      It->second->addOccurrence(1, Name, std::to_string(Value));
+      Set.push_back(It->second);
+    }
+    struct Unset {
+      SmallVector<cl::Option *, 2> &Set;
+      ~Unset() {
+        for (cl::Option *O : Set)
+          O->reset();
+      }
+    } Restore{Set};
+    ModuleInlinerWrapperPass Unit =
+        PB->buildInlinerPipeline(OptimizationLevel::Oz, ThinOrFullLTOPhase::None);
+    return Unit.run(M, MAM);
+  }
+
+  void printPipeline(raw_ostream &OS, function_ref<StringRef(StringRef)>) {
+    OS << OzInlinerName << '<';
+    for (size_t I = 0; I < Options.size(); ++I)
+      OS << (I ? ";" : "") << Options[I].first << '=' << Options[I].second;
+    OS << '>';
+  }
+
+  static bool isRequired() { return false; }
+};
+
+// Parses `scc-oz-module-inliner<NAME=INT;...>` (NAME among
+// OzInlinerOptions, each at most once).
+bool parseOzInliner(PassBuilder *PB, StringRef Name, ModulePassManager &MPM) {
+  if (!Name.consume_front(OzInlinerName) || !Name.consume_front("<") || !Name.consume_back(">"))
+    return false;
+  OzInlinerWithOptions P;
+  P.PB = PB;
+  SmallVector<StringRef, 2> Parts;
+  Name.split(Parts, ';', -1, false);
+  if (Parts.empty())
+    return false;
+  for (StringRef Part : Parts) {
+    auto [Key, Value] = Part.split('=');
+    int V;
+    if (Value.getAsInteger(10, V))
+      return false;
+    if (llvm::none_of(OzInlinerOptions, [&](const char *O) { return Key == O; }))
+      return false;
+    if (llvm::any_of(P.Options, [&](auto &O) { return O.first == Key; }))
+      return false;
+    P.Options.push_back({Key.str(), V});
+  }
+  MPM.addPass(std::move(P));
+  return true;
+}
+} // namespace
 
 struct Runner {
   std::unique_ptr<TargetMachine> TM;
@@ -557,6 +633,11 @@ Runner *plab_runner_new(const char *triple, const char *cpu, const char *feature
   R->PB = std::make_unique<PassBuilder>(R->TM.get(), PTO, std::nullopt, &R->PIC);
   for (auto &P : plugins())
     P->registerPassBuilderCallbacks(*R->PB);
+  R->PB->registerPipelineParsingCallback(
+      [PB = R->PB.get()](StringRef Name, ModulePassManager &MPM,
+                         ArrayRef<PassBuilder::PipelineElement> Inner) {
+        return Inner.empty() && parseOzInliner(PB, Name, MPM);
+      });
   R->PB->registerModuleAnalyses(R->MAM);
   R->PB->registerCGSCCAnalyses(R->CGAM);
   R->PB->registerFunctionAnalyses(R->FAM);

@@ -18,6 +18,38 @@ use crate::{Error, Result};
 use std::rc::Rc;
 use std::sync::Arc;
 
+/// How `opt-19` runs one element of a pipeline: the options it needs and
+/// the `-passes=` text. Every element is LLVM's own text but one:
+/// `scc-oz-module-inliner<inline-threshold=N;inlinehint-threshold=M>`,
+/// -Oz's inline-and-simplify unit with LLVM's inliner options, which
+/// `opt-19` spells with those options on its command line.
+///
+/// ```
+/// let (options, passes) = passlab::pipeline::opt_spelling(
+///     "scc-oz-module-inliner<inline-threshold=-20;inlinehint-threshold=-20>");
+/// assert_eq!(options, ["-inline-threshold=-20", "-inlinehint-threshold=-20"]);
+/// assert_eq!(passes, "scc-oz-module-inliner");
+/// assert_eq!(passlab::pipeline::opt_spelling("instcombine").1, "instcombine");
+/// ```
+pub fn opt_spelling(element: &str) -> (Vec<String>, String) {
+    let unit = "scc-oz-module-inliner";
+    let options = element
+        .trim()
+        .strip_prefix(unit)
+        .and_then(|rest| rest.strip_prefix('<'))
+        .and_then(|rest| rest.strip_suffix('>'));
+    match options {
+        Some(options) => (
+            options
+                .split(';')
+                .map(|o| format!("-{}", o.trim()))
+                .collect(),
+            unit.to_string(),
+        ),
+        None => (Vec::new(), element.to_string()),
+    }
+}
+
 /// Splits pipeline text at the commas that are not inside `<…>` or `(…)`.
 pub fn split(text: &str) -> Result<Vec<&str>> {
     let mut parts = Vec::new();
@@ -107,6 +139,10 @@ pub fn llvm_spelling(text: &str) -> Option<LlvmSpelling> {
         {
             parts.push(format!("default<{level}>"));
             continue;
+        }
+        if !opt_spelling(part).0.is_empty() {
+            // opt-19 needs options for it: not one -passes= text.
+            return None;
         }
         match registry::llvm_origin(part)? {
             crate::registry::Origin::Plugin(path) => {

@@ -277,6 +277,68 @@ fn opt19_chain(m: &Module, ordering: &[String], tag: &str) -> Module {
     made
 }
 
+/// -Oz's inline-and-simplify unit at lower inliner thresholds is what
+/// opt-19 makes with those options (its spelling), and the options are
+/// put back after it: the plain unit run next inlines as -Oz's does.
+#[test]
+fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
+    let dir = common::inputs::lua_dir();
+    let src = passlab::Source::file(dir.join("lparser.c"))
+        .unwrap()
+        .clang_args([format!("-I{}", dir.display())])
+        .level(passlab::module::Level::O1);
+    let m = Module::load(&[src]).unwrap();
+    let low = passlab::tune::OZ_INLINER_LOW_THRESHOLDS.to_string();
+    let plain = "scc-oz-module-inliner".to_string();
+    for ordering in [
+        vec![low.clone()],
+        vec![low.clone(), plain.clone()],
+        vec![plain.clone()],
+    ] {
+        let mut ours = m.copy();
+        for element in &ordering {
+            passlab::pipeline::parse(element)
+                .unwrap()
+                .apply(&mut ours)
+                .unwrap();
+        }
+        let theirs = opt19_chain(&m, &ordering, "thresholds");
+        assert_eq!(
+            ours.instruction_count(),
+            theirs.instruction_count(),
+            "{ordering:?}"
+        );
+    }
+    // The thresholds change what the unit makes.
+    let count = |element: &str| {
+        let mut c = m.copy();
+        passlab::pipeline::parse(element)
+            .unwrap()
+            .apply(&mut c)
+            .unwrap();
+        c.instruction_count()
+    };
+    assert!(
+        count(&low) < count(&plain),
+        "{} {}",
+        count(&low),
+        count(&plain)
+    );
+    // A wrong option or value is refused, and the unit names what it is.
+    for bad in [
+        "scc-oz-module-inliner<inline-threshold=x>",
+        "scc-oz-module-inliner<foo=1>",
+        "scc-oz-module-inliner<inline-threshold=1;inline-threshold=2>",
+        "scc-oz-module-inliner<>",
+    ] {
+        let e = passlab::pipeline::parse(bad)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("scc-oz-module-inliner"), "{bad}: {e}");
+    }
+}
+
 #[test]
 fn the_oz_ordering_makes_what_opt_19_oz_makes_and_a_best_ordering_replays_in_opt_19() {
     let m = trees_o1();

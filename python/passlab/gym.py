@@ -314,7 +314,9 @@ class LlvmEnv(gymnasium.Env):
         lines, at = [], "input.bc"
         for i, name in enumerate(names):
             out = f"step{i + 1}.bc"
-            lines.append(f"opt-19 --relocation-model=pic -passes='{name}' {at} -o {out}")
+            options, passes = _passlab.opt_spelling(name)
+            flags = "".join(f"{o} " for o in options)
+            lines.append(f"opt-19 --relocation-model=pic {flags}-passes='{passes}' {at} -o {out}")
             at = out
         return "\n".join(lines)
 
@@ -339,8 +341,9 @@ class LlvmEnv(gymnasium.Env):
                 at = start
                 for i, element in enumerate(elements):
                     out = os.path.join(tmp, f"step{i % 2}.bc")
+                    options, passes = _passlab.opt_spelling(element)
                     run = subprocess.run(
-                        [opt, "--relocation-model=pic", f"-passes={element}", at, "-o", out],
+                        [opt, "--relocation-model=pic", *options, f"-passes={passes}", at, "-o", out],
                         capture_output=True,
                         text=True,
                     )

@@ -61,6 +61,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::pools, m)?)?;
     m.add_function(wrap_pyfunction!(search::tune_instructions, m)?)?;
     m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;
+    m.add_function(wrap_pyfunction!(passes::opt_spelling, m)?)?;
     m.add_function(wrap_pyfunction!(passes::sample_corpus, m)?)?;
     m.add("LLVM_VERSION", "19")?;
     Ok(())

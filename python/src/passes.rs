@@ -398,6 +398,12 @@ pub fn sample_corpus() -> Vec<&'static str> {
     passlab::tune::SAMPLE_CORPUS.to_vec()
 }
 
+/// How opt-19 runs one action: its options and its `-passes=` text.
+#[pyfunction]
+pub fn opt_spelling(element: &str) -> (Vec<String>, String) {
+    passlab::pipeline::opt_spelling(element)
+}
+
 /// -Oz's own pipeline as the actions that make it, one after the other.
 #[pyfunction]
 pub fn oz_ordering() -> Vec<String> {

@@ -112,7 +112,7 @@ def test_bad_inputs_are_clear_errors(adler32, tmp_path):
     with pytest.raises(passlab.Error, match="call reset"):
         env.step(0)
     env.reset()
-    with pytest.raises(passlab.Error, match=r"action 999 is not in Discrete\(75\)"):
+    with pytest.raises(passlab.Error, match=r"action 999 is not in Discrete\(76\)"):
         env.step(999)
     bad = tmp_path / "bad.c"
     bad.write_text("int f( {\n")

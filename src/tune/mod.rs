@@ -37,8 +37,8 @@ mod search;
 pub use crate::rng::Rng;
 pub use evaluate::{Goal, Metric, Trial, Verdict};
 pub use pools::{
-    expand_pool, named_pool, openings, size_pool, DEFAULT_POOL, OZ_ORDERING,
-    OZ_SIMPLIFY_WITHOUT_INLINER, POOLS,
+    expand_pool, named_pool, openings, size_pool, DEFAULT_POOL, OZ_INLINER_LOW_THRESHOLDS,
+    OZ_ORDERING, OZ_SIMPLIFY_WITHOUT_INLINER, POOLS,
 };
 pub use search::{Budget, Search, Strategy};
 

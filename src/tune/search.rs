@@ -352,8 +352,17 @@ impl Search {
         match self.strategy {
             Strategy::Random | Strategy::List(_) => {}
             Strategy::Hill | Strategy::Local => {
+                // An opening replaces the best only when it is better: on a
+                // tie the earlier ordering stays (-Oz's own first), which
+                // later moves start from.
+                let opening = matches!(self.strategy, Strategy::Local)
+                    && (2..=self.openings.len() + 1).contains(&self.told);
                 if let Some(s) = score {
-                    if self.current.as_ref().is_none_or(|(_, c)| s <= *c) {
+                    if self
+                        .current
+                        .as_ref()
+                        .is_none_or(|(_, c)| s < *c || (s == *c && !opening))
+                    {
                         self.current = Some((p, s));
                     }
                 }
@@ -500,12 +509,15 @@ mod tests {
         assert_eq!(oz, OZ_ORDERING.to_vec());
         s.tell(Some(100.0));
         let openings = openings();
-        assert_eq!(openings.len(), 4);
-        // The second opening scores best; a later one that scores worse
-        // is not kept.
+        assert_eq!(openings.len(), 6);
+        // The second opening scores best; a later one that ties with it
+        // or scores worse is not kept.
         for (i, o) in openings.iter().enumerate() {
             assert_eq!(&s.ask().unwrap(), o);
-            s.tell(Some(if i == 1 { 90.0 } else { 95.0 + i as f64 }));
+            s.tell(Some(match i {
+                1 | 4 => 90.0,
+                _ => 95.0 + i as f64,
+            }));
         }
         let next = s.ask().unwrap();
         assert!(next.len().abs_diff(openings[1].len()) <= 2, "{next:?}");

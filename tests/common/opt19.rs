@@ -13,9 +13,11 @@ pub fn chain(input: &Path, ordering: &[String], dir: &Path) -> PathBuf {
     let mut at = input.to_path_buf();
     for (i, element) in ordering.iter().enumerate() {
         let next = dir.join(format!("opt19-chain-{}.bc", i % 2));
+        let (options, passes) = passlab::pipeline::opt_spelling(element);
         let out = Command::new("opt-19")
             .arg("--relocation-model=pic")
-            .arg(format!("-passes={element}"))
+            .args(&options)
+            .arg(format!("-passes={passes}"))
             .arg(&at)
             .arg("-o")
             .arg(&next)

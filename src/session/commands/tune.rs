@@ -28,9 +28,9 @@ pub(super) fn details() -> String {
          exec ARG... [stdin=…]: the module's main run as a program, its exit status and output checked; \
          without them, nothing is checked\n  \
          goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
-         strategy=random,greedy,hill,local   (several run one after another, each with the whole budget; local: from -Oz's own pipeline as 43 actions, then 4 openings (-Oz with the IR outliner run before its inliner, with and without that inliner), then one or two moves around the best; with neither strategy= nor pool=, goal=instructions searches locally over pool=size, the search for IR size; otherwise the default is random over the default pool)\n  \
+         strategy=random,greedy,hill,local   (several run one after another, each with the whole budget; local: from -Oz's own pipeline as 43 actions, then 6 openings (-Oz with the IR outliner run before its inliner, at -Oz's thresholds, at lower ones, or without that inliner), then one or two moves around the best; with neither strategy= nor pool=, goal=instructions searches locally over pool=size, the search for IR size; otherwise the default is random over the default pool)\n  \
          trials=N | seconds=S   (per strategy; default trials=100; when the seconds are up, a trial still running is stopped and not counted)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
-         pool=P,...   (size: the pool for code size, -Oz's 43 actions, the IR outliner, -Oz's simplification without inlining and more; named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
+         pool=P,...   (size: the pool for code size, -Oz's 43 actions, the IR outliner, -Oz's simplification without inlining, its inliner at lower thresholds and more; named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
          :tune apply [N]: run the Nth best ordering on the current module (:undo puts it back)\n  \
          :tune save NAME [N]: define it as a pass (as :pass NAME = ORDERING)\n  \
          the default pool ({} passes): {}",
