@@ -36,7 +36,8 @@ pub enum Strategy {
     /// those whose passes are all in the pool); each later one applies one or two moves
     /// (insert, delete, replace, swap; half of them in the last quarter,
     /// where a move is cheapest to evaluate and clean-up passes pay most)
-    /// to the best so far, and is kept when it scores no worse. Orderings
+    /// to the best so far, and is kept when it scores no worse (an opening
+    /// only when it scores better than what came before). Orderings
     /// may grow to the seed's length plus the longest allowed length.
     Local,
     /// The given orderings, in order.
@@ -519,6 +520,10 @@ mod tests {
                 _ => 95.0 + i as f64,
             }));
         }
+        // The best is the second opening (not the fifth, which tied).
+        let (kept, score) = s.current.clone().unwrap();
+        let kept: Vec<&str> = kept.iter().map(|&i| s.pool[i].as_str()).collect();
+        assert_eq!((kept, score), (openings[1].clone(), 90.0));
         let next = s.ask().unwrap();
         assert!(next.len().abs_diff(openings[1].len()) <= 2, "{next:?}");
         // Without the outliner in the pool there are no openings.
