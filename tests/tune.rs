@@ -339,6 +339,45 @@ fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
     }
 }
 
+/// The size pool's vectorizers run as opt-19 runs them on clang's target
+/// machine: after -Oz on Lua's lstate.c, where they pay, the same count.
+#[test]
+fn the_vectorizers_in_the_size_pool_make_what_opt_19_makes() {
+    let dir = common::inputs::lua_dir();
+    let src = passlab::Source::file(dir.join("lstate.c"))
+        .unwrap()
+        .clang_args([format!("-I{}", dir.display())])
+        .level(passlab::module::Level::O1);
+    let m = Module::load(&[src]).unwrap();
+    let pool = passlab::tune::size_pool();
+    let mut oz: Vec<String> = passlab::tune::OZ_ORDERING
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    let run = |ordering: &[String]| {
+        let mut c = m.copy();
+        for element in ordering {
+            passlab::pipeline::parse(element)
+                .unwrap()
+                .apply(&mut c)
+                .unwrap();
+        }
+        c.instruction_count()
+    };
+    let at_oz = run(&oz);
+    for v in ["slp-vectorizer", "load-store-vectorizer"] {
+        assert!(pool.contains(&v), "{v} is in the size pool");
+        oz.push(v.to_string());
+    }
+    let ours = run(&oz);
+    let theirs = opt19_chain(&m, &oz, "vectorizers").instruction_count();
+    assert_eq!(ours, theirs, "{oz:?}");
+    assert!(
+        ours < at_oz,
+        "the vectorizers shrink lstate.c after -Oz: {at_oz} -> {ours}"
+    );
+}
+
 #[test]
 fn the_oz_ordering_makes_what_opt_19_oz_makes_and_a_best_ordering_replays_in_opt_19() {
     let m = trees_o1();

@@ -8,8 +8,8 @@
 //! seconds, drawing from [`crate::rng::Rng`] (SplitMix64), so a seed gives
 //! the same orderings on every platform.
 
-use super::pools::openings;
 pub use super::pools::OZ_ORDERING;
+use super::pools::{costly, openings};
 use crate::rng::Rng;
 use std::time::{Duration, Instant};
 
@@ -36,8 +36,10 @@ pub enum Strategy {
     /// those whose passes are all in the pool); each later one applies one or two moves
     /// (insert, delete, replace, swap; half of them in the last quarter,
     /// where a move is cheapest to evaluate and clean-up passes pay most)
-    /// to the best so far, and is kept when it scores no worse (an opening
-    /// only when it scores better than what came before). Orderings
+    /// to the best so far, and is kept when it scores better, or as well
+    /// without adding passes or costly elements
+    /// ([`costly`](super::pools::costly)); an opening only when it scores
+    /// better than what came before. Orderings
     /// may grow to the seed's length plus the longest allowed length.
     Local,
     /// The given orderings, in order.
@@ -356,14 +358,22 @@ impl Search {
                 // An opening replaces the best only when it is better: on a
                 // tie the earlier ordering stays (-Oz's own first), which
                 // later moves start from.
-                let opening = matches!(self.strategy, Strategy::Local)
-                    && (2..=self.openings.len() + 1).contains(&self.told);
+                // Local search keeps a move that ties only when it adds
+                // neither passes nor costly elements (see `costly`).
+                let local = matches!(self.strategy, Strategy::Local);
+                let opening = local && (2..=self.openings.len() + 1).contains(&self.told);
+                let heavy = |o: &[usize]| o.iter().filter(|&&i| costly(&self.pool[i])).count();
                 if let Some(s) = score {
-                    if self
-                        .current
-                        .as_ref()
-                        .is_none_or(|(_, c)| s < *c || (s == *c && !opening))
-                    {
+                    let keep = match &self.current {
+                        None => true,
+                        Some((_, c)) if s < *c => true,
+                        Some((cur, c)) if s == *c => {
+                            !opening
+                                && (!local || (p.len() <= cur.len() && heavy(&p) <= heavy(cur)))
+                        }
+                        Some(_) => false,
+                    };
+                    if keep {
                         self.current = Some((p, s));
                     }
                 }
@@ -464,7 +474,7 @@ mod tests {
     }
 
     #[test]
-    fn local_search_starts_from_oz_in_the_pool_and_keeps_what_is_no_worse() {
+    fn local_search_starts_from_oz_in_the_pool_and_keeps_what_is_better_or_as_good_and_no_longer() {
         let pool: Vec<String> = ["sroa", "gvn", "a", "instcombine<no-verify-fixpoint>", "d"]
             .map(String::from)
             .to_vec();
@@ -491,7 +501,9 @@ mod tests {
             assert!(o.len() <= OZ_ORDERING.len() + 5);
             let sc = score(&o);
             s.tell(Some(sc));
-            if sc <= best {
+            // No pass of this pool is costly: a tie is kept when it is no
+            // longer.
+            if sc < best || (sc == best && o.len() <= previous.len()) {
                 best = sc;
                 previous = o;
             }
@@ -535,6 +547,60 @@ mod tests {
         s.tell(Some(10.0));
         let next = s.ask().unwrap();
         assert!(next.len() <= 5, "{next:?}");
+    }
+
+    #[test]
+    fn local_search_keeps_a_tie_only_when_it_adds_no_pass_and_no_costly_one() {
+        let pool: Vec<String> = ["sroa", "gvn", "dce", "iroutliner", "scc-oz-module-inliner"]
+            .map(String::from)
+            .to_vec();
+        let costly_count = |o: &[String]| o.iter().filter(|p| costly(p)).count();
+        let mut s = Search::new(Strategy::Local, pool, (1, 6), Budget::Trials(400), 4);
+        let first = s.ask().unwrap();
+        s.tell(Some(10.0));
+        let (mut kept, mut ties_kept, mut ties_dropped) = (first, 0, 0);
+        while let Some(o) = s.ask() {
+            // Every ordering ties: only those no longer and with no more
+            // costly elements than the one kept replace it.
+            s.tell(Some(10.0));
+            let current: Vec<String> = {
+                let (c, _) = s.current.clone().unwrap();
+                c.iter().map(|&i| s.pool[i].clone()).collect()
+            };
+            let fits = o.len() <= kept.len() && costly_count(&o) <= costly_count(&kept);
+            if fits {
+                assert_eq!(current, o, "a tie that adds nothing is kept");
+                ties_kept += 1;
+            } else {
+                assert_eq!(current, kept, "{o:?} added to {kept:?} and was kept");
+                ties_dropped += 1;
+            }
+            kept = current;
+        }
+        assert!(
+            ties_kept > 0 && ties_dropped > 0,
+            "{ties_kept} {ties_dropped}"
+        );
+        // A better ordering is kept even when it is longer.
+        let mut s = Search::new(
+            Strategy::Local,
+            ["sroa", "gvn", "iroutliner"].map(String::from).to_vec(),
+            (1, 6),
+            Budget::Trials(50),
+            4,
+        );
+        let first = s.ask().unwrap();
+        s.tell(Some(10.0));
+        loop {
+            let o = s.ask().unwrap();
+            if o.len() > first.len() {
+                s.tell(Some(9.0));
+                let (c, score) = s.current.clone().unwrap();
+                assert_eq!((c.len(), score), (o.len(), 9.0));
+                break;
+            }
+            s.tell(Some(11.0));
+        }
     }
 
     #[test]
