@@ -61,6 +61,7 @@
 #include <cstdint>
 #include <dlfcn.h>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 
 using namespace llvm;
@@ -237,6 +238,28 @@ namespace {
 const char *const OzInlinerName = "scc-oz-module-inliner";
 const char *const OzInlinerOptions[] = {"inline-threshold", "inlinehint-threshold"};
 
+// The options are the process's: while a pipeline holding the unit runs,
+// no other pipeline may (its inliner would read them), so a run takes this
+// lock exclusively when its pipeline holds the unit and shared otherwise
+// (threads of one process: tests, Python). Parsing notes the unit in
+// `ParsedOzInlinerOptions` (per thread).
+std::shared_mutex InlinerOptionsLock;
+thread_local bool ParsedOzInlinerOptions = false;
+// Runs of this thread in progress: a run inside a run (an instrument's
+// hook running a pipeline) already holds the lock.
+thread_local int RunsInProgress = 0;
+
+// Puts the unit's options back to unset (after a run a fatal error
+// abandoned, whose unit could not).
+void resetOzInlinerOptions() {
+  auto &Registered = cl::getRegisteredOptions();
+  for (const char *Name : OzInlinerOptions) {
+    auto It = Registered.find(Name);
+    if (It != Registered.end())
+      It->second->reset();
+  }
+}
+
 struct OzInlinerWithOptions : PassInfoMixin<OzInlinerWithOptions> {
   PassBuilder *PB;
   // (option, value) in the order written.
@@ -297,6 +320,7 @@ bool parseOzInliner(PassBuilder *PB, StringRef Name, ModulePassManager &MPM) {
     P.Options.push_back({Key.str(), V});
   }
   MPM.addPass(std::move(P));
+  ParsedOzInlinerOptions = true;
   return true;
 }
 } // namespace
@@ -698,12 +722,28 @@ bool plab_runner_spell(Runner *R, const char *pipeline, plab_sink sink, void *us
 int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
                     plab_sink sink, void *user) {
   std::unique_ptr<ModulePassManager> MPM;
+  ParsedOzInlinerOptions = false;
   if (!guarded([&] { MPM = R->parse(pipeline, sink, user); })) {
     sendFatal(sink, user);
     return 2;
   }
   if (!MPM)
     return 0;
+  // Held until this function returns, also when a fatal error abandons
+  // the run (the guard returns here).
+  bool SetsOptions = ParsedOzInlinerOptions;
+  std::unique_lock<std::shared_mutex> Alone(InlinerOptionsLock, std::defer_lock);
+  std::shared_lock<std::shared_mutex> Beside(InlinerOptionsLock, std::defer_lock);
+  if (RunsInProgress == 0) {
+    if (SetsOptions)
+      Alone.lock();
+    else
+      Beside.lock();
+  }
+  struct InProgress {
+    InProgress() { ++RunsInProgress; }
+    ~InProgress() { --RunsInProgress; }
+  } Counting;
   R->Hooks = hooks;
   if (!guarded([&] {
         // Passes of the code generator's IR pipeline read the profile
@@ -715,9 +755,12 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
         R->MAM.getResult<ProfileSummaryAnalysis>(*unwrapM(M));
         MPM->run(*unwrapM(M), R->MAM);
       })) {
-    // Abandoned mid-run: what the pass managers hold is left alone.
+    // Abandoned mid-run: what the pass managers hold is left alone; the
+    // unit's options, if it set them, are put back.
     (void)MPM.release();
     R->Hooks = nullptr;
+    if (SetsOptions)
+      resetOzInlinerOptions();
     sendFatal(sink, user);
     return 2;
   }

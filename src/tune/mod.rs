@@ -540,11 +540,13 @@ impl Tuning {
 
 /// An ordering's text cut to about `max` characters: its first passes and
 /// its last, with the count (orderings that share a beginning stay
-/// distinguishable).
+/// distinguishable). A first pass longer than that (a whole CGSCC
+/// pipeline) is itself cut, with `…`.
 pub fn abbreviate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
+    let room = max.saturating_sub(14).max(8);
     // Split at top-level commas: `loop(a,b)` is one element.
     let passes: Vec<&str> =
         crate::pipeline::split(text).unwrap_or_else(|_| text.split(',').collect());
@@ -565,6 +567,16 @@ pub fn abbreviate(text: &str, max: usize) -> String {
         } else {
             tail.insert(0, p);
             j -= 1;
+        }
+    }
+    if let Some(first) = head.first() {
+        if first.chars().count() > room {
+            let cut: String = first.chars().take(room - 1).collect();
+            return if passes.len() == 1 {
+                format!("{cut}…")
+            } else {
+                format!("{cut}…,… ({} passes)", passes.len())
+            };
         }
     }
     if tail.is_empty() {
@@ -827,6 +839,12 @@ mod tests {
             ),
             "sroa,…,dse (5 passes)"
         );
+        // A first pass longer than the room is cut too.
+        let unit = format!("cgscc(devirt<4>({}))", ["sroa", "gvn"].repeat(30).join(","));
+        let short = abbreviate(&format!("{unit},dce,iroutliner"), 48);
+        assert_eq!(short, "cgscc(devirt<4>(sroa,gvn,sroa,gvn…,… (3 passes)");
+        assert!(short.chars().count() <= 48, "{short}");
+        assert_eq!(abbreviate(&unit, 20), "cgscc(d…");
     }
 
     #[test]
