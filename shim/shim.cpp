@@ -61,6 +61,7 @@
 #include <cstdint>
 #include <dlfcn.h>
 #include <memory>
+#include <pthread.h>
 #include <shared_mutex>
 #include <string>
 
@@ -243,11 +244,37 @@ const char *const OzInlinerOptions[] = {"inline-threshold", "inlinehint-threshol
 // lock exclusively when its pipeline holds the unit and shared otherwise
 // (threads of one process: tests, Python). Parsing notes the unit in
 // `ParsedOzInlinerOptions` (per thread).
-std::shared_mutex InlinerOptionsLock;
+//
+// A fork must not copy the options set, nor the lock held by a thread the
+// child will not have: before a fork the forking thread takes the lock
+// alone (waiting for other threads' runs), the parent then lets it go,
+// and the child starts with a lock of its own (the old one cannot be
+// unlocked there: its holder's thread id is the parent's).
+std::shared_mutex *InlinerOptionsLock = new std::shared_mutex;
 thread_local bool ParsedOzInlinerOptions = false;
 // Runs of this thread in progress: a run inside a run (an instrument's
 // hook running a pipeline) already holds the lock.
 thread_local int RunsInProgress = 0;
+thread_local bool ForkHoldsLock = false;
+
+void beforeFork() {
+  if (RunsInProgress == 0) {
+    InlinerOptionsLock->lock();
+    ForkHoldsLock = true;
+  }
+}
+void afterForkInParent() {
+  if (ForkHoldsLock) {
+    ForkHoldsLock = false;
+    InlinerOptionsLock->unlock();
+  }
+}
+void afterForkInChild() {
+  // The only thread: the old lock is left as it is.
+  ForkHoldsLock = false;
+  InlinerOptionsLock = new std::shared_mutex;
+}
+[[maybe_unused]] const int ForkHandlers = pthread_atfork(beforeFork, afterForkInParent, afterForkInChild);
 
 // Puts the unit's options back to unset (after a run a fatal error
 // abandoned, whose unit could not).
@@ -732,8 +759,8 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
   // Held until this function returns, also when a fatal error abandons
   // the run (the guard returns here).
   bool SetsOptions = ParsedOzInlinerOptions;
-  std::unique_lock<std::shared_mutex> Alone(InlinerOptionsLock, std::defer_lock);
-  std::shared_lock<std::shared_mutex> Beside(InlinerOptionsLock, std::defer_lock);
+  std::unique_lock<std::shared_mutex> Alone(*InlinerOptionsLock, std::defer_lock);
+  std::shared_lock<std::shared_mutex> Beside(*InlinerOptionsLock, std::defer_lock);
   if (RunsInProgress == 0) {
     if (SetsOptions)
       Alone.lock();
