@@ -265,6 +265,22 @@ fn trees_o1() -> Module {
         .unwrap()
 }
 
+fn lua_o1(file: &str) -> Module {
+    Module::load(&[common::inputs::lua_source(file).level(passlab::module::Level::O1)]).unwrap()
+}
+
+/// What passlab makes of `m` running `ordering` element by element.
+fn run_ordering(m: &Module, ordering: &[String]) -> Module {
+    let mut c = m.copy();
+    for element in ordering {
+        passlab::pipeline::parse(element)
+            .unwrap()
+            .apply(&mut c)
+            .unwrap();
+    }
+    c
+}
+
 /// What `opt-19` makes of `m` applying `ordering` action by action (see
 /// `common::opt19`), from `m` written with its use-list order.
 fn opt19_chain(m: &Module, ordering: &[String], tag: &str) -> Module {
@@ -282,12 +298,7 @@ fn opt19_chain(m: &Module, ordering: &[String], tag: &str) -> Module {
 /// put back after it: the plain unit run next inlines as -Oz's does.
 #[test]
 fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
-    let dir = common::inputs::lua_dir();
-    let src = passlab::Source::file(dir.join("lparser.c"))
-        .unwrap()
-        .clang_args([format!("-I{}", dir.display())])
-        .level(passlab::module::Level::O1);
-    let m = Module::load(&[src]).unwrap();
+    let m = lua_o1("lparser.c");
     let low = passlab::tune::OZ_INLINER_LOW_THRESHOLDS.to_string();
     let plain = "scc-oz-module-inliner".to_string();
     for ordering in [
@@ -295,13 +306,7 @@ fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
         vec![low.clone(), plain.clone()],
         vec![plain.clone()],
     ] {
-        let mut ours = m.copy();
-        for element in &ordering {
-            passlab::pipeline::parse(element)
-                .unwrap()
-                .apply(&mut ours)
-                .unwrap();
-        }
+        let ours = run_ordering(&m, &ordering);
         let theirs = opt19_chain(&m, &ordering, "thresholds");
         assert_eq!(
             ours.instruction_count(),
@@ -310,14 +315,7 @@ fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
         );
     }
     // The thresholds change what the unit makes.
-    let count = |element: &str| {
-        let mut c = m.copy();
-        passlab::pipeline::parse(element)
-            .unwrap()
-            .apply(&mut c)
-            .unwrap();
-        c.instruction_count()
-    };
+    let count = |element: &str| run_ordering(&m, &[element.to_string()]).instruction_count();
     assert!(
         count(&low) < count(&plain),
         "{} {}",
@@ -343,27 +341,13 @@ fn the_unit_with_inliner_thresholds_is_opt_19_with_those_options() {
 /// machine: after -Oz on Lua's lstate.c, where they pay, the same count.
 #[test]
 fn the_vectorizers_in_the_size_pool_make_what_opt_19_makes() {
-    let dir = common::inputs::lua_dir();
-    let src = passlab::Source::file(dir.join("lstate.c"))
-        .unwrap()
-        .clang_args([format!("-I{}", dir.display())])
-        .level(passlab::module::Level::O1);
-    let m = Module::load(&[src]).unwrap();
+    let m = lua_o1("lstate.c");
     let pool = passlab::tune::size_pool();
     let mut oz: Vec<String> = passlab::tune::OZ_ORDERING
         .iter()
         .map(|p| p.to_string())
         .collect();
-    let run = |ordering: &[String]| {
-        let mut c = m.copy();
-        for element in ordering {
-            passlab::pipeline::parse(element)
-                .unwrap()
-                .apply(&mut c)
-                .unwrap();
-        }
-        c.instruction_count()
-    };
+    let run = |ordering: &[String]| run_ordering(&m, ordering).instruction_count();
     let at_oz = run(&oz);
     for v in ["slp-vectorizer", "load-store-vectorizer"] {
         assert!(pool.contains(&v), "{v} is in the size pool");
@@ -387,13 +371,7 @@ fn the_oz_ordering_makes_what_opt_19_oz_makes_and_a_best_ordering_replays_in_opt
         .map(|p| p.to_string())
         .collect();
     let theirs = opt19_chain(&m, &["default<Oz>".to_string()], "oz");
-    let mut ours = m.copy();
-    for element in &oz {
-        passlab::pipeline::parse(element)
-            .unwrap()
-            .apply(&mut ours)
-            .unwrap();
-    }
+    let ours = run_ordering(&m, &oz);
     assert_eq!(ours.instruction_count(), theirs.instruction_count());
     // The same code, but for the ModuleID line (opt-19's names the file
     // it read), the counters in local names (`%indvars.iv38` here,

@@ -102,6 +102,14 @@ pub fn lua_dir() -> PathBuf {
     crate_dir("lua-src").join("lua-5.4.7")
 }
 
+/// A Lua source file as a passlab source (with Lua's include directory).
+pub fn lua_source(file: &str) -> passlab::Source {
+    let dir = lua_dir();
+    passlab::Source::file(dir.join(file))
+        .expect("lua file")
+        .clang_args([format!("-I{}", dir.display())])
+}
+
 /// Lua's C files, sorted, and the driver that runs Lua programs
 /// (tests/inputs/lua_driver.c).
 pub fn lua_files() -> Vec<PathBuf> {
