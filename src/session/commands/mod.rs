@@ -154,7 +154,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
     cmd("features", "[instcount] [autophase] [norm] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions: InstCount (70 features), Autophase (56), InstCountNorm (69); the nonzero ones unless zeros", features),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
-    cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both", diff).words(&[&[Kind::Module], &[Kind::Module], &[Kind::Function]]),
+    cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both (one on one side only shows as added or removed)", diff).words(&[&[Kind::Module], &[Kind::Module], &[Kind::Function]]),
     cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save).words(&[&[Kind::Path]]),
     cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with).set(WITH_SETTINGS),
     cmd("end", "", "leave the innermost :with context", end),

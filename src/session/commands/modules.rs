@@ -549,17 +549,31 @@ pub(super) fn diff(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         }
     };
     let (mx, my) = (s.module_named("diff", x)?, s.module_named("diff", y)?);
-    let (tx, ty, what) = match function {
-        None => (mx.print(), my.print(), String::new()),
-        Some(f) => (
-            mx.print_function(f)?,
-            my.print_function(f)?,
-            format!("'s {f}"),
-        ),
-    };
-    let (lx, ly) = match function {
-        None => (x.clone(), y.clone()),
-        Some(f) => (format!("{x}/{f}"), format!("{y}/{f}")),
+    let (tx, ty, lx, ly, what) = match function {
+        None => (mx.print(), my.print(), x.clone(), y.clone(), String::new()),
+        Some(f) => {
+            // As `diff -N` shows a file that exists on one side only: every
+            // line added (or removed). A name neither module has is an
+            // error, with the nearest names of the first.
+            let has = |m: &Module| m.function_names().iter().any(|n| n == f);
+            let (in_x, in_y) = (has(mx), has(my));
+            let print = |m: &Module, here: bool| {
+                if here {
+                    m.print_function(f)
+                } else {
+                    Ok(String::new())
+                }
+            };
+            let label =
+                |m: &str, here: bool| format!("{m}/{f}{}", if here { "" } else { " (absent)" });
+            (
+                print(mx, in_x || !in_y)?,
+                print(my, in_y)?,
+                label(x, in_x),
+                label(y, in_y),
+                format!("'s {f}"),
+            )
+        }
     };
     let d = crate::diff::unified(&tx, &ty, &lx, &ly, 3);
     if d.is_empty() {
