@@ -5,8 +5,7 @@
 //!
 //! A light theme with inline styles; text over [`MAX_BYTES`] is left plain.
 //! The regular-expression crates are optimized even in test builds
-//! (Cargo.toml), since the notebooks' IR is highlighted there too;
-//! `examples/hl_probe.rs` times highlighting a file.
+//! (Cargo.toml), since the notebooks' IR is highlighted there too.
 //!
 //! ```
 //! let html = passlab::highlight::ir("define i32 @f(i32 %x) {\n  ret i32 %x\n}\n").unwrap();
