@@ -272,7 +272,9 @@ impl ChildError {
 /// child may use LLVM and allocate (it is the only thread of the child;
 /// glibc makes malloc safe after fork); whatever it prints (LLVM's fatal
 /// errors, MC errors) becomes the error if it fails, exits or dies. An
-/// interrupt (`passlab::interrupt`) kills it.
+/// interrupt (`passlab::interrupt`) kills it, and a request pending when
+/// it ends (or its death by SIGINT) makes it [`ChildError::Interrupted`]
+/// even if it had finished.
 pub fn in_child(
     work: impl FnOnce() -> std::result::Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, ChildError> {
@@ -360,6 +362,13 @@ pub fn in_child_streamed(
     };
     let status = loop {
         c.poll(5);
+        // Before a finished child's result is taken: a request that came
+        // while it finished is the caller's to see as an error, not lost
+        // between two children (a project's load forks one per unit).
+        if crate::interrupt::requested() {
+            interrupted = true;
+            break c.kill();
+        }
         drain(c.said, &mut said, &mut buf);
         let done = drain(c.result, &mut bytes, &mut buf);
         let complete = frames(&mut bytes);
@@ -378,16 +387,17 @@ pub fn in_child_streamed(
         if let Some(status) = c.try_wait() {
             break status;
         }
-        if crate::interrupt::requested() {
-            interrupted = true;
-            break c.kill();
-        }
     };
     drain(c.said, &mut said, &mut buf);
     drain(c.result, &mut bytes, &mut buf);
     let complete = frames(&mut bytes);
     c.close();
-    if interrupted {
+    // A child that died of SIGINT was interrupted too: Ctrl-C in a
+    // terminal reaches the whole foreground process group, and the child
+    // (default signals) may die of it before this loop sees the request
+    // the REPL's handler makes; that is no crash of the child's work.
+    let by_sigint = libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGINT;
+    if interrupted || by_sigint || crate::interrupt::requested() {
         return Err(ChildError::Interrupted);
     }
     let said = String::from_utf8_lossy(&said).trim().to_string();

@@ -12,8 +12,15 @@
 //! ([`interrupt_child`] signals it; this module does not reach into the
 //! JIT); LLVM pipelines through the bridge's should-run hook, sequentials
 //! between elements, and Rust passes, `:tune` and code generation poll
-//! [`requested`]. [`request`] is async-signal-safe, so the REPL's SIGINT
-//! handler and the kernel's control thread call the same function.
+//! [`requested`]; so does every forked child's wait (`child::in_child`:
+//! clang, LTO's link), which kills the child, and a project's load, which
+//! starts no unit after a request and looks again once its units are in,
+//! so that a request that came between two children is not lost. Only
+//! [`clear`] forgets a request (the session before each command, and
+//! `:reduce`, which ends with what it found): whoever else sees one leaves
+//! it for the layers above to see too. [`request`] is
+//! async-signal-safe, so the REPL's SIGINT handler and the kernel's
+//! control thread call the same function.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

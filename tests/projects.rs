@@ -149,17 +149,24 @@ fn cmark_link_time_optimization_is_clang_flto() {
     let native = p.build.join("cmark-native");
     p.build_lto(&[], "clang-19", &native);
     let mut s = Session::new();
-    // Ctrl-C while the units compile: the command ends, nothing loaded,
-    // the session goes on.
-    let stop = std::thread::spawn(|| {
-        std::thread::sleep(std::time::Duration::from_millis(700));
-        passlab::interrupt::request();
+    // Ctrl-C while the units compile and run lto-pre-link: the command
+    // ends, nothing loaded, the session goes on. The request is made when
+    // the first unit has compiled (what the REPL's progress bar hears),
+    // not after a sleep: a machine with many cores compiles all 35 units
+    // before any clock chosen here would run out.
+    s.set_progress(|p| {
+        if !p.stage.is_empty() {
+            passlab::interrupt::request();
+        }
     });
     let e = s
-        .execute(&format!(":load {} as stopped", p.database.display()))
+        .execute(&format!(
+            ":load {} link=lto as stopped",
+            p.database.display()
+        ))
         .unwrap_err();
-    stop.join().unwrap();
     assert!(e.to_string().contains("interrupted"), "{e}");
+    s.set_progress(|_| {});
     assert!(!run(&mut s, ":modules").contains("stopped"));
     let out = run(
         &mut s,

@@ -20,7 +20,21 @@ impl Module {
     /// (then only `main` stays visible from outside and the rest is
     /// internalized); otherwise as a shared library (every symbol of
     /// default visibility stays visible).
+    ///
+    /// An interrupt (`passlab::interrupt`) requested before it returns
+    /// ends it with [`Error::Interrupted`] and no module: the link's child
+    /// is killed, and a request is also looked for before the fork and
+    /// after the linked module is parsed (in this process, where there is
+    /// no child to kill).
     pub fn link_for_lto(units: &[(&str, &[u8])], name: &str) -> Result<Module> {
+        let interrupted = || Error::Interrupted {
+            pass: "the link-time link".into(),
+        };
+        // Not a fork for a load already asked to stop (the units' compile
+        // saw no request, which may have come just after).
+        if crate::interrupt::requested() {
+            return Err(interrupted());
+        }
         let names = units
             .iter()
             .map(|(n, _)| {
@@ -62,11 +76,16 @@ impl Module {
             }
         })
         .map_err(|e| match e {
-            crate::child::ChildError::Interrupted => Error::Interrupted {
-                pass: "the link-time link".into(),
-            },
+            crate::child::ChildError::Interrupted => interrupted(),
             e => Error::Invalid(format!("cannot link for LTO: {}", e.message("LLVM's LTO"))),
         })?;
-        Module::from_bitcode(&bytes, name)
+        let m = Module::from_bitcode(&bytes, name)?;
+        // Parsing a whole program takes a while: a request that came
+        // meanwhile (or while the child's result was read) ends the link,
+        // and the module is dropped, not handed to the caller to load.
+        if crate::interrupt::requested() {
+            return Err(interrupted());
+        }
+        Ok(m)
     }
 }

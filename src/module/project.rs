@@ -232,9 +232,10 @@ impl Project {
     /// Compiles every unit at `level` (`extra` flags after each unit's
     /// own; `lto`: as `clang -flto -c` does, [`Source::for_lto`]), as many
     /// at a time as the machine has cores, `progress` hearing each one
-    /// finish (done, total, unit). An interrupt ends it with
-    /// [`Error::Interrupted`]; so does no unit compiling, with what clang
-    /// said about each.
+    /// finish (done, total, unit). An interrupt requested before it
+    /// returns (from another thread, a signal handler or `progress`) ends
+    /// it with [`Error::Interrupted`]; no unit compiling ends it with
+    /// [`Error::Invalid`] and what clang said about each.
     pub fn load(
         &self,
         level: super::Level,
@@ -247,10 +248,26 @@ impl Project {
             sources = sources.into_iter().map(Source::for_lto).collect();
         }
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let compiled = compile(&sources, jobs, progress);
+        // Asked here, not only by each unit's child: a request that comes
+        // after the last child was waited for (a fast machine compiles the
+        // units in a fraction of a second), or from the progress sink
+        // itself, would otherwise go unseen, and the command would load
+        // the project, the request left for the next command to clear.
+        if crate::interrupt::requested() {
+            let done = compiled.iter().filter(|(r, _)| r.is_ok()).count();
+            return Err(Error::Interrupted {
+                pass: format!(
+                    "the load of {} ({done} of {} units compiled)",
+                    self.path.display(),
+                    sources.len()
+                ),
+            });
+        }
         let mut units = Vec::new();
         let mut failed = Vec::new();
         let mut warned = Vec::new();
-        for (src, (result, warnings)) in sources.iter().zip(compile(&sources, jobs, progress)) {
+        for (src, (result, warnings)) in sources.iter().zip(compiled) {
             let name = src.name().to_string();
             if !warnings.is_empty() {
                 warned.push((name.clone(), warnings));
@@ -350,7 +367,10 @@ pub type Compiled = (Result<(Vec<u8>, Vec<u8>)>, String);
 /// Compiles C and C++ `sources` with up to `jobs` at once (each in a
 /// forked child), in any order; the results in `sources`' order, each
 /// with its warnings (captured, not printed). `progress` hears, on this
-/// thread, how many have finished and which finished last.
+/// thread, how many have finished and which finished last. After an
+/// interrupt no unit starts: those in flight end with
+/// [`Error::Interrupted`] (their children are killed), and so do those
+/// never started.
 pub fn compile(
     sources: &[Source],
     jobs: usize,
@@ -365,6 +385,11 @@ pub fn compile(
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || loop {
+                // Not a fork per remaining unit only to kill it: the
+                // interrupt is for the whole load.
+                if crate::interrupt::requested() {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(src) = sources.get(i) else { break };
                 let compiled = crate::output::capture_warnings(|| src.compile());
@@ -383,12 +408,19 @@ pub fn compile(
     });
     results
         .into_iter()
-        .map(|r| {
+        .zip(sources)
+        .map(|(r, src)| {
             r.unwrap_or_else(|| {
-                (
-                    Err(Error::Invalid("a compile did not finish".into())),
-                    String::new(),
-                )
+                // Only an interrupt leaves a unit unstarted; anything else
+                // is a worker that died (a bug), said as such.
+                let e = if crate::interrupt::requested() {
+                    Error::Interrupted {
+                        pass: format!("the load, before {} compiled", src.name()),
+                    }
+                } else {
+                    Error::Invalid(format!("the compile of {} did not finish", src.name()))
+                };
+                (Err(e), String::new())
             })
         })
         .collect()

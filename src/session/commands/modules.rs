@@ -301,9 +301,21 @@ fn load_project(
         })?;
     let mut lines = project_report(&p, typed, level, &loaded, show_warnings);
     let name = name.map(str::to_string).unwrap_or_else(|| p.root_name());
+    // Parsing and linking the units happens here, in the session: an
+    // interrupt that came meanwhile loads nothing (the compile's children
+    // and the LTO link look for it themselves).
+    let stopped = || -> Result<()> {
+        if crate::interrupt::requested() {
+            return Err(Error::Interrupted {
+                pass: format!("the load of {}", p.path.display()),
+            });
+        }
+        Ok(())
+    };
     let m = match link {
         Link::No => {
             let modules = Module::from_compiled(loaded.units, false)?;
+            stopped()?;
             s.current = modules.first().map(Module::name);
             for m in modules {
                 lines.push(format!("module {}: {}", m.name(), summary(&m)));
@@ -311,7 +323,11 @@ fn load_project(
             }
             return text(lines.join("\n"));
         }
-        Link::Yes => Module::link_all(Module::from_compiled(loaded.units, true)?)?,
+        Link::Yes => {
+            let modules = Module::from_compiled(loaded.units, true)?;
+            stopped()?;
+            Module::link_all(modules)?
+        }
         Link::Lto => {
             let units: Vec<(&str, &[u8])> = (loaded.units.iter())
                 .map(|(n, b, _)| (n.as_str(), b.as_slice()))
@@ -327,6 +343,7 @@ fn load_project(
             m
         }
     };
+    stopped()?;
     lines.push(format!("module {name}: {}", summary(&m)));
     s.put_module(name.clone(), m);
     s.current = Some(name);
