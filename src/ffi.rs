@@ -125,7 +125,6 @@ extern "C" {
     pub fn plab_backend_pass_names(triple: *const c_char, sink: Sink, user: *mut c_void);
     pub fn plab_cpu_names(triple: *const c_char, sink: Sink, user: *mut c_void);
     pub fn plab_set_asm_syntax(syntax: *const c_char) -> bool;
-    #[allow(clippy::too_many_arguments)]
     pub fn plab_assemble(
         triple: *const c_char,
         cpu: *const c_char,

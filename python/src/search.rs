@@ -29,7 +29,7 @@ fn invalid(message: String) -> PyErr {
 /// compile_s).
 #[pyfunction]
 #[pyo3(signature = (module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=true))]
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "Python's keyword arguments")]
 pub fn tune_instructions<'py>(
     py: Python<'py>,
     module: &Bound<'py, PyModule_>,

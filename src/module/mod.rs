@@ -673,7 +673,7 @@ struct DiagnosticCapture {
     prev: llvm_sys::LLVMDiagnosticHandler,
     prev_user: *mut c_void,
     // Boxed: LLVM holds its address as the handler's user pointer.
-    #[allow(clippy::box_collection)]
+    #[expect(clippy::box_collection, reason = "LLVM holds the Vec's address")]
     messages: Box<Vec<String>>,
 }
 
