@@ -29,6 +29,10 @@ page leaves a changed function's history out, exceeds the default budget
 not in the test command because recording sqlite3 wants the release build
 (the tests' build is unoptimized and takes minutes over it), and the
 benchmark builds that anyway.
+
+Smoke mode (PASSLAB_BENCH_SMOKE=1, benches/bench_mode.py): one round, zlib's
+adler32.c in sqlite3's place, every step above run once; the kernel is
+the kernelspec named passlab (the smoke run installs the test profile's).
 """
 
 import os
@@ -41,9 +45,14 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(ROOT, "target", "bench")
-PASSLAB = os.path.join(ROOT, "target", "release", "passlab")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mode import BENCH, PASSLAB, large_input, require_passlab  # noqa: E402
+from bench_mode import rounds as rounds_of  # noqa: E402
+
+# The input's name and C file (sqlite3; a small file in smoke mode), and
+# the name of its files.
+NAME, SOURCE = large_input()
+STEM = os.path.splitext(os.path.basename(SOURCE))[0]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -51,21 +60,20 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 def bitcode():
     """sqlite3's amalgamation as -O0 bitcode that passes may still change."""
-    bc = os.path.join(BENCH, "sqlite3.bc")
+    bc = os.path.join(BENCH, f"{STEM}.bc")
     if not os.path.exists(bc):
-        src = os.path.join(ROOT, "target", "inputs", "sqlite3", "sqlite3.c")
         subprocess.run(["clang-19", "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
-                        "-c", src, "-o", bc], check=True)
+                        "-c", SOURCE, "-o", bc], check=True)
     return bc
 
 
 def record(bc, page):
     """One `passlab run` writing the page: (seconds, peak MiB, its line).
     The peak is this process's own maximum resident set (wait4's rusage)."""
-    script = os.path.join(BENCH, "explore-sqlite3.plab")
+    script = os.path.join(BENCH, f"explore-{STEM}.plab")
     with open(script, "w") as f:
         f.write(f":load {bc}\n:explore run=default<O2> --out {page}\n")
-    log = os.path.join(BENCH, "explore-sqlite3.out")
+    log = os.path.join(BENCH, f"explore-{STEM}.out")
     t = time.perf_counter()
     with open(log, "w") as out:
         child = subprocess.Popen([PASSLAB, "run", script], stdout=out, stderr=subprocess.STDOUT)
@@ -83,7 +91,7 @@ BUDGET = 20_000_000
 
 def plain(bc):
     """Seconds of `passlab run` doing the same pipeline without recording."""
-    script = os.path.join(BENCH, "plain-sqlite3.plab")
+    script = os.path.join(BENCH, f"plain-{STEM}.plab")
     with open(script, "w") as f:
         f.write(f":load {bc}\n:run default<O2>\n")
     t = time.perf_counter()
@@ -175,7 +183,7 @@ def open_page(browser, page_path):
     select_pass = page.evaluate(CLICK_UNTIL_DRAWN, [f".plab-x-pass[data-pass='{number}']"])
     root.locator("table.plab-x-diffrows:not([data-old])[data-complete='1']").first.wait_for(timeout=60_000)
     whole_diff = time.perf_counter() - t
-    shot = os.path.join(BENCH, "sqlite3-explore.png")
+    shot = os.path.join(BENCH, f"{STEM}-explore.png")
     page.screenshot(path=shot)
     marked = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)")
     last = marked.last.get_attribute("data-pass")
@@ -190,11 +198,12 @@ def open_page(browser, page_path):
 
 
 def main():
+    require_passlab("bash scripts/passlab.sh bench explore builds it")
     os.makedirs(BENCH, exist_ok=True)
-    rounds = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
+    rounds = rounds_of(3)
     bc = bitcode()
-    page_path = os.path.join(BENCH, "sqlite3-explore.html")
-    nb_path = os.path.join(BENCH, "sqlite3-explore-notebook.html")
+    page_path = os.path.join(BENCH, f"{STEM}-explore.html")
+    nb_path = os.path.join(BENCH, f"{STEM}-explore-notebook.html")
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -220,7 +229,7 @@ def main():
         browser.close()
     med = [statistics.median(c) for c in list(zip(*rows))[:13]]
     held = sorted({h for *_, h in rows})
-    print(f"explorer over sqlite3 at default<O2> ({rounds} rounds, medians): "
+    print(f"explorer over {NAME} at default<O2> ({rounds} rounds, medians): "
           f"`passlab run` {med[0]:.1f} s ({med[0] / med[6]:.2f}x plain default<O2>, {med[6]:.1f} s), "
           f"peak memory {med[1]:.0f} MiB, page {med[2] / 1e6:.1f} MB "
           f"holding the diffs of {'–'.join(map(str, held))} changed functions (all of them), "

@@ -9,12 +9,22 @@ the binaries in alternating order, medians.
 
 (build BEFORE with `git worktree add ../base cc195a9` and `cargo build
 --release -p passlab-repl` there; the sample inputs are target/inputs.)
+
+Smoke mode (PASSLAB_BENCH_SMOKE=1, benches/bench_mode.py; no arguments):
+PASSLAB_BIN as both BEFORE and AFTER, one round, sqlite3 left out (the
+same `:load` as the other files, minutes long in the test profile's build).
 """
-import os, subprocess, sys, statistics, tempfile, time
-if len(sys.argv) < 3:
+import os, shutil, subprocess, sys, statistics, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mode import INPUTS as Z, PASSLAB, SMOKE, require_passlab  # noqa: E402
+if SMOKE:
+    # No build from before cc195a9 here: the same binary in both columns.
+    require_passlab("cargo build --release --locked -p passlab-repl")
+    BEFORE = AFTER = PASSLAB
+elif len(sys.argv) < 3:
     sys.exit(__doc__)
-Z = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target", "inputs")
-BEFORE, AFTER = sys.argv[1], sys.argv[2]
+else:
+    BEFORE, AFTER = sys.argv[1], sys.argv[2]
 RUNS = {
     "before (in process, O0)": (BEFORE, ""),
     "after (child, level=O0)": (AFTER, " level=O0"),
@@ -22,7 +32,7 @@ RUNS = {
 }
 WORK = tempfile.mkdtemp(prefix="passlab-front-end-")
 def scripts(lv):
-    return {
+    s = {
         "empty": "",
         "load adler32.c": f":load {Z}/zlib/adler32.c{lv}\n",
         "load deflate.c": f":load {Z}/zlib/deflate.c{lv}\n",
@@ -31,6 +41,9 @@ def scripts(lv):
         "C->JIT adler32.c": f":load {Z}/zlib/adler32.c{lv}\n:run O2\n:buffer b i8[65536] = range\n:call adler32_z 1 b 65536\n",
         "C->JIT crc32.c": f":load {Z}/zlib/crc32.c{lv}\n:run O2\n:buffer b i8[65536] = range\n:call crc32_z 0 b 65536\n",
     }
+    if SMOKE:
+        del s["load sqlite3.c"]
+    return s
 names = list(scripts("").keys())
 files = {}
 for i, (run, (binary, lv)) in enumerate(RUNS.items()):
@@ -38,7 +51,7 @@ for i, (run, (binary, lv)) in enumerate(RUNS.items()):
         f = f"{WORK}/s{i}_{n.replace(' ', '_').replace('>', '')}.plab"
         open(f, "w").write(text)
         files[(run, n)] = f
-rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+rounds = 1 if SMOKE else int(sys.argv[3]) if len(sys.argv) > 3 else 5
 times = {k: [] for k in files}
 order = list(RUNS)
 for r in range(rounds):
@@ -57,3 +70,4 @@ for n in names[1:]:
     v = [(med[(r, n)] - med[(r, 'empty')]) * 1e3 for r in order]
     print(f"  {n:20s}" + "".join(f"{x:28.1f}" for x in v) + f"   {v[1]/v[0]:.2f}x")
 print("  process start: " + ", ".join(f"{r} {med[(r, 'empty')]*1e3:.1f}" for r in order))
+shutil.rmtree(WORK)

@@ -39,6 +39,10 @@ times measured in the same round do. Figures are medians of the rounds.
    one trivial job before the clock starts, as a cluster in use has.
 
 The per-round figures go to standard error, the table to standard output.
+Smoke mode (PASSLAB_BENCH_SMOKE=1, benches/bench_mode.py): one round, 2
+programs, a reduction budget of 5 s on a program found among seeds 13-22
+(seed 20, 6,990 instructions), and the Slurm job array over 4
+programs (one a task).
 """
 
 import os
@@ -51,16 +55,22 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from machine_code import BENCH, PASSLAB, ROOT  # noqa: E402
+from bench_mode import BENCH, PASSLAB, ROOT, SMOKE, require_passlab, rounds, scaled  # noqa: E402
 
-ROUNDS = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
-PROGRAMS = int(os.environ.get("PASSLAB_BENCH_PROGRAMS", "20"))
-SLURM_PROGRAMS = int(os.environ.get("PASSLAB_BENCH_SLURM_PROGRAMS", "60"))
+ROUNDS = rounds(3)
+PROGRAMS = int(os.environ.get("PASSLAB_BENCH_PROGRAMS", str(scaled(20, 2))))
+SLURM_PROGRAMS = int(os.environ.get("PASSLAB_BENCH_SLURM_PROGRAMS", str(scaled(60, 4))))
 SEED = int(os.environ.get("PASSLAB_BENCH_SEED", "0"))
-BUDGET = int(os.environ.get("PASSLAB_BENCH_BUDGET", "60"))
+BUDGET = int(os.environ.get("PASSLAB_BENCH_BUDGET", str(scaled(60, 5))))
 PLUGIN = os.path.join(ROOT, "target", "test-plugin", "planted_bugs.so")
 CSMITH_ARGS = ["--max-funcs", "4", "--max-block-depth", "3"]
-SIZES = (1500, 3000)
+# The program to reduce: the first of SEEDS seeds from SEED (or from
+# FIRST_SEED) that planted-cmp miscompiles, with SIZES instructions. (Smoke
+# mode: the ten seeds among which repl/tests/slurm.rs's hunt finds one,
+# of any size: the budget bounds the reduction.)
+SEEDS = scaled(100, 10)
+FIRST_SEED = scaled(1, 13)
+SIZES = (1, 100_000) if SMOKE else (1500, 3000)
 INCLUDE = "-I/usr/include/csmith"
 
 
@@ -144,9 +154,9 @@ def small_program():
     if os.path.exists(path) and os.path.exists(note):
         return path, int(open(note).read())
     spec = os.path.join(BENCH, "hunt-find.toml")
-    first = SEED or 1
+    first = SEED or FIRST_SEED
     with open(spec, "w") as f:
-        f.write(f'name = "find"\ncsmith = {{ seeds = [{first}, {first + 99}], args = {CSMITH_ARGS!r} }}\n'
+        f.write(f'name = "find"\ncsmith = {{ seeds = [{first}, {first + SEEDS - 1}], args = {CSMITH_ARGS!r} }}\n'
                 .replace("'", '"') +
                 f'pipelines = ["planted-cmp"]\noracle = "jit-o0"\nplugins = ["{plugin()}"]\n'
                 'reduce = false\njobs = 2\ntimeout = 5\n')
@@ -157,16 +167,18 @@ def small_program():
     seeds = sorted(r["seed"] for r in map(json.loads, open(os.path.join(out, "hunt-0-of-1.jsonl")))
                    if r.get("kind") == "check" and r.get("verdict") == "miscompile")
     for seed in seeds:
+        # (in the bench's folder: csmith writes platform.info where it runs)
         src = subprocess.run(["csmith", "--seed", str(seed)] + CSMITH_ARGS, capture_output=True,
-                             text=True, check=True).stdout
+                             text=True, check=True, cwd=BENCH).stdout
         with open(path, "w") as f:
             f.write(src)
         if SIZES[0] <= count_instructions(path) <= SIZES[1]:
             with open(note, "w") as f:
                 f.write(str(seed))
             return path, seed
-    os.remove(path)
-    sys.exit(f"no Csmith program among 100 that planted-cmp miscompiles has {SIZES[0]}-{SIZES[1]} instructions")
+    if os.path.exists(path):
+        os.remove(path)
+    sys.exit(f"no Csmith program among {SEEDS} that planted-cmp miscompiles has {SIZES[0]}-{SIZES[1]} instructions")
 
 
 INTERESTING = r"""#!/bin/sh
@@ -313,8 +325,7 @@ def slurm(rnd):
 
 
 def main():
-    if not os.path.exists(PASSLAB):
-        sys.exit(f"{PASSLAB} is missing: bash scripts/passlab.sh setup")
+    require_passlab("bash scripts/passlab.sh setup")
     os.makedirs(BENCH, exist_ok=True)
     plugin()
     rounds = []

@@ -10,7 +10,7 @@
 //!    -passes='default<O2>' in.bc -o out.bc`, each a process (start-up,
 //!    load, report, write included; target ratio ≤ 1.10). Needs
 //!    target/release/passlab (`scripts/passlab.sh bench instruments`
-//!    builds it);
+//!    builds it; `PASSLAB_BIN` names another);
 //! 3. default<O2> with print-changed (diffs written to a file) vs
 //!    `opt-19 -passes='default<O2>' -print-changed=diff` (target ≤ 1.0).
 //!    opt's diff mode runs the system `diff` for every change and did not
@@ -21,13 +21,15 @@
 //!    printed too, and the explore instrument (`:explore`'s recording:
 //!    every pass, every function's versions as edit scripts) beside it.
 //!
-//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5); medians.
+//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5); medians. Smoke mode
+//! (`PASSLAB_BENCH_SMOKE=1`, benches/common): one round of each, zlib's
+//! adler32.c in sqlite3's place.
 
 mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
-use common::{median, median_f, opt, rounds, run_opt, wanted};
+use common::{large_input, median, median_f, opt, passlab_binary, rounds, run_opt, smoke, wanted};
 use passlab::instrument::{Explore, IrSize, PrintChanged, Timing};
 use passlab::{registry, Module, Pass, PassContext};
 use std::path::Path;
@@ -71,25 +73,26 @@ fn run_opt_print_changed(
 fn main() {
     let dir = std::env::temp_dir().join(format!("passlab-bench-instr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("sqlite3.bc");
-    let m = Module::from_file(inputs::sqlite3_c()).expect("sqlite3 compiles");
+    let (name, source) = large_input();
+    let input = dir.join("input.bc");
+    let m = Module::from_file(&source).unwrap_or_else(|e| panic!("{name} compiles: {e}"));
     m.save(&input).unwrap();
     drop(m);
     let o2 = registry::get_pass("default<O2>").unwrap();
     if wanted("timing") {
-        timing_and_ir_size(&input, &dir, o2.as_ref());
+        timing_and_ir_size(name, &input, &dir, o2.as_ref());
     }
     if wanted("process") {
-        process(&input, &dir);
+        process(name, &input, &dir);
     }
     if wanted("print-changed") {
-        print_changed(&input, &dir, o2.as_ref());
+        print_changed(name, &input, &dir, o2.as_ref());
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// 1. timing + ir-size.
-fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
+fn timing_and_ir_size(name: &str, input: &Path, dir: &Path, o2: &dyn Pass) {
     let (mut plain, mut instrumented, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ratios, mut plain_ratios) = (Vec::new(), Vec::new());
     let mut summary = String::new();
@@ -151,7 +154,7 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
         theirs.push(c);
     }
     let (p, i, t) = (median(plain), median(instrumented), median(theirs));
-    println!("sqlite3 default<O2> with timing + ir-size at LLVM-internal granularity:");
+    println!("{name} default<O2> with timing + ir-size at LLVM-internal granularity:");
     println!("{summary}");
     println!(
         "  passlab+instruments {:.3} s, opt-19 {:.3} s, ratio of medians {:.3}; median of per-round ratios {:.3} (target <= 1.10)",
@@ -169,17 +172,15 @@ fn timing_and_ir_size(input: &Path, dir: &Path, o2: &dyn Pass) {
     );
 }
 
-/// The release build of the REPL (`passlab run`).
-fn passlab_binary() -> std::path::PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("release").join("passlab")
-}
-
 /// 2. timing + ir-size, process against process.
-fn process(input: &Path, dir: &Path) {
+fn process(name: &str, input: &Path, dir: &Path) {
     let passlab = passlab_binary();
+    // A smoke run is there to run every part: one without its binary fails.
+    assert!(
+        !smoke() || passlab.exists(),
+        "{} not found: the smoke run needs PASSLAB_BIN (bash scripts/passlab.sh bench smoke sets it)",
+        passlab.display()
+    );
     if !passlab.exists() {
         println!(
             "process-level: {} not found (cargo build --release -p passlab-repl)",
@@ -255,7 +256,7 @@ fn process(input: &Path, dir: &Path) {
         theirs.push(c);
     }
     let (p, i, t) = (median(ours_plain), median(ours), median(theirs));
-    println!("sqlite3 default<O2>, process against process (start-up, load, reports, write):");
+    println!("{name} default<O2>, process against process (start-up, load, reports, write):");
     println!(
         "  passlab run (timing + ir-size, {report_bytes} bytes of reports) {:.3} s, opt-19 {:.3} s, ratio of medians {:.3}; median of per-round ratios {:.3} (target <= 1.10)",
         i.as_secs_f64(),
@@ -272,7 +273,7 @@ fn process(input: &Path, dir: &Path) {
 }
 
 /// 3. print-changed, and explore beside it.
-fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
+fn print_changed(name: &str, input: &Path, dir: &Path, o2: &dyn Pass) {
     let t = {
         let mut v: Vec<Duration> = (0..rounds().min(3))
             .map(|_| run_opt(input, &dir.join("opt.bc")))
@@ -371,7 +372,7 @@ fn print_changed(input: &Path, dir: &Path, o2: &dyn Pass) {
         limit,
     );
     let opt_bytes = std::fs::metadata(dir.join("opt-changed.diff")).map_or(0, |m| m.len());
-    println!("sqlite3 default<O2> with print-changed (diffs to a file):");
+    println!("{name} default<O2> with print-changed (diffs to a file):");
     let ps = passlab::instrument::printer_stats();
     println!(
         "  function texts: {} printed whole, {} assembled from blocks ({} blocks printed)",

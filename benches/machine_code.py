@@ -70,7 +70,9 @@ older than sqlite3.bc). Both code generators start from that file.
     python3 benches/machine_code.py remarks    # only 1. and 4. (and the load)
 
 PASSLAB_BIN names another passlab binary to measure (a build from before a
-change, for a before/after figure in the same conditions).
+change, for a before/after figure in the same conditions). Smoke mode
+(PASSLAB_BENCH_SMOKE=1, benches/bench_mode.py): one round, zlib's adler32.c
+in sqlite3's place, 2 calls in 3a and 2 modules in 3b.
 
 The per-round figures go to standard error, the table to standard output.
 """
@@ -81,32 +83,36 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(ROOT, "target", "bench")
-PASSLAB = os.environ.get("PASSLAB_BIN") or os.path.join(ROOT, "target", "release", "passlab")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mode import BENCH, PASSLAB, ROOT, large_input, require_passlab, scaled  # noqa: E402
+from bench_mode import rounds as rounds_of  # noqa: E402
+
 GEMM = os.path.join(ROOT, "examples", "gemm.c")
 LLC = "llc-19"
 # What passlab's code generator is (src/jit/codegen.rs), in llc's words.
 LLC_ARGS = ["-O2", "-relocation-model=pic", "-code-model=small", "-asm-verbose=false"]
-CACHED_CALLS = 50  # 3a: N
-FRESH_MODULES = 20  # 3b: K
+CACHED_CALLS = scaled(50, 2)  # 3a: N
+FRESH_MODULES = scaled(20, 2)  # 3b: K
+# The input's name and C file (sqlite3; a small file in smoke mode), and
+# the name of its bitcode files.
+NAME, SOURCE = large_input()
+STEM = os.path.splitext(os.path.basename(SOURCE))[0]
 
 
 def bitcode():
     """sqlite3's amalgamation as -O0 bitcode that passes may still change
     (as benches/explore_page.py makes it)."""
-    bc = os.path.join(BENCH, "sqlite3.bc")
+    bc = os.path.join(BENCH, f"{STEM}.bc")
     if not os.path.exists(bc):
-        src = os.path.join(ROOT, "target", "inputs", "sqlite3", "sqlite3.c")
         subprocess.run(["clang-19", "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
-                        "-c", src, "-o", bc], check=True)
+                        "-c", SOURCE, "-o", bc], check=True)
     return bc
 
 
 def o2_bitcode():
     """That bitcode after opt-19's default<O2>, made once."""
     bc = bitcode()
-    o2 = os.path.join(BENCH, "sqlite3-O2.bc")
+    o2 = os.path.join(BENCH, f"{STEM}-O2.bc")
     if not os.path.exists(o2) or os.path.getmtime(o2) < os.path.getmtime(bc):
         subprocess.run(["opt-19", "-passes=default<O2>", bc, "-o", o2], check=True)
     return o2
@@ -186,10 +192,9 @@ def figures(t):
 
 
 def main():
-    if not os.path.exists(PASSLAB):
-        sys.exit(f"{PASSLAB} is missing: cargo build --release --locked -p passlab-repl")
+    require_passlab("cargo build --release --locked -p passlab-repl")
     os.makedirs(BENCH, exist_ok=True)
-    rounds = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
+    rounds = rounds_of(3)
     only_remarks = sys.argv[1:] == ["remarks"]
     if sys.argv[1:] and not only_remarks:
         sys.exit(f"usage: {sys.argv[0]} [remarks]")
@@ -229,7 +234,7 @@ def main():
 
     rows = [("figure", "passlab", "reference", "ratio, wall", "ratio, cpu", "goal")]
     w1, c1 = cell("asm", "llc")
-    rows.append(("1. :asm --out, all of sqlite3 at O2", f"{med('asm'):.2f} s",
+    rows.append((f"1. :asm --out, all of {NAME} at O2", f"{med('asm'):.2f} s",
                  f"llc-19 {med('llc'):.2f} s", w1, c1, "<= 1.10x"))
     w4, c4 = cell("remarks", "asm")
     row4 = ("4. :instrument remarks, then 1.", f"{med('remarks'):.2f} s",
@@ -249,7 +254,7 @@ def main():
                  "<= 50 ms"))
     rows.append(row4)
     print_rows(rows, rounds, checks)
-    print(f"llc-19 {' '.join(LLC_ARGS)}; passlab's load of sqlite3-O2.bc (subtracted in 1., 2. "
+    print(f"llc-19 {' '.join(LLC_ARGS)}; passlab's load of {STEM}-O2.bc (subtracted in 1., 2. "
           f"and 4.) {med('load'):.2f} s")
 
 

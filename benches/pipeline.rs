@@ -8,13 +8,15 @@
 //!    files from zlib, runs per second (target ≥ 5,000; CompilerGym publishes
 //!    ≈ 1,760 steps/s on a program of crc32's size).
 //!
-//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5).
+//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5). Smoke mode
+//! (`PASSLAB_BENCH_SMOKE=1`, benches/common): one round, 20 runs per
+//! small module, zlib's adler32.c in sqlite3's place.
 
 mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
-use common::{median, median_f, rounds, run_opt, wanted};
+use common::{large_input, median, median_f, rounds, run_opt, scaled, wanted};
 use passlab::{registry, Module};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -22,8 +24,9 @@ use std::time::{Duration, Instant};
 fn sqlite_o2() {
     let dir = std::env::temp_dir().join(format!("passlab-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("sqlite3.bc");
-    let m = Module::from_file(inputs::sqlite3_c()).expect("sqlite3 compiles");
+    let (name, source) = large_input();
+    let input = dir.join("input.bc");
+    let m = Module::from_file(&source).unwrap_or_else(|e| panic!("{name} compiles: {e}"));
     let instructions = m.instruction_count();
     m.save(&input).unwrap();
     drop(m);
@@ -65,7 +68,7 @@ fn sqlite_o2() {
     }
     let (o, t) = (median(ours), median(theirs));
     println!(
-        "sqlite3 default<O2> ({instructions} instructions -> passlab {}, opt-19 {}):",
+        "{name} default<O2> ({instructions} instructions -> passlab {}, opt-19 {}):",
         result.0, result.1
     );
     println!(
@@ -119,7 +122,7 @@ fn small_module(file: &str, function: Option<&str>) {
         None => format!("zlib {file}"),
     };
     let instcombine = registry::get_pass("instcombine").unwrap();
-    let runs = 2000;
+    let runs = scaled(2000, 20);
     // Steady state: the same module, step after step.
     let mut steady = Vec::new();
     // Fresh: every step starts again from the -O0 module (restoring it is

@@ -20,12 +20,20 @@ double-conversion with its tests, C++, 22 units), both using both cores.
 
     python3 benches/project.py [ROUNDS]     # from the repository, after
                                             # `bash scripts/passlab.sh setup`
+
+PASSLAB_BIN names another passlab binary. Smoke mode (PASSLAB_BENCH_SMOKE=1,
+benches/bench_mode.py): one round over a few units of each project's
+library (SMOKE_UNITS), which both tools link as a shared library (no unit
+defines main: passlab's `link=lto` makes a library then, lld is given
+-shared), every step above once.
 """
 import json, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PASSLAB = os.path.join(ROOT, "target", "release", "passlab")
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mode import PASSLAB, ROOT, SMOKE, require_passlab  # noqa: E402
+
+require_passlab("bash scripts/passlab.sh setup")
+ROUNDS = 1 if SMOKE else int(sys.argv[1]) if len(sys.argv) > 1 else 3
 WORK = tempfile.mkdtemp(prefix="passlab-bench-project-")
 
 
@@ -34,6 +42,26 @@ def crate_dir(manifest, name):
         ["cargo", "metadata", "--locked", "--format-version", "1", "--manifest-path", manifest],
         check=True, capture_output=True, text=True).stdout)
     return next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == name)
+
+
+# Smoke mode's units, a few of each library's: the whole projects took 2.5
+# minutes in one round (double-conversion's tests hold 18 MB of tables).
+SMOKE_UNITS = {
+    "cmark-gfm": ("src/buffer.c", "src/utf8.c", "src/houdini_html_e.c", "src/references.c"),
+    "double-conversion": ("double-conversion/bignum.cc", "double-conversion/bignum-dtoa.cc",
+                          "double-conversion/fast-dtoa.cc"),
+}
+
+
+def keep_units(build, units):
+    """Leaves in the build's compile_commands.json only the entries of
+    `units` (files whose paths end so)."""
+    db = os.path.join(build, "compile_commands.json")
+    entries = [e for e in json.load(open(db)) if e["file"].endswith(units)]
+    if len(entries) != len(units):
+        sys.exit(f"{db}: expected units {units}, found {[e['file'] for e in entries]}")
+    with open(db, "w") as f:
+        json.dump(entries, f)
 
 
 def configure(name, source, options):
@@ -86,7 +114,8 @@ def passlab(script):
 def link(driver, objs, extra):
     out = os.path.join(WORK, "linked")
     t = time.perf_counter()
-    subprocess.run([driver, "-flto", "-O2", "-fuse-ld=lld", "-o", out] + extra + objs,
+    shared = ["-shared"] if SMOKE else []
+    subprocess.run([driver, "-flto", "-O2", "-fuse-ld=lld", *shared, "-o", out] + extra + objs,
                    check=True, capture_output=True)
     return time.perf_counter() - t
 
@@ -99,6 +128,9 @@ projects = [
      configure("dc", os.path.join(crate_dir(os.path.join(ROOT, "tests/inputs/projects/Cargo.toml"), "double-conversion-sys"), "double-conversion"),
                ["-DBUILD_TESTING=ON"])),
 ]
+if SMOKE:
+    for name, _, build in projects:
+        keep_units(build, SMOKE_UNITS[name])
 print(f"{ROUNDS} rounds, medians, wall seconds; {os.cpu_count()} cores, both tools two at a time")
 for name, driver, build in projects:
     db = os.path.join(build, "compile_commands.json")

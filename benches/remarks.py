@@ -36,6 +36,8 @@ remark has its source line, as the annotated source needs).
    sources beside: its wall time and the size of the HTML it writes.
 
 The per-round figures go to standard error, the table to standard output.
+Smoke mode (PASSLAB_BENCH_SMOKE=1, benches/bench_mode.py): one round, zlib's
+adler32.c in sqlite3's place, one `:report remarks`.
 """
 
 import os
@@ -46,20 +48,24 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from machine_code import BENCH, PASSLAB, ROOT, timed  # noqa: E402
+from bench_mode import BENCH, PASSLAB, large_input, require_passlab, rounds, scaled  # noqa: E402
+from machine_code import timed  # noqa: E402
 
-ROUNDS = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "3"))
-REPORTS = 10
-PAGE = os.path.join(BENCH, "remarks-sqlite3.html")
+ROUNDS = rounds(3)
+REPORTS = scaled(10, 1)
+# The input's name and C file (sqlite3; a small file in smoke mode), and
+# the name of its files.
+NAME, SOURCE = large_input()
+STEM = os.path.splitext(os.path.basename(SOURCE))[0]
+PAGE = os.path.join(BENCH, f"remarks-{STEM}.html")
 
 
 def bitcode():
     """sqlite3 with debug info, as -O0 bitcode passes may still change."""
-    bc = os.path.join(BENCH, "sqlite3-g.bc")
+    bc = os.path.join(BENCH, f"{STEM}-g.bc")
     if not os.path.exists(bc):
-        src = os.path.join(ROOT, "target", "inputs", "sqlite3", "sqlite3.c")
         subprocess.run(["clang-19", "-g", "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
-                        "-c", src, "-o", bc], check=True)
+                        "-c", SOURCE, "-o", bc], check=True)
     return bc
 
 
@@ -96,7 +102,7 @@ def opt_viewer(yaml):
     """LLVM's opt-viewer over `yaml`: (wall seconds, bytes of HTML written)."""
     out = os.path.join(BENCH, "remarks-opt-viewer")
     shutil.rmtree(out, ignore_errors=True)
-    source = os.path.join(ROOT, "target", "inputs", "sqlite3")
+    source = os.path.dirname(SOURCE)
     took = timed([sys.executable, OPT_VIEWER, "--output-dir", out, "--source-dir", source,
                   "--jobs", "2", "--no-progress-indicator", yaml],
                  os.path.join(BENCH, "remarks-opt-viewer.out"))[0]
@@ -131,8 +137,7 @@ def one_round(bc):
 
 
 def main():
-    if not os.path.exists(PASSLAB):
-        sys.exit(f"{PASSLAB} is missing: cargo build --release --locked -p passlab-repl")
+    require_passlab("cargo build --release --locked -p passlab-repl")
     os.makedirs(BENCH, exist_ok=True)
     bc = bitcode()
     rounds = []
@@ -175,7 +180,7 @@ def main():
         ("   open in headless Chromium until ready", f"{med('open'):.2f} s", "", "", "<= 3 s"),
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    print(f"sqlite3 ({count.strip()}), {ROUNDS} rounds, medians")
+    print(f"{NAME} ({count.strip()}), {ROUNDS} rounds, medians")
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 

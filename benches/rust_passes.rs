@@ -16,13 +16,17 @@
 //! The kernel's start and first reply do not change (the kernel starts the
 //! worker only on the first `:rust`): `bash scripts/passlab.sh bench kernel`.
 //!
-//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5).
+//! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5). Smoke mode
+//! (`PASSLAB_BENCH_SMOKE=1`, benches/common): one later cell, two runs of
+//! each pass on adler32.c, and adler32.c again in sqlite3's place; the
+//! worker is the one `PASSLAB_EVCXR` names (the smoke run: the test
+//! profile's, in the test command's warmed build folders).
 
 mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;
 
-use common::{median, rounds, wanted};
+use common::{large_input, median, rounds, scaled, wanted};
 use passlab::prelude::*;
 use passlab::session::Session;
 use std::time::{Duration, Instant};
@@ -143,13 +147,14 @@ fn main() {
             adler.instruction_count()
         ),
         &adler,
-        200,
+        scaled(200, 2),
         Some(1.0),
     );
-    let sqlite = Module::from_file(inputs::sqlite3_c()).expect("sqlite3.c");
+    let (name, source) = large_input();
+    let large = Module::from_file(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
     per_run(
-        &format!("sqlite3 ({} instructions)", sqlite.instruction_count()),
-        &sqlite,
+        &format!("{name} ({} instructions)", large.instruction_count()),
+        &large,
         1,
         None,
     );

@@ -16,6 +16,11 @@
 //!    when Slurm is installed — wall-clock speed-up on this machine.
 //!
 //! Rounds: `PASSLAB_BENCH_ROUNDS` (default 5; the sweep: 3); medians.
+//! Smoke mode (`PASSLAB_BENCH_SMOKE=1`, benches/common): one round of
+//! each, 10 trials a search, the sweep over 4 files with 5 trials each
+//! (the Slurm job array included: Slurm must be installed), local search on
+//! adler32.c alone, the leaderboard on adler32.c for 1 s; its chart goes
+//! to target/bench/smoke.
 
 mod common;
 #[path = "../tests/common/inputs.rs"]
@@ -23,24 +28,23 @@ mod inputs;
 #[path = "../tests/common/opt19.rs"]
 mod opt19;
 
-use common::{median, opt, rounds, wanted};
+use common::{median, opt, passlab_binary, results_dir, rounds, rounds_or, scaled, smoke, wanted};
 use passlab::jit::{Arg, Buffer, ElemType, Fill};
 use passlab::tune::{tune, Budget, Strategy, TuneSpec};
 use passlab::Module;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const TRIALS: usize = 200;
-
 fn trials(dir: &Path) {
+    let trials = scaled(200, 10);
     let m = Module::load(&[inputs::zlib_source("adler32.c")]).unwrap();
     let bc = dir.join("adler32.bc");
     m.save(&bc).unwrap();
     let data = Buffer::new(ElemType::I8, 4096, Fill::Random(1)).unwrap();
     let args = [Arg::Int(1), Arg::Buffer(&data), Arg::Int(4096)];
     println!(
-        "search on zlib's adler32.c ({} instructions), goal instructions, pool of {} passes, orderings of 10-40, {TRIALS} trials; medians of {} rounds:",
+        "search on zlib's adler32.c ({} instructions), goal instructions, pool of {} passes, orderings of 10-40, {trials} trials; medians of {} rounds:",
         m.instruction_count(),
         passlab::tune::DEFAULT_POOL.len(),
         rounds()
@@ -50,7 +54,7 @@ fn trials(dir: &Path) {
         for checked in [true, false] {
             let spec = TuneSpec {
                 strategies: vec![strategy.clone()],
-                budget: Budget::Trials(TRIALS),
+                budget: Budget::Trials(trials),
                 seed: 1,
                 ..TuneSpec::default()
             };
@@ -151,21 +155,15 @@ fn opt_reference(bc: &Path, t: &passlab::tune::Tuning) -> f64 {
     opt_per
 }
 
-fn passlab_binary() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("release").join("passlab")
-}
-
 fn sweep(dir: &Path) {
     let passlab = passlab_binary();
     assert!(
         passlab.exists(),
-        "build target/release/passlab first (scripts/passlab.sh bench tune does)"
+        "{} not found: build target/release/passlab first (scripts/passlab.sh bench tune does) or name one in PASSLAB_BIN",
+        passlab.display()
     );
     let zlib = inputs::zlib_dir();
-    let files = [
+    let mut files = vec![
         "adler32.c",
         "compress.c",
         "crc32.c",
@@ -176,6 +174,9 @@ fn sweep(dir: &Path) {
         "uncompr.c",
         "zutil.c",
     ];
+    // Four files: each of the four shards has one.
+    files.truncate(scaled(files.len(), 4));
+    let trials = scaled(250, 5);
     let corpus: Vec<String> = files
         .iter()
         .map(|f| format!("\"{}\"", zlib.join(f).display()))
@@ -184,16 +185,13 @@ fn sweep(dir: &Path) {
     std::fs::write(
         &spec,
         format!(
-            "name = \"zlib\"\ncorpus = [{}]\ncflags = [\"-I{}\"]\ngoal = \"instructions\"\nstrategy = [\"random\", \"hill\"]\ntrials = 250\nseed = 1\n",
+            "name = \"zlib\"\ncorpus = [{}]\ncflags = [\"-I{}\"]\ngoal = \"instructions\"\nstrategy = [\"random\", \"hill\"]\ntrials = {trials}\nseed = 1\n",
             corpus.join(", "),
             zlib.display()
         ),
     )
     .unwrap();
-    let rounds = std::env::var("PASSLAB_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
+    let rounds = rounds_or(3);
     let run = |out: &Path, shard: &str| {
         Command::new(&passlab)
             .args(["sweep"])
@@ -209,6 +207,11 @@ fn sweep(dir: &Path) {
         .args(["-c", "command -v sbatch && command -v slurmctld"])
         .output()
         .is_ok_and(|o| o.status.success());
+    // A smoke run is there to run every part, the job array included.
+    assert!(
+        slurm || !smoke(),
+        "Slurm is not installed: the smoke run needs it for the sweep's job array (bash scripts/passlab.sh test installs it)"
+    );
     let cluster = dir.join("cluster");
     let conf = if slurm {
         let o = Command::new("bash")
@@ -219,9 +222,17 @@ fn sweep(dir: &Path) {
             .env("SLURMD_PORT", "26818")
             .output()
             .unwrap();
-        String::from_utf8_lossy(&o.stdout)
+        // A cluster that did not come up is an error, not a sweep
+        // measured without its job array.
+        let conf = String::from_utf8_lossy(&o.stdout)
             .lines()
-            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string))
+            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string));
+        assert!(
+            o.status.success() && conf.is_some(),
+            "the one-node Slurm cluster did not come up: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        conf
     } else {
         None
     };
@@ -281,7 +292,8 @@ fn sweep(dir: &Path) {
     let one = median(one);
     let secs = |d: Duration| d.as_secs_f64();
     println!(
-        "sweep over 9 of zlib's files (random + hill, 250 trials each: {records} records), medians of {rounds} rounds on {} cores:",
+        "sweep over {} of zlib's files (random + hill, {trials} trials each: {records} records), medians of {rounds} rounds on {} cores:",
+        files.len(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!("  one process: {:.1} s", secs(one));
@@ -308,13 +320,15 @@ fn sweep(dir: &Path) {
 /// modules kept after the best ordering's prefixes, same run, on zlib's
 /// adler32.c and Lua's lparser.c (pool size, instruction goal, unchecked).
 fn prefixes() {
+    let trials = scaled(150, 10);
     println!(
-        "local search, pool 'size', instruction goal, unchecked, 150 trials: trials/s with prefixes kept and resumed vs every trial from the input; medians of {} rounds:",
+        "local search, pool 'size', instruction goal, unchecked, {trials} trials: trials/s with prefixes kept and resumed vs every trial from the input; medians of {} rounds:",
         rounds()
     );
+    // (Smoke mode: lparser.c takes the same path as adler32.c.)
     for (name, src) in corpus()
         .into_iter()
-        .filter(|(n, _)| n == "zlib/adler32.c" || n == "lua/lparser.c")
+        .filter(|(n, _)| n == "zlib/adler32.c" || (n == "lua/lparser.c" && !smoke()))
     {
         let m = passlab::Module::load(&[src]).unwrap();
         let mut per = Vec::new();
@@ -323,7 +337,7 @@ fn prefixes() {
             let spec = TuneSpec {
                 strategies: vec![Strategy::Local],
                 pool: passlab::tune::expand_pool(&["size".to_string()]),
-                budget: Budget::Trials(150),
+                budget: Budget::Trials(trials),
                 levels: false,
                 reuse_prefixes: reuse,
                 ..TuneSpec::default()
@@ -336,7 +350,7 @@ fn prefixes() {
                 times.push(start.elapsed());
                 best = t.best(1)[0].instructions.unwrap();
             }
-            per.push(150.0 / median(times).as_secs_f64());
+            per.push(trials as f64 / median(times).as_secs_f64());
             bests.push(best);
         }
         println!(
@@ -395,8 +409,10 @@ fn leaderboard(dir: &Path) {
     let seconds: f64 = std::env::var("PASSLAB_LEADERBOARD_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10.0);
-    let only: Option<String> = std::env::var("PASSLAB_LEADERBOARD_ONLY").ok();
+        .unwrap_or(if smoke() { 1.0 } else { 10.0 });
+    let only: Option<String> = std::env::var("PASSLAB_LEADERBOARD_ONLY")
+        .ok()
+        .or_else(|| smoke().then(|| "zlib/adler32.c".to_string()));
     let mut spec = TuneSpec {
         // The whole search within the per-program time: the session stops
         // it then (and the module's copy, the input's baseline and the
@@ -496,7 +512,7 @@ fn leaderboard(dir: &Path) {
         "gain over -Oz (above 1: fewer instructions than -Oz)",
         rows.iter().map(|(n, r, _)| (n.clone(), *r)).collect(),
     );
-    let charts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    let charts = results_dir();
     std::fs::create_dir_all(&charts).unwrap();
     for ext in ["svg", "png"] {
         let p = charts.join(format!("leaderboard.{ext}"));

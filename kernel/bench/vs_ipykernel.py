@@ -14,6 +14,12 @@ every 5 ms instead of libzmq's default 100 ms, so that the time counted is
 the kernel's and not the client's back-off. Both apply to both kernels.
 
     bash scripts/passlab.sh bench kernel
+
+Smoke mode (PASSLAB_BENCH_SMOKE=1, set by `bash scripts/passlab.sh bench
+smoke`): one start and one round trip of each kernel after one warm-up, so
+that a bench that no longer runs fails; its figures mean nothing. The
+kernels are the kernelspecs named passlab and python3, whichever build
+those name (the smoke run installs the test profile's passlab-kernel).
 """
 
 import os
@@ -29,7 +35,9 @@ from jupyter_client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 from jupyter_client.kernelspec import KernelSpecManager
 
-ROUNDS = int(os.environ.get("PASSLAB_BENCH_ROUNDS", "200"))
+SMOKE = os.environ.get("PASSLAB_BENCH_SMOKE") == "1"
+ROUNDS = 1 if SMOKE else int(os.environ.get("PASSLAB_BENCH_ROUNDS", "200"))
+WARM_UP = 1 if SMOKE else 20
 # A trivial command for each, with the same messages: busy, execute_input,
 # an execute_result of one short line, idle, and the reply.
 KERNELS = {"passlab": ":instruments", "python3": "1"}
@@ -93,7 +101,7 @@ def main():
             stop(proc, kc)
     running = {name: start(name)[:2] for name in KERNELS}
     for name, (proc, kc) in running.items():
-        for _ in range(20):  # warm-up
+        for _ in range(WARM_UP):
             round_trip(kc, KERNELS[name])
     for i in range(ROUNDS):
         for name in KERNELS:
