@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
 # The fuzz crate has its own workspace and target folder (fuzz/target).
-TARGETS=(command pipeline ir_text config sweep_spec compile_commands kernel_message)
+TARGETS=(command pipeline ir_text bitcode config sweep_spec compile_commands kernel_message)
 
 tools() {
     command -v rustup >/dev/null || { echo "fuzz: rustup not found (cargo-fuzz needs a nightly toolchain)" >&2; exit 1; }

@@ -7,6 +7,8 @@
 #[path = "../fuzz/replay.rs"]
 mod replay;
 
+#[path = "../fuzz/targets/bitcode.rs"]
+mod bitcode;
 #[path = "../fuzz/targets/command.rs"]
 mod command;
 #[path = "../fuzz/targets/compile_commands.rs"]
@@ -27,9 +29,10 @@ type Target = (&'static str, fn(), fn(&[u8]));
 fn every_target_over_its_seeds_and_their_mutations() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = root.join("target/fuzz-replay");
-    let targets: [Target; 6] = [
+    let targets: [Target; 7] = [
         ("pipeline", pipeline::init, pipeline::run),
         ("ir_text", ir_text::init, ir_text::run),
+        ("bitcode", bitcode::init, bitcode::run),
         ("config", config::init, config::run),
         ("sweep_spec", sweep_spec::init, sweep_spec::run),
         (

@@ -142,13 +142,57 @@ impl Module {
     }
 
     /// Reads LLVM bitcode (verified, as [`from_ir`](Module::from_ir)).
+    /// Bytes that are not bitcode (empty ones among them) are an error.
     pub fn from_bitcode(bytes: &[u8], name: &str) -> Result<Module> {
+        if !is_bitcode(bytes) {
+            return Err(Error::Invalid(format!(
+                "{name}: not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)",
+                bytes.len()
+            )));
+        }
         Self::parse_verified(LlvmContext::new(), bytes, name)
     }
 
-    /// Parses IR text or bitcode and, as opt-19 does, refuses IR that
-    /// parses but does not verify, before any pass sees it.
+    /// Parses IR text or bitcode from outside passlab and, as opt-19
+    /// does, refuses IR that parses but does not verify, before any pass
+    /// sees it. Bitcode is read first in a forked child: LLVM's bitcode
+    /// reader trusts what it reads, and corrupt bitcode made it crash
+    /// (SIGSEGV) or abort ("Allocation failed") the whole session; a
+    /// child's crash is an error, and what the child read without harm
+    /// the session reads the same way.
     fn parse_verified(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
+        if bytes.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{name}: empty: neither IR text nor bitcode"
+            )));
+        }
+        if is_bitcode(bytes) {
+            // (an error the reader reports is the parent's to report again,
+            // with its kind: the child only finds out whether reading and
+            // verifying end the process)
+            crate::child::in_child(|| {
+                if let Ok(m) = Self::parse_in(LlvmContext::new(), bytes, name, &[]) {
+                    let _ = m.verify();
+                }
+                Ok(Vec::new())
+            })
+            .map_err(|e| match e {
+                crate::child::ChildError::Interrupted => Error::Interrupted {
+                    pass: format!("the reading of {name}"),
+                },
+                crate::child::ChildError::Failed { said, how } => {
+                    let said = said.trim();
+                    let said = if said.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {said}")
+                    };
+                    Error::Invalid(format!(
+                        "{name}: corrupt bitcode: LLVM's bitcode reader {how} reading it{said}"
+                    ))
+                }
+            })?;
+        }
         let module = Self::parse_in(ctx, bytes, name, &[])?;
         module
             .verify()
@@ -744,6 +788,12 @@ fn leak_if_fatal(ctx: &Rc<LlvmContext>) {
 /// The error for IR that parses but does not verify: the verifier's first
 /// message, located in `source` (IR text) at the instruction it names where
 /// that instruction can be found there.
+/// Whether `bytes` start as LLVM bitcode does: raw ('BC' 0xC0DE) or in
+/// its wrapper (0x0B17C0DE, little-endian).
+fn is_bitcode(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"BC\xC0\xDE") || bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
+}
+
 fn invalid_ir(source_name: &str, source: &[u8], report: &str) -> Error {
     let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let text = std::str::from_utf8(source)

@@ -159,9 +159,7 @@ impl Source {
     /// which [`compile`](Source::compile) turns into a module.
     pub(crate) fn ir(&self) -> Result<Option<Vec<u8>>> {
         match (&self.body, self.lang) {
-            (Body::File(p), Lang::Llvm) => std::fs::read(p)
-                .map(Some)
-                .map_err(|e| Error::io(p.display(), e)),
+            (Body::File(p), Lang::Llvm) => read_input(p).map(Some),
             (Body::Text(t), Lang::Llvm) => Ok(Some(t.clone())),
             _ => Ok(None),
         }
@@ -193,4 +191,43 @@ impl Source {
             self.lto,
         )
     }
+}
+
+/// The most passlab reads of one IR or bitcode file (sqlite3's whole
+/// program is tens of megabytes of IR text).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// Reads an input file the user named: a regular file of at most
+/// [`MAX_INPUT_BYTES`], or an error saying what it is instead. A FIFO
+/// would block the session with no end, and `/dev/zero` fill its memory.
+pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path.display(), e))?;
+    if !meta.is_file() {
+        return Err(Error::io(
+            path.display(),
+            "not a regular file (a device, a pipe or a folder); passlab reads IR and bitcode from files",
+        ));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(Error::io(
+            path.display(),
+            format!(
+                "{} bytes, over the {MAX_INPUT_BYTES} passlab reads",
+                meta.len()
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    // (bounded again while reading: the file may grow after the check)
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::io(path.display(), e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Error::io(
+            path.display(),
+            "grew past the size passlab reads while it was read",
+        ));
+    }
+    Ok(bytes)
 }
