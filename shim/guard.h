@@ -26,6 +26,18 @@
 //   out here, and `tests/fatal_error.rs` runs the session on after each
 //   kind of fatal error to show none was left held on the paths it covers.
 //
+// Crashes are caught the same way (what LLVM's CrashRecoveryContext does
+// for clang): while a guard is set, SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+// SIGABRT (a plugin's null pointer, LLVM's `abort`, a stack overflow, run
+// on an alternate signal stack each guarding thread gets) jump back to the
+// innermost guard at the current Rust depth, and the guard reports the
+// signal (crashSignal()). What was skipped is treated as above: the work
+// is abandoned and never touched again. A crash outside any guard, or
+// inside a Rust hook, goes to the handler that was there before (Rust's,
+// Python's) or ends the process as it always did. What this cannot undo:
+// a crash inside malloc (its lock) or one that corrupted memory the rest
+// of the process uses; LLVM's own crash recovery has the same limits.
+//
 // Each claim has a test: `guard_tests` in src/ffi.rs (through the
 // `plab_probe_*` entry points: fatal errors caught again and again on any
 // thread, one inside a hook caught below the hook, one with a Rust frame
@@ -52,17 +64,33 @@ int &rustDepth();
 // The message of the last fatal error a guard caught on this thread.
 std::string &fatalMessage();
 void installFatalHandler();
+// The signal that abandoned the last guarded call on this thread, or 0
+// (none, or an LLVM fatal error).
+int &crashSignal();
+// The crash handlers, once per process, and an alternate signal stack for
+// the calling thread, once per thread (a stack overflow leaves no stack
+// for the handler to run on).
+void installCrashHandlers();
+// What a crash signal is, in words ("segmentation fault (SIGSEGV, an
+// invalid memory access)").
+std::string describeCrash(int Signal);
 
 // Runs `Body`; true when it ran to its end, false when an LLVM fatal error
 // abandoned it (its message in fatalMessage()).
 template <typename F> bool guarded(F &&Body) {
   installFatalHandler();
+  installCrashHandlers();
   fatalMessage().clear();
+  crashSignal() = 0;
   Recovery R;
   R.RustDepth = rustDepth();
   R.Outer = innermost();
   if (setjmp(R.Jump) != 0) {
     innermost() = R.Outer;
+    // (the message is made here, not in the signal handler, where
+    // allocating is not safe)
+    if (crashSignal() != 0)
+      fatalMessage() = describeCrash(crashSignal());
     return false;
   }
   innermost() = &R;

@@ -54,11 +54,15 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm-c/Core.h"
 #include "llvm-c/Types.h"
 
 #include "guard.h"
 
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <memory>
 #include <pthread.h>
@@ -162,6 +166,66 @@ int unitOf(Any IR, const void *&handle) {
   }
   handle = nullptr;
   return PLAB_OTHER;
+}
+
+// The pass a run on this thread started last and its IR unit, copied as
+// it starts (a crash leaves the IR in whatever state the pass made it):
+// what a crash report names.
+struct CurrentPass {
+  const char *Name = nullptr; // a registered pass name: static, or the runner's
+  size_t NameLength = 0;
+  int Unit = PLAB_OTHER;
+  char UnitName[256];
+  size_t UnitLength = 0;
+};
+
+CurrentPass &currentPass() {
+  thread_local CurrentPass C;
+  return C;
+}
+
+// Notes `Name` on `IR` as the pass running now; cheap, since it runs before
+// every pass: names are referred to or copied, never built.
+void noteCurrentPass(StringRef Name, Any IR) {
+  CurrentPass &C = currentPass();
+  C.Name = Name.data();
+  C.NameLength = Name.size();
+  const void *H;
+  C.Unit = unitOf(IR, H);
+  StringRef U;
+  if (C.Unit == PLAB_MODULE)
+    U = static_cast<const Module *>(H)->getModuleIdentifier();
+  else if (C.Unit == PLAB_FUNCTION)
+    U = static_cast<const Function *>(H)->getName();
+  else if (C.Unit == PLAB_LOOP)
+    U = static_cast<const Loop *>(H)->getHeader()->getParent()->getName();
+  C.UnitLength = std::min(U.size(), sizeof C.UnitName);
+  memcpy(C.UnitName, U.data(), C.UnitLength);
+}
+
+// "the pass 'licm' crashed on a loop in function 'f': ..."
+std::string crashReport() {
+  const CurrentPass &C = currentPass();
+  std::string Report = "LLVM crashed";
+  if (C.Name) {
+    Report = "the pass '" + std::string(C.Name, C.NameLength) + "' crashed";
+    std::string U(C.UnitName, C.UnitLength);
+    switch (C.Unit) {
+    case PLAB_MODULE:
+      Report += " on module '" + U + "'";
+      break;
+    case PLAB_FUNCTION:
+      Report += " on function '" + U + "'";
+      break;
+    case PLAB_LOOP:
+      Report += " on a loop in function '" + U + "'";
+      break;
+    case PLAB_CGSCC:
+      Report += " on a call-graph SCC";
+      break;
+    }
+  }
+  return Report + ": " + plab::fatalMessage();
 }
 
 // The name of an IR unit: the module identifier, the function, the SCC as
@@ -389,6 +453,12 @@ struct Runner {
   DenseMap<const char *, std::pair<size_t, StringRef>> NameCache;
 
   void registerCallbacks() {
+    // First, so that it has run when a hook or the pass crashes.
+    PIC.registerBeforeNonSkippedPassCallback([this](StringRef P, Any IR) {
+      StringRef Name = nameOf(P);
+      if (!Name.empty())
+        noteCurrentPass(Name, IR);
+    });
     PIC.registerShouldRunOptionalPassCallback([this](StringRef P, Any IR) {
       // What LLVM's OptNoneInstrumentation does: optional passes skip
       // functions (and their loops) marked optnone.
@@ -558,14 +628,116 @@ void installFatalHandler() {
   (void)Installed;
 }
 
+int &crashSignal() {
+  thread_local int S = 0;
+  return S;
+}
+
+namespace {
+const int CrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+struct sigaction PreviousActions[NSIG];
+
+void onCrash(int Sig, siginfo_t *Info, void *Context) {
+  // Only async-signal-safe work before the jump: thread-local reads and an
+  // int written; the guard makes the message once it is back.
+  Recovery *R = innermost();
+  if (R && R->RustDepth == rustDepth()) {
+    crashSignal() = Sig;
+    std::longjmp(R->Jump, 1);
+  }
+  // Not inside a guard (or inside a Rust hook): what was there before.
+  const struct sigaction &Old = PreviousActions[Sig];
+  if ((Old.sa_flags & SA_SIGINFO) && Old.sa_sigaction) {
+    Old.sa_sigaction(Sig, Info, Context);
+    return;
+  }
+  if (!(Old.sa_flags & SA_SIGINFO) && Old.sa_handler != SIG_DFL && Old.sa_handler != SIG_IGN) {
+    Old.sa_handler(Sig);
+    return;
+  }
+  signal(Sig, SIG_DFL);
+  raise(Sig);
+}
+
+// An alternate signal stack for this thread, freed with the thread, unless
+// it has one (Rust's std gives its threads one).
+struct AltStack {
+  void *Memory = nullptr;
+  AltStack() {
+    stack_t Old;
+    if (sigaltstack(nullptr, &Old) == 0 && !(Old.ss_flags & SS_DISABLE))
+      return;
+    const size_t Size = 1 << 16;
+    Memory = malloc(Size);
+    if (!Memory)
+      return;
+    stack_t S;
+    S.ss_sp = Memory;
+    S.ss_flags = 0;
+    S.ss_size = Size;
+    if (sigaltstack(&S, nullptr) != 0) {
+      free(Memory);
+      Memory = nullptr;
+    }
+  }
+  ~AltStack() {
+    if (!Memory)
+      return;
+    stack_t S;
+    S.ss_sp = nullptr;
+    S.ss_flags = SS_DISABLE;
+    S.ss_size = 0;
+    sigaltstack(&S, nullptr);
+    free(Memory);
+  }
+};
+} // namespace
+
+void installCrashHandlers() {
+  static bool Installed = [] {
+    struct sigaction A;
+    memset(&A, 0, sizeof A);
+    A.sa_sigaction = onCrash;
+    // NODEFER: the jump leaves the handler without returning, and the
+    // signal must not stay blocked for the next crash.
+    A.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&A.sa_mask);
+    for (int Sig : CrashSignals)
+      sigaction(Sig, &A, &PreviousActions[Sig]);
+    return true;
+  }();
+  (void)Installed;
+  thread_local AltStack Stack;
+  (void)Stack;
+}
+
+std::string describeCrash(int Signal) {
+  switch (Signal) {
+  case SIGSEGV:
+    return "segmentation fault (SIGSEGV: an invalid memory access, or a stack overflow)";
+  case SIGBUS:
+    return "bus error (SIGBUS: an invalid memory access)";
+  case SIGILL:
+    return "illegal instruction (SIGILL: a trap, or code that should not be reached)";
+  case SIGFPE:
+    return "arithmetic exception (SIGFPE: an integer division by zero)";
+  case SIGABRT:
+    return "abort (SIGABRT: a failed assertion, or abort() called)";
+  }
+  return "signal " + std::to_string(Signal);
+}
+
 } // namespace plab
 
 using plab::guarded;
 
 namespace {
-// Sends what a guard caught, as LLVM prints it.
+// Sends what a guard caught, as LLVM prints it (or the crash, in words).
 void sendFatal(plab_sink sink, void *user) {
-  send(sink, user, "LLVM ERROR: " + plab::fatalMessage());
+  if (plab::crashSignal() != 0)
+    send(sink, user, "LLVM crashed: " + plab::fatalMessage());
+  else
+    send(sink, user, "LLVM ERROR: " + plab::fatalMessage());
 }
 } // namespace
 
@@ -772,6 +944,8 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
     ~InProgress() { --RunsInProgress; }
   } Counting;
   R->Hooks = hooks;
+  currentPass().Name = nullptr;
+  currentPass().UnitLength = 0;
   if (!guarded([&] {
         // Passes of the code generator's IR pipeline read the profile
         // summary as a cached module analysis and crash when it is not
@@ -788,7 +962,10 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
     R->Hooks = nullptr;
     if (SetsOptions)
       resetOzInlinerOptions();
-    sendFatal(sink, user);
+    if (plab::crashSignal() != 0)
+      send(sink, user, crashReport());
+    else
+      sendFatal(sink, user);
     return 2;
   }
   R->Hooks = nullptr;
@@ -801,6 +978,13 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
 /// Returns false and sends LLVM's message when it cannot be loaded.
 bool plab_load_plugin(const char *path, plab_sink sink, void *user) {
   initTargets();
+  // A plugin finds LLVM's symbols in the process, as in opt. Where passlab
+  // itself was loaded with RTLD_LOCAL (Python's import of the extension),
+  // LLVM's library came with it and its symbols are not the process's:
+  // made global here, so that a plugin loads from Python as in the REPL.
+  Dl_info Info;
+  if (dladdr(reinterpret_cast<void *>(&LLVMContextCreate), &Info) && Info.dli_fname)
+    dlopen(Info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   bool Loaded = false;
   if (!guarded([&] {
         Expected<PassPlugin> P = PassPlugin::Load(path);

@@ -12,6 +12,27 @@ use std::process::Command;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
+/// Builds tests/plugin/NAME.cpp with clang++-19 into target/test-plugin.
+fn build(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = root.join(format!("target/test-plugin/core-{name}.so"));
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let bindir = Path::new(env!("PASSLAB_LLVM_BINDIR"));
+    let flags = Command::new(bindir.join("llvm-config"))
+        .arg("--cxxflags")
+        .output()
+        .unwrap();
+    let status = Command::new(bindir.join("clang++"))
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&out)
+        .arg(root.join(format!("tests/plugin/{name}.cpp")))
+        .args(String::from_utf8(flags.stdout).unwrap().split_whitespace())
+        .status()
+        .unwrap();
+    assert!(status.success(), "clang++-19 could not build {name}.cpp");
+    out
+}
+
 /// Builds the plugin once and loads it into this process.
 fn plugin() -> &'static PathBuf {
     static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
@@ -127,4 +148,49 @@ fn a_file_that_is_not_a_plugin_is_an_error() {
     let e = registry::load_plugin(&bad).unwrap_err().to_string();
     assert!(e.starts_with("cannot load LLVM pass plugin"), "{e}");
     std::fs::remove_file(&bad).unwrap();
+}
+
+/// A plugin pass that crashes — a null pointer, abort(), a stack overflow
+/// — ends the run, not the session: each is an error naming the pass and
+/// the function, the module is as it was before, and the session goes on
+/// (instruments included) as often as it happens.
+#[test]
+fn a_crashing_plugin_pass_leaves_the_session_as_it_was() {
+    use passlab::session::Session;
+    let so = build("crashing_plugin");
+    let mut s = Session::new();
+    let run = |s: &mut Session, line: &str| s.execute(line).map(|o| o.text());
+    run(&mut s, &format!(":plugin {}", so.display())).unwrap();
+    run(
+        &mut s,
+        ":module m --lang c\nint boom(int x) { return x * 3; }\nint fine(int x) { return x + 1; }\n.",
+    )
+    .unwrap();
+    run(&mut s, ":instrument timing ir-size").unwrap();
+    let before = run(&mut s, ":show").unwrap();
+    for (pass, what) in [
+        ("crash-segv", "SIGSEGV"),
+        ("crash-abort", "SIGABRT"),
+        ("crash-overflow", "SIGSEGV"),
+        ("crash-segv", "SIGSEGV"),
+    ] {
+        let e = run(&mut s, &format!(":run mem2reg,{pass},instcombine"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("the pass '{pass}' crashed on function 'boom'"))
+                && e.contains(what),
+            "{e}"
+        );
+        assert_eq!(run(&mut s, ":show").unwrap(), before, "after {pass}");
+    }
+    // The session goes on: passes run, instruments report them.
+    run(&mut s, ":run O2").unwrap();
+    let report = run(&mut s, ":report timing").unwrap();
+    assert!(report.contains("instcombine"), "{report}");
+    let after = run(&mut s, ":show").unwrap();
+    assert!(
+        after.contains("@boom") && !after.contains("alloca"),
+        "{after}"
+    );
 }

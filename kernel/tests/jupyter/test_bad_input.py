@@ -74,7 +74,41 @@ HUGE_CELLS = [
 ]
 
 
+def crashing_plugin():
+    """tests/plugin/crashing_plugin.cpp built with clang++-19: passes that
+    crash on a function named boom (tests/plugin.rs builds it too)."""
+    import os
+    import subprocess
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    out = os.path.join(root, "target", "test-plugin", "kernel-crashing_plugin.so")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    flags = subprocess.run(["llvm-config-19", "--cxxflags"], capture_output=True, text=True, check=True).stdout
+    subprocess.run(["clang++-19", "-shared", "-fPIC", "-O1", "-o", out,
+                    os.path.join(root, "tests", "plugin", "crashing_plugin.cpp"), *flags.split()], check=True)
+    return out
+
+
 class BadInputTests(KernelCase):
+    def test_a_crashing_plugin_pass_leaves_the_kernel_and_its_modules(self):
+        plugin = crashing_plugin()
+        reply, _ = self.run_cell(f":plugin {plugin}\n:module m --lang c\n"
+                                 "int boom(int x) { return x * 3; }\nint fine(int x) { return x + 1; }")
+        self.assertEqual(reply["content"]["status"], "ok")
+        pid = self.km.provisioner.process.pid
+        _, before = self.run_cell(":use m\n:show")
+        for pass_, signal in [("crash-segv", "SIGSEGV"), ("crash-abort", "SIGABRT"), ("crash-overflow", "SIGSEGV")]:
+            reply, outputs = self.run_cell(f":use m\n:run mem2reg,{pass_}", timeout=120)
+            self.assertEqual(reply["content"]["status"], "error")
+            said = reply["content"]["evalue"] + self.text_of(outputs)
+            self.assertIn(f"the pass '{pass_}' crashed on function 'boom'", said)
+            self.assertIn(signal, said)
+            _, after = self.run_cell(":use m\n:show")
+            self.assertEqual(self.text_of(after), self.text_of(before))
+        reply, outputs = self.run_cell(":use m\n:run O2\n:call boom 14")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertIn("boom(14) = 42", self.text_of(outputs))
+        self.assertEqual(self.km.provisioner.process.pid, pid)
+
     def test_no_input_ends_the_kernel(self):
         reply, _ = self.run_cell(":module sentinel --lang c\nint add(int a, int b) { return a + b; }")
         self.assertEqual(reply["content"]["status"], "ok")

@@ -1,0 +1,50 @@
+"""A pass that crashes (a plugin's null pointer, abort(), a stack
+overflow) ends the run with passlab.Error naming the pass and the
+function; the Python interpreter goes on and the module is as it was."""
+
+import pathlib
+import subprocess
+
+import pytest
+
+import passlab
+from passlab.transform import LLVMPass
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SOURCE = "int boom(int x) { return x * 3; }\nint fine(int x) { return x + 1; }\n"
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory):
+    """tests/plugin/crashing_plugin.cpp, built with clang++-19 and loaded
+    into this process (through a session: plugins are the process's)."""
+    out = tmp_path_factory.mktemp("plugin") / "crashing_plugin.so"
+    flags = subprocess.run(["llvm-config-19", "--cxxflags"], capture_output=True, text=True, check=True).stdout
+    subprocess.run(["clang++-19", "-shared", "-fPIC", "-O1", "-o", str(out),
+                    str(ROOT / "tests" / "plugin" / "crashing_plugin.cpp"), *flags.split()], check=True)
+    session = passlab.Session()
+    session.execute_each(f":plugin {out}", lambda items, last: None)
+    return session
+
+
+@pytest.mark.parametrize("name,signal", [
+    ("crash-segv", "SIGSEGV"), ("crash-abort", "SIGABRT"), ("crash-overflow", "SIGSEGV"), ("crash-segv", "SIGSEGV"),
+])
+def test_a_crashing_pass_is_an_error_and_python_goes_on(plugin, name, signal):
+    mod = passlab.Module.from_c(SOURCE, name="m.c")
+    LLVMPass("mem2reg")(mod)
+    before = mod.text()
+    with pytest.raises(passlab.Error, match=f"the pass '{name}' crashed on function 'boom'.*{signal}"):
+        LLVMPass(name)(mod)
+    assert mod.text() == before
+    LLVMPass("default<O2>")(mod)
+    assert "alloca" not in mod.text()
+
+
+def test_in_a_session_too(plugin):
+    plugin.execute_each(":module m --lang c\n" + SOURCE + ".", lambda items, last: None)
+    with pytest.raises(passlab.Error, match="crashed on function 'boom'"):
+        plugin.execute_each(":run crash-segv", lambda items, last: None)
+    shown = []
+    plugin.execute_each(":show", lambda items, last: shown.extend(items))
+    assert "define" in "".join(str(v) for _, v in shown)
