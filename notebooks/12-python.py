@@ -180,10 +180,12 @@ print(f"-Oz: {result['baselines']['Oz']} instructions; best of 60 orderings: {be
 # a Ray task on the cluster `ray.init` connected to — here a local one with
 # two CPUs. Seeded searches give the same results wherever they run.
 
-import logging, os, shutil, tempfile
-# A local cluster for this lesson, for this user only: without this, Ray
-# 2.60 turns on token authentication and writes the token into ~/.ray.
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import logging, os, secrets, shutil, tempfile
+# A local cluster for this lesson, for this user only: Ray's servers listen
+# on the machine's network too, so authentication stays on, with a token of
+# this process's (Ray would otherwise write one into ~/.ray).
+os.environ["RAY_AUTH_MODE"] = "token"
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 logging.getLogger("ray.widgets.util").setLevel(logging.ERROR)  # no advice on progress bars
 import ray
 from passlab.search import tune_corpus

@@ -167,12 +167,17 @@ impl PyJit {
         let core = m.get()?;
         let mut jit = run_core(py, || Jit::new(core, opt_level))?;
         if let Some(t) = timeout_s {
-            if !(t.is_finite() && t > 0.0) {
+            // (try_: a number too large for a Duration, 1e300, is an error
+            // here, not a panic that reaches Python as PanicException)
+            let timeout = std::time::Duration::try_from_secs_f64(t)
+                .ok()
+                .filter(|d| !d.is_zero());
+            let Some(timeout) = timeout else {
                 return Err(crate::errors::to_py(passlab::Error::Invalid(format!(
-                    "timeout_s must be a positive number; got {t}"
+                    "timeout_s must be a positive number of seconds that fits a duration; got {t}"
                 ))));
-            }
-            jit = jit.with_timeout(std::time::Duration::from_secs_f64(t));
+            };
+            jit = jit.with_timeout(timeout);
         }
         Ok(PyJit { inner: jit })
     }

@@ -122,3 +122,12 @@ def test_charts_display_as_the_kernel_shows_them(tmp_path):
         assert chart.png().startswith(b"\x89PNG")
     size.chart().save(str(tmp_path / "size.png"))
     assert (tmp_path / "size.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("timeout", [1e300, float("inf"), float("nan"), 0.0, -1.0])
+def test_a_timeout_out_of_range_is_an_error_not_a_panic(timeout):
+    mod = passlab.Module.from_c("int f(void) { return 1; }", name="t.c")
+    # (pyo3's PanicException derives from BaseException: `except Exception`
+    # would not catch it; passlab.Error does)
+    with pytest.raises(passlab.Error, match="timeout_s"):
+        passlab.JIT(mod, timeout_s=timeout)

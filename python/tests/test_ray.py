@@ -6,6 +6,7 @@ ending its processes, not with ``ray stop``, which would stop every Ray on
 the machine."""
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -15,12 +16,21 @@ import tempfile
 import time
 
 import pytest
+
+# Ray's servers listen on the machine's network (GCS, raylet, workers: on
+# every interface here, --node-ip-address=127.0.0.1 or not), so the
+# cluster requires a token, this test's own, given in the environment (Ray
+# would otherwise write one into ~/.ray, a folder of the user's). Set
+# before Ray is imported: it reads its authentication mode then.
+os.environ["RAY_AUTH_MODE"] = "token"
+os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+
 # (imported, not skipped when missing: the set-up installs Ray, and a venv
 # whose install failed must fail here)
-import ray
+import ray  # noqa: E402
 
-import passlab.gym
-from passlab.search import tune_corpus
+import passlab.gym  # noqa: E402
+from passlab.search import tune_corpus  # noqa: E402
 
 
 def free_ports(n):
@@ -35,22 +45,33 @@ def free_ports(n):
     return ports
 
 
+def processes_of(folder):
+    """The pids whose command line names `folder` (the cluster's own: each
+    Ray process is given its session folder), this one aside."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if folder.encode() in f.read():
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
+
+
 def end_processes_of(folder):
     """Ends every process whose command line names `folder` (the cluster's
     own: each Ray process is given its session folder)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        found = False
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit() or int(pid) == os.getpid():
-                continue
+        pids = processes_of(folder)
+        for pid in pids:
             try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if folder.encode() in f.read():
-                        os.kill(int(pid), sig)
-                        found = True
-            except (OSError, ProcessLookupError):
+                os.kill(pid, sig)
+            except ProcessLookupError:
                 pass
-        if not found:
+        if not pids:
             return
         time.sleep(3)
 
@@ -62,12 +83,6 @@ def cluster():
     (gcs, dashboard, agent_listen, agent_grpc, runtime_env, metrics, node_manager,
      object_manager) = free_ports(8)
     folder = tempfile.mkdtemp(prefix="plab-ray-")
-    # Ray 2.60 turns token authentication on for `ray start` and writes the
-    # token into ~/.ray: a test's own local cluster goes without (both
-    # here and in the processes it starts), and no folder of the user's is
-    # written.
-    saved_mode = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
     ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
     started = subprocess.run(
         [ray_cli, "start", "--head", "--num-cpus=2", f"--port={gcs}", f"--temp-dir={folder}",
@@ -87,10 +102,20 @@ def cluster():
         ray.shutdown()
         end_processes_of(folder)
         shutil.rmtree(folder, ignore_errors=True)
-        if saved_mode is None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-        else:
-            os.environ["RAY_AUTH_MODE"] = saved_mode
+
+
+def test_a_client_without_the_token_is_refused(cluster):
+    # Whoever reaches the cluster's port without its token submits nothing
+    # (with RAY_AUTH_MODE=disabled, as this test and lesson 12 once ran it,
+    # anyone who reached the machine could).
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
+    probe = subprocess.run(
+        [sys.executable, "-c",
+         f"import ray; ray.init(address='127.0.0.1:{cluster}'); print(ray.get(ray.remote(lambda: 2).remote()))"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert probe.returncode != 0, probe.stdout
+    assert "AuthenticationError" in probe.stderr, probe.stderr[-2000:]
 
 
 def test_a_corpus_searched_as_ray_tasks_equals_one_process(cluster, zlib):
