@@ -134,6 +134,253 @@ fn a_project_loads_unit_by_unit_with_its_own_flags() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A shared library whose constructor writes `marker` (what a plugin
+/// loaded into clang runs), built with clang-19 in `dir`; checked to do
+/// so when clang-19 loads it, so that no marker later means not loaded.
+fn evil_library(dir: &Path, marker: &Path) -> std::path::PathBuf {
+    let c = dir.join("evil.c");
+    std::fs::write(
+        &c,
+        format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void evil(void) {{\n  FILE *f = fopen(\"{}\", \"w\");\n  if (f) {{ fputs(\"ran\\n\", f); fclose(f); }}\n}}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let so = dir.join("evil.so");
+    let out = std::process::Command::new("clang-19")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .output()
+        .expect("run clang-19");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&c).unwrap();
+    let tiny = dir.join("tiny.c");
+    std::fs::write(&tiny, "int tiny(void) { return 1; }\n").unwrap();
+    let _ = std::process::Command::new("clang-19")
+        .arg(format!("-fplugin={}", so.display()))
+        .args(["-c", "-o", "/dev/null"])
+        .arg(&tiny)
+        .output()
+        .unwrap();
+    assert!(
+        marker.exists(),
+        "clang-19 -fplugin= did not run the library"
+    );
+    std::fs::remove_file(marker).unwrap();
+    std::fs::remove_file(&tiny).unwrap();
+    so
+}
+
+/// Every file under `dir` with its contents, by path.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p.clone());
+                out.insert(p, b"(folder)".to_vec());
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.insert(p, bytes);
+            }
+        }
+    }
+    out
+}
+
+/// A database says what its source means, never what to run or write: a
+/// unit whose command loads a plugin (three ways, and through a clang
+/// configuration file) and writes files (dependency files, diagnostics,
+/// statistics, optimization records, time traces, temporaries, coverage
+/// notes, split DWARF, a module cache, crash reports, profiles) compiles
+/// with none of it: the plugin's constructor never runs, no file in the
+/// folder is written or changed, and each flag is listed as left out, by
+/// its unit.
+#[test]
+fn a_database_cannot_run_or_write_anything() {
+    let _turn = turn();
+    let dir = std::env::temp_dir().join(format!("passlab-cc-doors-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("marker");
+    let so = evil_library(&dir, &marker);
+    let d = dir.display();
+    std::fs::write(
+        dir.join("evil.cfg"),
+        format!("-fpass-plugin={}\n", so.display()),
+    )
+    .unwrap();
+    for t in [
+        "t_wp", "t_diag", "t_stats", "t_rec", "t_mf", "t_trace", "t_info", "t_prof",
+    ] {
+        std::fs::write(dir.join(t), "untouched\n").unwrap();
+    }
+    std::fs::write(dir.join("evil.c"), "int evil(int x) { return x * 3; }\n").unwrap();
+    std::fs::write(
+        dir.join("plain.c"),
+        "int evil(int);\nint main(void) { return evil(3); }\n",
+    )
+    .unwrap();
+    let dangerous = [
+        format!("-fpass-plugin={}", so.display()),
+        format!("-fplugin={}", so.display()),
+        format!("-Xclang -load -Xclang {}", so.display()),
+        format!("--config {d}/evil.cfg"),
+        format!("-Wp,-MD,{d}/t_wp"),
+        format!("--serialize-diagnostics {d}/t_diag"),
+        format!("-Xclang -stats-file={d}/t_stats"),
+        format!("-fsave-optimization-record -foptimization-record-file={d}/t_rec"),
+        format!("-MD -MF {d}/t_mf"),
+        format!("-ftime-trace={d}/t_trace"),
+        format!("-mllvm -stats -mllvm -info-output-file={d}/t_info"),
+        format!("-fprofile-instr-generate={d}/t_prof -fcoverage-mapping"),
+        "-save-temps".to_string(),
+        "--coverage".to_string(),
+        "-gsplit-dwarf".to_string(),
+        format!("-fmodules -fmodules-cache-path={d}/cache"),
+        format!("-fcrash-diagnostics-dir={d}/crash"),
+        format!("-B {d}/bin"),
+    ];
+    let db = dir.join("compile_commands.json");
+    std::fs::write(
+        &db,
+        format!(
+            r#"[
+ {{"directory": "{d}", "file": "evil.c", "command": "cc -DKEPT=1 {} -c evil.c -o evil.o"}},
+ {{"directory": "{d}", "file": "plain.c", "command": "cc -c plain.c -o plain.o"}}
+]"#,
+            dangerous.join(" ")
+        ),
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    let mut s = Session::new();
+    let out = run(&mut s, &format!(":load {} as doors", db.display()));
+    assert!(out.contains("2 units compiled (level"), "{out}");
+    assert!(!out.contains("failed"), "{out}");
+    assert!(!marker.exists(), "a plugin ran:\n{out}");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "a file in the folder was written:\n{out}"
+    );
+    let by_unit = out
+        .lines()
+        .find(|l| l.starts_with("left out of evil.c's command"))
+        .unwrap_or_else(|| panic!("{out}"));
+    for shown in [
+        format!("-fpass-plugin={}", so.display()),
+        format!("-fplugin={}", so.display()),
+        "-Xclang -load".to_string(),
+        format!("-Xclang {}", so.display()),
+        format!("--config {d}/evil.cfg"),
+        "-Wp,-MD,FILE".to_string(),
+        format!("--serialize-diagnostics {d}/t_diag"),
+        format!("-Xclang -stats-file={d}/t_stats"),
+        "-fsave-optimization-record".to_string(),
+        format!("-foptimization-record-file={d}/t_rec"),
+        format!("-ftime-trace={d}/t_trace"),
+        "-mllvm -stats".to_string(),
+        format!("-mllvm -info-output-file={d}/t_info"),
+        format!("-fprofile-instr-generate={d}/t_prof"),
+        "-fcoverage-mapping".to_string(),
+        "-save-temps".to_string(),
+        "--coverage".to_string(),
+        "-gsplit-dwarf".to_string(),
+        "-fmodules".to_string(),
+        format!("-fmodules-cache-path={d}/cache"),
+        format!("-fcrash-diagnostics-dir={d}/crash"),
+        format!("-B {d}/bin"),
+    ] {
+        assert!(by_unit.contains(&shown), "{shown} not listed:\n{out}");
+    }
+    // What every build says, once: the dependency file as any other.
+    assert!(
+        out.contains("left out of the units' commands: -MD -MF FILE -c -o FILE"),
+        "{out}"
+    );
+    // What the source means stayed: the program runs.
+    let out = run(&mut s, ":exec");
+    assert!(out.contains("exit status 9"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Response files are read in the project's folders only: one there is
+/// spliced in and filtered (its macro kept, its plugin dropped); one
+/// outside, even through a symbolic link inside, refuses its entry, named
+/// with the file, and the rest of the project loads.
+#[test]
+fn response_files_are_read_in_the_project_only() {
+    let _turn = turn();
+    let dir = std::env::temp_dir().join(format!("passlab-cc-rsp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (build, outside) = (dir.join("build"), dir.join("outside"));
+    std::fs::create_dir_all(&build).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let marker = dir.join("marker");
+    let so = evil_library(&dir, &marker);
+    std::fs::write(
+        build.join("flags.rsp"),
+        format!(
+            "-DFROM_RSP=5 \"-DSPACED=(1 + 1)\"\n-fpass-plugin={}\n",
+            so.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(outside.join("far.rsp"), "-DFAR=1\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("far.rsp"), build.join("link.rsp")).unwrap();
+    std::fs::write(
+        build.join("main.c"),
+        "#ifndef FROM_RSP\n#error needs the response file\n#endif\nint main(void) { return FROM_RSP * SPACED; }\n",
+    )
+    .unwrap();
+    std::fs::write(build.join("far.c"), "int far(void) { return FAR; }\n").unwrap();
+    std::fs::write(build.join("link.c"), "int link(void) { return FAR; }\n").unwrap();
+    let db = build.join("compile_commands.json");
+    std::fs::write(
+        &db,
+        format!(
+            r#"[
+ {{"directory": "{b}", "file": "main.c", "command": "cc @flags.rsp -c main.c"}},
+ {{"directory": "{b}", "file": "far.c", "arguments": ["cc", "@{o}/far.rsp", "-c", "far.c"]}},
+ {{"directory": "{b}", "file": "link.c", "arguments": ["cc", "@link.rsp", "-c", "link.c"]}}
+]"#,
+            b = build.display(),
+            o = outside.display()
+        ),
+    )
+    .unwrap();
+    let mut s = Session::new();
+    let out = run(&mut s, &format!(":load {} as rsp", db.display()));
+    assert!(out.contains("1 unit compiled"), "{out}");
+    assert!(!marker.exists(), "a plugin ran:\n{out}");
+    assert!(
+        out.contains(&format!("-fpass-plugin={}", so.display())),
+        "{out}"
+    );
+    let far = format!(
+        "far.c: skipped: entry 2: response file '@{}/far.rsp' is ",
+        outside.display()
+    );
+    assert!(out.contains(&far), "{out}");
+    assert!(
+        out.contains("link.c: skipped: entry 3: response file '@link.rsp' is "),
+        "{out}"
+    );
+    assert!(out.contains("outside the project's folders"), "{out}");
+    let out = run(&mut s, ":exec");
+    assert!(out.contains("exit status 10"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// cmark-gfm, C: `link=lto` then `lto<O2>` is what clang-19 -flto -O2 and
 /// lld make of the same units, function by function; the program runs
 /// through the JIT with the native program's output, linked plainly and

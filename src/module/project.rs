@@ -3,16 +3,53 @@
 //! use), one entry per translation unit with its folder, file and command
 //! line.
 //!
-//! Each unit becomes a [`Source`] compiled with its own command line (its
-//! `-I`, `-D`, `-std`, `-f` and `-W` flags, its language) in its own
+//! Each unit becomes a [`Source`] compiled with its own flags in its own
 //! folder, through clang's hand-over at the level passlab is given, like
-//! every other `:load`. What the build's command says about *how to
-//! build* rather than *what the source means* is not passed on, and
-//! [`Unit::dropped`] says what was left out: the compiler's name, `-c`,
-//! `-o FILE`, the dependency-file flags (`-MD`, `-MF FILE`, …), the
-//! optimization level (`-O2`: the hand-over's level is passlab's, so that
-//! the pipelines run on the unit are the ones the user names) and
-//! `-flto` (link-time optimization is the loader's `link=lto`).
+//! every other `:load`. A database says what the source *means*, never
+//! what to run or write: whoever wrote it (a build, a download, a
+//! colleague) is not asked to be trusted with loading code into passlab or
+//! writing files wherever they say, which clang does for many of its
+//! flags (`-fpass-plugin=`, `-Xclang -load`, `-MF FILE`, `-Wp,-MD,FILE`,
+//! `--serialize-diagnostics FILE`, `-ftime-trace=`, `--config FILE`, …).
+//! clangd, reading the same databases, refuses to run what they name
+//! unless allowed; passlab keeps, by an allow-list ([`rule`]), only:
+//!
+//! * include paths and included files: `-I`, `-isystem`, `-iquote`,
+//!   `-idirafter`, `-isysroot`, `--sysroot`, `-iprefix`, `-iwithprefix…`,
+//!   `-nostdinc…`, `-include FILE`, `-imacros FILE` (reading headers is
+//!   what compiling the source does);
+//! * macros: `-D`, `-U`, `-A`, `-undef`;
+//! * the language and its standard: `-x` (it sets the unit's language),
+//!   `-std=`, `-ansi`, `-trigraphs`;
+//! * the target: `--target=`, `-target`, every `-m` option (`-march=`,
+//!   `-mcpu=`, …) but `-mllvm`;
+//! * the `-f` flags that change what the source means or how clang's front
+//!   end turns it into IR, by name (a list: dialect, types and ABI,
+//!   undefined behaviour, floating point, code model, debug info), with or
+//!   without `no-`;
+//! * debug info (`-g`, `-gdwarf-N`, …, not `-gsplit-dwarf`), warnings
+//!   (`-W…` but `-Wp,`, `-Wl,`, `-Wa,`; `-w`, `-pedantic`), `-pthread`.
+//!
+//! Everything else is left out, and [`Unit::dropped`] says what: the
+//! compiler's name, `-c`, `-o FILE`, the dependency-file flags (`-MD`,
+//! `-MF FILE`, …), the optimization level (`-O2`: the hand-over's level is
+//! passlab's, so that the pipelines run on the unit are the ones the user
+//! names), `-flto` (link-time optimization is the loader's `link=lto`),
+//! and every flag not on the list: plugins, profiles, optimization records,
+//! traces, module caches, crash reports, sanitizers, `-save-temps`, `-B`,
+//! `--config`, `-Wp,…` (it can hide `-MD,FILE`), and `-Xclang`,
+//! `-Xpreprocessor`, `-mllvm` and every other option that takes the next
+//! word, with that word (clang-19's driver options of that kind, from its
+//! option table), so that no value is ever read as a flag of its own.
+//!
+//! Response files (`@FILE`, in `command` or `arguments`) are read here, as
+//! clang reads them (GNU quoting; a nested `@FILE` is relative to the
+//! unit's folder too), only from the project's folders: the database's
+//! and the unit's, symbolic links and `..` resolved. A response file
+//! outside them, missing, not a regular file, or larger than 1 MiB refuses
+//! that entry, which is skipped with why; what a response file holds goes
+//! through the same allow-list.
+//!
 //! [`compile`] compiles units in parallel, each in a forked child as
 //! every compile is.
 
@@ -46,31 +83,289 @@ pub struct Project {
     /// The deepest folder all units' files are under.
     pub root: PathBuf,
     pub units: Vec<Unit>,
-    /// Entries that are not C or C++ (assembly, …): their file and why.
+    /// Entries that are not C or C++ (assembly, …) or whose response
+    /// files were refused: their file and why.
     pub skipped: Vec<(String, String)>,
 }
 
-/// Flags that take the next word as their value and are dropped with it.
-const DROPPED_WITH_VALUE: &[&str] = &["-o", "-MF", "-MT", "-MQ", "-MJ"];
-/// Flags dropped on their own.
-const DROPPED: &[&str] = &[
-    "-c",
-    "-S",
-    "-E",
-    "-M",
-    "-MM",
-    "-MD",
-    "-MMD",
-    "-MP",
-    "-MG",
-    "-emit-llvm",
-    "-pipe",
-    "--",
+/// What the allow-list does with a word where clang expects a flag (see
+/// the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Kept: alone, or with its value joined (`-DX=1`, `-std=c99`).
+    Kept,
+    /// Kept with the next word, its value (`-I DIR`).
+    KeptWithNext,
+    /// The unit's language (`-x c++`, `--language=c`): the next word when
+    /// `next`. passlab gives clang the language itself.
+    Language { next: bool },
+    /// Left out, with the next this many words: the values of an option
+    /// that takes them (`-Xclang -load`, `-MF FILE`; 0 for none).
+    Dropped(usize),
+}
+
+/// clang-19's driver options that take the next word as their value
+/// (its option table's `Separate` and `JoinedOrSeparate` options), but for
+/// those kept: each is dropped with that word, so that the value
+/// (`-Xclang -load`, `-mllvm -stats`) is never read as a flag of its own.
+const DROPPED_WITH_NEXT: &str = "-alias_list -allowable_client --analyzer-output -arch -arch_only \
+    -arcmt-migrate-report-output -B -b --bootclasspath -bundle_loader \
+    -ccc-arcmt-migrate -ccc-gcc-name -ccc-install-dir -ccc-objcmt-migrate \
+    --CLASSPATH --classpath -client_name -compatibility_version --config \
+    -current_version -darwin-target-variant -darwin-target-variant-triple \
+    -dependency-dot -dependency-file -dsym-dir -dumpdir --dyld-prefix \
+    -dylib_file -dylinker_install_name -e --encoding \
+    -exported_symbols_list --extdirs -F -fdebug-compilation-dir \
+    -fexperimental-openacc-macro-override -filelist \
+    -fmodule-implementation-of -fmodules-user-build-path --for-linker \
+    --force-link -force_load -framework -ftrapv-handler -G \
+    -gen-cdb-fragment-path -hlsl-entry -iapinotes-modules -iframework \
+    -iframeworkwithsysroot --imacros -image_base -imultilib --include \
+    -include-pch --include-prefix --include-with-prefix \
+    --include-with-prefix-after --include-with-prefix-before -init \
+    -install_name -interface-stub-version= -ivfsoverlay -L -l \
+    -lazy_framework -lazy_library --library-directory -MF --mhwdiv -MJ \
+    -mllvm -mmlir -module-dependency-dir -MQ -MT -multiply_defined \
+    -multiply_defined_unused --no-system-header-prefix -o \
+    -object-file-name --output --output-class-directory -pagezero_size \
+    --param --prefix --print-file-name --print-prog-name -read_only_relocs \
+    -reexport_framework -reexport_library --resource -resource-dir -rpath \
+    --rtlib -seg1addr -seg_addr_table -seg_addr_table_filename \
+    -segs_read_only_addr -segs_read_write_addr --serialize-diagnostics \
+    -serialize-diagnostics --specs -specs --stdlib -sub_library \
+    -sub_umbrella --system-header-prefix -T -u -umbrella -undefined \
+    -unexported_symbols_list -V -validator-version --vfsoverlay \
+    -vfsoverlay -weak_framework -weak_library -weak_reference_mismatches \
+    -working-directory -Xanalyzer -Xarch_device -Xarch_host -Xassembler \
+    -Xclang -Xcuda-fatbinary -Xcuda-ptxas -Xlinker \
+    -Xmicrosoft-visualc-tools-root -Xmicrosoft-visualc-tools-version \
+    -Xmicrosoft-windows-sdk-root -Xmicrosoft-windows-sdk-version \
+    -Xmicrosoft-windows-sys-root -Xopenmp-target -Xpreprocessor -z \
+    -Zlinker-input";
+
+/// Dropped with the next word, whatever follows their name:
+/// `-Xarch_arm64 -O3`, `-Xopenmp-target=nvptx64 -march=sm_80`.
+const DROPPED_JOINED_AND_NEXT: &[&str] = &["-Xarch_", "-Xoffload-linker", "-Xopenmp-target="];
+
+/// Darwin's linker options that take several words.
+const DROPPED_WITH_WORDS: &[(&str, usize)] = &[
+    ("-sectalign", 3),
+    ("-sectcreate", 3),
+    ("-sectobjectsymbols", 2),
+    ("-sectorder", 3),
+    ("-segaddr", 2),
+    ("-segcreate", 3),
+    ("-segprot", 3),
 ];
 
+/// Kept with their value, joined (`-Iinclude`) or the next word
+/// (`-I include`): where headers are, macros, files included first.
+const KEPT_WITH_VALUE: &[&str] = &[
+    "-I",
+    "-isystem",
+    "-isystem-after",
+    "-iquote",
+    "-idirafter",
+    "-isysroot",
+    "-iprefix",
+    "-iwithprefix",
+    "-iwithprefixbefore",
+    "-iwithsysroot",
+    "-cxx-isystem",
+    "-stdlib++-isystem",
+    "-D",
+    "-U",
+    "-A",
+    "-include",
+    "-imacros",
+];
+
+/// Kept with the next word, or with their value after `=` when they end
+/// with `=` here.
+const KEPT_LONG: &[&str] = &[
+    "--sysroot",
+    "--sysroot=",
+    "-target",
+    "--target=",
+    "--std",
+    "--std=",
+    "-std=",
+    "--include-directory",
+    "--include-directory=",
+    "--include-directory-after",
+    "--include-directory-after=",
+    "--define-macro",
+    "--define-macro=",
+    "--undefine-macro",
+    "--undefine-macro=",
+    "--assert",
+    "--assert=",
+    "-mthread-model",
+    "-meabi",
+    "-fnew-alignment",
+];
+
+/// Kept on their own.
+const KEPT_ALONE: &[&str] = &[
+    "-ansi",
+    "--ansi",
+    "-trigraphs",
+    "--trigraphs",
+    "-undef",
+    "-nostdinc",
+    "-nostdinc++",
+    "-nostdlibinc",
+    "-nobuiltininc",
+    "-pthread",
+    "-w",
+    "-pedantic",
+    "--pedantic",
+    "-pedantic-errors",
+    "--pedantic-errors",
+];
+
+/// The debug-info flags kept: how much, in which format. Not
+/// `-gsplit-dwarf` (it writes a `.dwo` file), `-gmodules`, nor
+/// `-gen-reproducer` or `-gen-cdb-fragment-path` (they write files too).
+const KEPT_G: &str = "-g -g0 -g1 -g2 -g3 -ggdb -ggdb0 -ggdb1 -ggdb2 -ggdb3 -glldb -gsce \
+    -gdbx -gmlt -gdwarf -gdwarf-2 -gdwarf-3 -gdwarf-4 -gdwarf-5 -gdwarf32 -gdwarf64 \
+    -gline-tables-only -gline-directives-only -gcolumn-info -gno-column-info \
+    -gstrict-dwarf -gno-strict-dwarf -gfull -gused -ginline-line-tables \
+    -gno-inline-line-tables -gsimple-template-names -gno-simple-template-names \
+    -gtemplate-alias -gno-template-alias";
+
+/// The `-f` flags kept, by name (after `-f` and an optional `no-`, before
+/// any `=`): those that change what the source means or how clang's front
+/// end turns it into IR. Not kept: what writes or reads files of the
+/// build's (plugins, profiles, optimization records, time traces, module
+/// caches, crash reports, coverage), diagnostics' form, sanitizers and
+/// instrumentation (they need a runtime the JIT does not have), LTO (the
+/// loader's `link=lto`), and how clang's own pipeline is tuned
+/// (`-fno-unroll-loops`: the pipeline is the user's).
+const KEPT_F: &str = "\
+    asm asm-blocks blocks borland-extensions char8_t coroutines declspec \
+    delayed-template-parsing digraphs dollars-in-identifiers gnu-keywords \
+    gnu89-inline gnu-inline-asm ms-compatibility ms-compatibility-version \
+    ms-extensions ms-volatile operator-names pascal-strings \
+    relaxed-template-template-args trigraphs zvector lax-vector-conversions \
+    access-control elide-constructors sized-deallocation aligned-allocation \
+    aligned-new new-alignment gnuc-version clang-abi-compat openmp openmp-simd \
+    openmp-version input-charset exec-charset template-depth constexpr-depth \
+    constexpr-steps bracket-depth freestanding \
+    signed-char unsigned-char signed-bitfields unsigned-bitfields short-enums \
+    short-wchar pack-struct max-type-align pcc-struct-return reg-struct-return \
+    common exceptions cxx-exceptions rtti rtti-data use-cxa-atexit \
+    threadsafe-statics c++-static-destructors register-global-dtors-with-atexit \
+    strict-flex-arrays \
+    strict-aliasing strict-overflow wrapv trapv delete-null-pointer-checks \
+    strict-enums strict-vtable-pointers strict-return finite-loops \
+    assume-sane-operator-new assume-nothrow-exception-dtor builtin math-errno \
+    fast-math finite-math-only honor-infinities honor-nans trapping-math \
+    signed-zeros reciprocal-math associative-math approx-func rounding-math \
+    unsafe-math-optimizations fp-contract fp-model fp-exception-behavior \
+    fp-eval-method denormal-fp-math excess-precision complex-arithmetic \
+    cx-limited-range cx-fortran-rules protect-parens strict-float-cast-overflow \
+    PIC pic PIE pie plt semantic-interposition direct-access-external-data \
+    visibility data-sections function-sections unique-section-names \
+    zero-initialized-in-bss merge-all-constants keep-static-consts \
+    keep-persistent-storage-variables omit-frame-pointer \
+    asynchronous-unwind-tables unwind-tables stack-protector \
+    stack-clash-protection cf-protection trivial-auto-var-init \
+    zero-call-used-regs tls-model emulated-tls jump-tables inline \
+    inline-functions inline-hint-functions ident \
+    standalone-debug limit-debug-info debug-macro eliminate-unused-debug-types \
+    macro-prefix-map file-prefix-map debug-prefix-map";
+
+/// `-f` names kept with whatever follows them after a `-`
+/// (`-fvisibility-inlines-hidden`, `-fstack-protector-strong`,
+/// `-fno-builtin-memcpy`).
+const KEPT_F_FAMILIES: &[&str] = &[
+    "visibility-",
+    "stack-protector-",
+    "trivial-auto-var-init-",
+    "no-builtin-",
+];
+
+/// What the allow-list does with `word` where clang expects a flag (not a
+/// value, not `@FILE`): see the module documentation.
+pub fn rule(word: &str) -> Rule {
+    let among = |list: &str| list.split_whitespace().any(|n| n == word);
+    if among(DROPPED_WITH_NEXT) {
+        return Rule::Dropped(1);
+    }
+    if let Some((_, n)) = DROPPED_WITH_WORDS.iter().find(|(f, _)| *f == word) {
+        return Rule::Dropped(*n);
+    }
+    if DROPPED_JOINED_AND_NEXT.iter().any(|f| word.starts_with(f)) {
+        return Rule::Dropped(1);
+    }
+    if word == "-x" || word == "--language" {
+        return Rule::Language { next: true };
+    }
+    if word.starts_with("-x") || word.starts_with("--language=") {
+        return Rule::Language { next: false };
+    }
+    let long = KEPT_LONG.iter().find(|f| match f.strip_suffix('=') {
+        Some(_) => word.starts_with(*f),
+        None => word == **f,
+    });
+    if let Some(f) = long {
+        return if f.ends_with('=') {
+            Rule::Kept
+        } else {
+            Rule::KeptWithNext
+        };
+    }
+    if KEPT_WITH_VALUE.contains(&word) {
+        return Rule::KeptWithNext;
+    }
+    // Joined: any option clang would read with a longer name is dropped
+    // above (`-include-pch`), so the longest name here is clang's too.
+    if KEPT_WITH_VALUE.iter().any(|f| word.starts_with(f)) || KEPT_ALONE.contains(&word) {
+        return Rule::Kept;
+    }
+    let kept = if let Some(w) = word.strip_prefix("-W") {
+        // `-Wp,-MD,FILE` writes FILE; `-Wl,` and `-Wa,` are for tools
+        // passlab does not run.
+        !["p,", "l,", "a,"].iter().any(|t| w.starts_with(t))
+    } else if word.starts_with("-m") {
+        // Target options, but those that are not: `-mllvm=…`,
+        // `-module-…`, `-multiply_defined…` (and `-mllvm`, `-mmlir` with
+        // their value, above).
+        !["-mllvm", "-mmlir", "-module", "-multi"]
+            .iter()
+            .any(|t| word.starts_with(t))
+    } else if word.starts_with("-g") {
+        among(KEPT_G)
+    } else if let Some(f) = word.strip_prefix("-f") {
+        let name = f.split('=').next().unwrap_or(f);
+        let plain = name.strip_prefix("no-").unwrap_or(name);
+        KEPT_F.split_whitespace().any(|n| n == plain)
+            || KEPT_F_FAMILIES
+                .iter()
+                .any(|p| name.starts_with(p) || plain.starts_with(p))
+    } else {
+        false
+    };
+    if kept {
+        Rule::Kept
+    } else {
+        Rule::Dropped(0)
+    }
+}
+
+/// The most bytes passlab reads from one response file.
+const RESPONSE_FILE_LIMIT: u64 = 1 << 20;
+/// The most bytes of response files one database splices in, in all (a
+/// file named many times counts each time).
+const RESPONSE_FILES_LIMIT: u64 = 16 << 20;
+/// How deep response files may name response files.
+const RESPONSE_FILE_DEPTH: usize = 8;
+
 impl Project {
-    /// Reads a `compile_commands.json`. Its errors name the file and the
-    /// entry.
+    /// Reads a `compile_commands.json`, and the response files its
+    /// entries name. Its errors name the file and the entry; an entry
+    /// whose response file is refused is skipped, with why.
     pub fn read(path: &Path) -> Result<Project> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
         let bad = |what: String| Error::Invalid(format!("{}: {what}", path.display()));
@@ -81,6 +376,7 @@ impl Project {
         })?;
         let mut units: Vec<Unit> = Vec::new();
         let mut skipped = Vec::new();
+        let mut responses = Responses::new(path);
         for (i, e) in entries.iter().enumerate() {
             let field = |key: &str| e.get(key).and_then(serde_json::Value::as_str);
             let at = |what: &str| bad(format!("entry {} {what}", i + 1));
@@ -101,23 +397,36 @@ impl Project {
             let Some((compiler, args)) = words.split_first() else {
                 return Err(at("has an empty command line"));
             };
+            let mut skip = |why: String| skipped.push((file.display().to_string(), why));
+            let args = match responses.expand(args, &directory) {
+                Ok(args) => args,
+                Err(why) => {
+                    skip(format!("entry {}: {why}", i + 1));
+                    continue;
+                }
+            };
             let full = directory.join(&file);
-            let lang = if compiler.contains("++") {
-                Some(Lang::Cpp)
-            } else {
-                match Lang::from_extension(&file) {
+            let split = split_flags(&args, &directory, &full);
+            let lang = match split.lang.as_deref() {
+                Some("c") => Some(Lang::C),
+                Some("c++") => Some(Lang::Cpp),
+                Some("none") | None if compiler.contains("++") => Some(Lang::Cpp),
+                Some("none") | None => match Lang::from_extension(&file) {
                     Some(Lang::Llvm) | None => None,
                     l => l,
+                },
+                Some(other) => {
+                    skip(format!(
+                        "not C or C++ (-x {}; passlab compiles C and C++ units)",
+                        crate::error::clip(other, 40)
+                    ));
+                    continue;
                 }
             };
             let Some(lang) = lang else {
-                skipped.push((
-                    file.display().to_string(),
-                    "not C or C++ (passlab compiles C and C++ units)".to_string(),
-                ));
+                skip("not C or C++ (passlab compiles C and C++ units)".to_string());
                 continue;
             };
-            let (flags, dropped) = split_flags(args, &directory, &full);
             if units
                 .iter()
                 .any(|u| lexical(&u.directory.join(&u.file)) == lexical(&full))
@@ -130,12 +439,20 @@ impl Project {
                 file,
                 directory,
                 lang,
-                flags,
-                dropped,
+                flags: split.flags,
+                dropped: split.dropped,
             });
         }
         if units.is_empty() {
-            return Err(bad("has no C or C++ unit".to_string()));
+            let why: Vec<String> = (skipped.iter().take(3))
+                .map(|(f, why)| format!("{f}: {why}"))
+                .collect();
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!(" (skipped: {})", why.join("; "))
+            };
+            return Err(bad(format!("has no C or C++ unit{why}")));
         }
         let root = name_units(&mut units);
         Ok(Project {
@@ -193,16 +510,54 @@ impl Project {
             .unwrap_or_else(|| "program".into())
     }
 
-    /// The flags left out of the units' command lines, each once, in the
-    /// order first met.
+    /// The flags left out of the units' command lines that say how to
+    /// build (`-c`, `-o FILE`, `-O2`, …) or were left out of every unit,
+    /// each once, in the order first met.
     pub fn dropped(&self) -> Vec<&str> {
+        let everywhere = self.left_out_everywhere();
         let mut out: Vec<&str> = Vec::new();
         for d in self.units.iter().flat_map(|u| &u.dropped) {
-            if !out.contains(&d.as_str()) {
+            if !out.contains(&d.as_str()) && (routine(d) || everywhere.contains(d.as_str())) {
                 out.push(d);
             }
         }
         out
+    }
+
+    /// The rest, unit by unit: each unit that had flags left out that
+    /// [`Project::dropped`] does not list, and those flags.
+    pub fn dropped_by_unit(&self) -> Vec<(&str, Vec<&str>)> {
+        let everywhere = self.left_out_everywhere();
+        (self.units.iter())
+            .map(|u| {
+                let mut own: Vec<&str> = Vec::new();
+                for d in &u.dropped {
+                    if !routine(d) && !everywhere.contains(d.as_str()) && !own.contains(&d.as_str())
+                    {
+                        own.push(d);
+                    }
+                }
+                (u.name.as_str(), own)
+            })
+            .filter(|(_, own)| !own.is_empty())
+            .collect()
+    }
+
+    /// What was left out of every unit's command.
+    fn left_out_everywhere(&self) -> std::collections::HashSet<&str> {
+        let mut units_with: std::collections::HashMap<&str, usize> = Default::default();
+        for u in &self.units {
+            let mut seen = std::collections::HashSet::new();
+            for d in &u.dropped {
+                if seen.insert(d.as_str()) {
+                    *units_with.entry(d.as_str()).or_default() += 1;
+                }
+            }
+        }
+        (units_with.into_iter())
+            .filter(|(_, n)| *n == self.units.len())
+            .map(|(d, _)| d)
+            .collect()
     }
 }
 
@@ -294,36 +649,282 @@ impl Project {
     }
 }
 
-/// A unit's flags for clang, and what was dropped (see the module
-/// documentation).
-fn split_flags(args: &[String], dir: &Path, full: &Path) -> (Vec<String>, Vec<String>) {
+/// A unit's command line, filtered: see the module documentation.
+struct Split {
+    /// Its flags for clang.
+    flags: Vec<String>,
+    /// What was left out, each as [`shown`] lists it.
+    dropped: Vec<String>,
+    /// The last `-x`'s language, if any.
+    lang: Option<String>,
+}
+
+/// A unit's flags for clang (its command line after the compiler's name,
+/// response files spliced in), what was dropped, its `-x`.
+fn split_flags(args: &[String], dir: &Path, full: &Path) -> Split {
     let full = lexical(full);
-    let mut flags = Vec::new();
-    let mut dropped = Vec::new();
+    let mut out = Split {
+        flags: Vec::new(),
+        dropped: Vec::new(),
+        lang: None,
+    };
     let mut words = args.iter();
+    // After `--`, every word is an input.
+    let mut inputs_only = false;
     while let Some(w) = words.next() {
-        let is_input = !w.starts_with('-') && lexical(&dir.join(w)) == full;
-        if DROPPED_WITH_VALUE.contains(&w.as_str()) {
-            words.next();
-            dropped.push(format!("{w} FILE"));
-        } else if is_input {
-        } else if DROPPED.contains(&w.as_str())
-            || (w.starts_with("-O") && w.len() <= 3)
-            || w.starts_with("-flto")
-            || w.starts_with("-fno-lto")
-        {
-            dropped.push(w.clone());
-        } else if w.starts_with("-o") || w.starts_with("-MF") || w.starts_with("-MT") {
-            let flag: String = w
-                .chars()
-                .take(if w.starts_with("-o") { 2 } else { 3 })
-                .collect();
-            dropped.push(format!("{flag} FILE"));
-        } else {
-            flags.push(w.clone());
+        if inputs_only || !w.starts_with('-') || w == "-" {
+            // The unit's own file is passlab's to name; any other input
+            // (a second file, standard input) is not this unit.
+            if w.starts_with('-') || lexical(&dir.join(w)) != full {
+                out.dropped.push(w.clone());
+            }
+            continue;
+        }
+        if w == "--" {
+            inputs_only = true;
+            out.dropped.push(w.clone());
+            continue;
+        }
+        match rule(w) {
+            Rule::Kept => out.flags.push(w.clone()),
+            Rule::KeptWithNext => match words.next() {
+                Some(v) => out.flags.extend([w.clone(), v.clone()]),
+                None => out.dropped.push(format!("{w} (without its value)")),
+            },
+            Rule::Language { next } => {
+                let lang = if next {
+                    words.next().cloned()
+                } else {
+                    let v = w
+                        .strip_prefix("--language=")
+                        .or_else(|| w.strip_prefix("-x"));
+                    v.map(str::to_string)
+                };
+                out.lang = lang.or(out.lang);
+            }
+            Rule::Dropped(n) => {
+                let values: Vec<&String> = words.by_ref().take(n).collect();
+                out.dropped.push(shown(w, &values));
+            }
         }
     }
-    (flags, dropped)
+    out
+}
+
+/// The output files a build names per unit, listed as `FILE` so that one
+/// mention says it for every unit.
+const OUTPUT_FLAGS: &[&str] = &["-o", "-MF", "-MT", "-MQ", "-MJ"];
+
+/// How a dropped flag and its values are listed.
+fn shown(flag: &str, values: &[&String]) -> String {
+    let output = |f: &&&str| flag == **f || (values.is_empty() && flag.starts_with(**f));
+    if let Some(f) = OUTPUT_FLAGS.iter().find(output) {
+        return format!("{f} FILE");
+    }
+    if let Some(rest) = flag.strip_prefix("-Wp,") {
+        // `-Wp,-MD,FILE`, as the Linux kernel's build writes it per unit.
+        let mut parts: Vec<&str> = rest.split(',').collect();
+        for i in 1..parts.len() {
+            if ["-MD", "-MMD", "-MF", "-MT", "-MQ"].contains(&parts[i - 1]) {
+                parts[i] = "FILE";
+            }
+        }
+        return format!("-Wp,{}", parts.join(","));
+    }
+    let mut out = flag.to_string();
+    for v in values {
+        out.push(' ');
+        out.push_str(v);
+    }
+    out
+}
+
+/// Whether a dropped flag (as [`shown`] lists it) is one every build's
+/// command has, about building rather than what the source means.
+fn routine(shown: &str) -> bool {
+    let level = shown.starts_with("-O") && (shown.len() <= 3 || shown == "-Ofast");
+    level
+        || shown.starts_with("-flto")
+        || shown.starts_with("-fno-lto")
+        || OUTPUT_FLAGS.iter().any(|f| shown == format!("{f} FILE"))
+        || [
+            "-c",
+            "-S",
+            "-E",
+            "-M",
+            "-MM",
+            "-MD",
+            "-MMD",
+            "-MP",
+            "-MG",
+            "-emit-llvm",
+            "-pipe",
+            "--",
+        ]
+        .contains(&shown)
+}
+
+/// A database's response files, read as it is (see the module
+/// documentation).
+struct Responses {
+    /// The database's folder, symbolic links resolved (none if it cannot
+    /// be).
+    folder: Option<PathBuf>,
+    /// How many bytes of response files were spliced in so far.
+    spliced: u64,
+}
+
+impl Responses {
+    fn new(database: &Path) -> Responses {
+        let folder = database
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        Responses { folder, spliced: 0 }
+    }
+
+    /// `args` with each `@FILE` replaced by its words, for a unit whose
+    /// folder is `dir`; or why not.
+    fn expand(&mut self, args: &[String], dir: &Path) -> std::result::Result<Vec<String>, String> {
+        if !args.iter().any(|a| a.starts_with('@')) {
+            return Ok(args.to_vec());
+        }
+        let folders: Vec<PathBuf> = (self.folder.iter().cloned())
+            .chain(dir.canonicalize().ok())
+            .collect();
+        let mut out = Vec::new();
+        self.splice(args, dir, &folders, 0, &mut out)?;
+        Ok(out)
+    }
+
+    fn splice(
+        &mut self,
+        words: &[String],
+        dir: &Path,
+        folders: &[PathBuf],
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> std::result::Result<(), String> {
+        for w in words {
+            if !w.starts_with('@') {
+                out.push(w.clone());
+                continue;
+            }
+            if depth == RESPONSE_FILE_DEPTH {
+                return Err(format!(
+                    "response files name response files more than {RESPONSE_FILE_DEPTH} deep, at '{}'",
+                    crate::error::clip(w, 200)
+                ));
+            }
+            let text = self.read(w, dir, folders)?;
+            self.splice(&gnu_words(&text), dir, folders, depth + 1, out)?;
+        }
+        Ok(())
+    }
+
+    /// The text of the response file `word` names (`@FILE`), relative to
+    /// `dir` as clang reads it, if it is in one of `folders`.
+    fn read(
+        &mut self,
+        word: &str,
+        dir: &Path,
+        folders: &[PathBuf],
+    ) -> std::result::Result<String, String> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let named = format!("response file '{}'", crate::error::clip(word, 200));
+        let name = &word[1..];
+        if name.is_empty() {
+            return Err(format!("{named} names no file"));
+        }
+        let path = dir.join(name);
+        let lower = |e: std::io::Error| e.to_string().to_lowercase();
+        let real = path
+            .canonicalize()
+            .map_err(|e| format!("{named}: {}: {}", path.display(), lower(e)))?;
+        if !folders.iter().any(|f| real.starts_with(f)) {
+            let folders: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
+            return Err(format!(
+                "{named} is {}, outside the project's folders ({}); passlab reads response files only there",
+                real.display(),
+                folders.join(", ")
+            ));
+        }
+        // Not blocking: a FIFO or a device opens at once, and is then
+        // refused as not a regular file.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&real)
+            .map_err(|e| format!("{named}: {}: {}", real.display(), lower(e)))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("{named}: {}: {}", real.display(), lower(e)))?;
+        if !meta.is_file() {
+            return Err(format!("{named}: {} is not a regular file", real.display()));
+        }
+        let too_big = |size: u64| {
+            format!(
+                "{named}: {} is {size} bytes, more than the {RESPONSE_FILE_LIMIT} passlab reads from a response file",
+                real.display()
+            )
+        };
+        if meta.len() > RESPONSE_FILE_LIMIT {
+            return Err(too_big(meta.len()));
+        }
+        let mut bytes = Vec::new();
+        file.take(RESPONSE_FILE_LIMIT + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{named}: {}: {}", real.display(), lower(e)))?;
+        if bytes.len() as u64 > RESPONSE_FILE_LIMIT {
+            return Err(too_big(bytes.len() as u64));
+        }
+        self.spliced += bytes.len() as u64;
+        if self.spliced > RESPONSE_FILES_LIMIT {
+            return Err(format!(
+                "{named}: the database's response files come to more than {RESPONSE_FILES_LIMIT} bytes in all"
+            ));
+        }
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| format!("{named}: {} is not UTF-8 text", real.display()))
+    }
+}
+
+/// The words of a response file as clang-19 reads one on Linux (LLVM's
+/// `TokenizeGNUCommandLine`): separated by spaces, tabs and line ends; a
+/// backslash takes the next character as it is; single and double quotes
+/// group, a backslash in them escaping too; `""` alone is no word; a
+/// quote left open runs to the end.
+fn gnu_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = text.chars().peekable();
+    let space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some() => word.extend(chars.next()),
+            '"' | '\'' => {
+                while let Some(q) = chars.next() {
+                    match q {
+                        _ if q == c => break,
+                        '\\' if chars.peek().is_some() => word.extend(chars.next()),
+                        q => word.push(q),
+                    }
+                }
+            }
+            c if space(c) => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 /// Names each unit by its file relative to the deepest folder all units'
@@ -488,6 +1089,287 @@ mod tests {
             let e = Project::read(&p).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_allow_list_keeps_what_the_source_means() {
+        use Rule::*;
+        for (word, want) in [
+            ("-I", KeptWithNext),
+            ("-Iinclude", Kept),
+            ("-isystem", KeptWithNext),
+            ("-isystem-after", KeptWithNext),
+            ("-iquote", KeptWithNext),
+            ("-idirafter/x", Kept),
+            ("--sysroot=/s", Kept),
+            ("--sysroot", KeptWithNext),
+            ("-include", KeptWithNext),
+            ("-imacrosm.h", Kept),
+            ("-DX=1", Kept),
+            ("-D", KeptWithNext),
+            ("-UX", Kept),
+            ("-std=c99", Kept),
+            ("--std=c++17", Kept),
+            ("-ansi", Kept),
+            ("-x", Language { next: true }),
+            ("-xc++", Language { next: false }),
+            ("--language=c", Language { next: false }),
+            ("--target=x86_64-linux-gnu", Kept),
+            ("-target", KeptWithNext),
+            ("-march=native", Kept),
+            ("-mno-red-zone", Kept),
+            ("-fPIC", Kept),
+            ("-fno-strict-aliasing", Kept),
+            ("-fwrapv", Kept),
+            ("-fno-builtin", Kept),
+            ("-fno-builtin-memcpy", Kept),
+            ("-fvisibility=hidden", Kept),
+            ("-fvisibility-inlines-hidden", Kept),
+            ("-fno-common", Kept),
+            ("-funsigned-char", Kept),
+            ("-fno-exceptions", Kept),
+            ("-fno-rtti", Kept),
+            ("-fms-extensions", Kept),
+            ("-fblocks", Kept),
+            ("-fopenmp", Kept),
+            ("-fstack-protector-strong", Kept),
+            ("-g", Kept),
+            ("-gdwarf-4", Kept),
+            ("-Wall", Kept),
+            ("-Wno-unused-parameter", Kept),
+            ("-Werror=format", Kept),
+            ("-w", Kept),
+            ("-pedantic", Kept),
+            ("-pthread", Kept),
+            // How to build.
+            ("-c", Dropped(0)),
+            ("-o", Dropped(1)),
+            ("-O2", Dropped(0)),
+            ("-Ofast", Dropped(0)),
+            ("-flto=thin", Dropped(0)),
+            ("-MD", Dropped(0)),
+            ("-MF", Dropped(1)),
+            // What runs code or writes files, whatever its spelling.
+            ("-fpass-plugin=/x/evil.so", Dropped(0)),
+            ("-fplugin=/x/evil.so", Dropped(0)),
+            ("-Xclang", Dropped(1)),
+            ("-mllvm", Dropped(1)),
+            ("-mllvm=-stats", Dropped(0)),
+            ("-Xpreprocessor", Dropped(1)),
+            ("-Xarch_arm64", Dropped(1)),
+            ("-Wp,-MD,/x/deps", Dropped(0)),
+            ("-Wl,-rpath,/x", Dropped(0)),
+            ("-Wa,--noexecstack", Dropped(0)),
+            ("--serialize-diagnostics", Dropped(1)),
+            ("-serialize-diagnostics", Dropped(1)),
+            ("-fsave-optimization-record", Dropped(0)),
+            ("-foptimization-record-file=/x/r", Dropped(0)),
+            ("-ftime-trace=/x/t", Dropped(0)),
+            ("-save-temps", Dropped(0)),
+            ("-save-temps=obj", Dropped(0)),
+            ("-B", Dropped(1)),
+            ("-B/x", Dropped(0)),
+            ("-fprofile-instr-generate=/x/p", Dropped(0)),
+            ("-fprofile-generate", Dropped(0)),
+            ("-fprofile-use=/x/p", Dropped(0)),
+            ("-fprofile-sample-use=/x/p", Dropped(0)),
+            ("-fcoverage-mapping", Dropped(0)),
+            ("--coverage", Dropped(0)),
+            ("-ftest-coverage", Dropped(0)),
+            ("-gsplit-dwarf", Dropped(0)),
+            ("-gmodules", Dropped(0)),
+            ("-gen-reproducer", Dropped(0)),
+            ("-gen-cdb-fragment-path", Dropped(1)),
+            ("-fmodules", Dropped(0)),
+            ("-fmodules-cache-path=/x", Dropped(0)),
+            ("-fcrash-diagnostics-dir=/x", Dropped(0)),
+            ("--config", Dropped(1)),
+            ("--config=/x/c.cfg", Dropped(0)),
+            ("-include-pch", Dropped(1)),
+            ("--include-with-prefix", Dropped(1)),
+            ("-ivfsoverlay", Dropped(1)),
+            ("-working-directory", Dropped(1)),
+            ("-module-dependency-dir", Dropped(1)),
+            ("-fstack-usage", Dropped(0)),
+            ("-fproc-stat-report=/x", Dropped(0)),
+            ("-fsanitize=address", Dropped(0)),
+            ("-fcolor-diagnostics", Dropped(0)),
+            ("-fsyntax-only", Dropped(0)),
+            ("-emit-llvm", Dropped(0)),
+            ("-v", Dropped(0)),
+            ("-sectcreate", Dropped(3)),
+        ] {
+            assert_eq!(rule(word), want, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_units_command_loses_what_runs_or_writes() {
+        let words: Vec<String> = [
+            "-DX",
+            "-Xclang",
+            "-load",
+            "-Xclang",
+            "/x/evil.so",
+            "-I",
+            "inc",
+            "-mllvm",
+            "-stats-file=/x/s",
+            "-Wp,-MD,/x/a.d",
+            "-fpass-plugin=/x/evil.so",
+            "-D",
+            "-fplugin=/x/evil.so",
+            "-x",
+            "c++",
+            "--serialize-diagnostics",
+            "/x/d",
+            "a.c",
+            "other.c",
+            "-I",
+        ]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+        let split = split_flags(&words, Path::new("/b"), Path::new("/b/a.c"));
+        // `-D`'s value is a macro's name, whatever it looks like.
+        assert_eq!(
+            split.flags,
+            ["-DX", "-I", "inc", "-D", "-fplugin=/x/evil.so"]
+        );
+        assert_eq!(
+            split.dropped,
+            [
+                "-Xclang -load",
+                "-Xclang /x/evil.so",
+                "-mllvm -stats-file=/x/s",
+                "-Wp,-MD,FILE",
+                "-fpass-plugin=/x/evil.so",
+                "--serialize-diagnostics /x/d",
+                "other.c",
+                "-I (without its value)",
+            ]
+        );
+        assert_eq!(split.lang.as_deref(), Some("c++"));
+    }
+
+    #[test]
+    fn response_files_read_as_clang_reads_them() {
+        assert_eq!(
+            gnu_words(
+                "-DTOP=1 @r2 \"-DQ=a b\" '-DS=c\\\\d' -DE=x\\ y \"\" -DL\n\t-D\"in\"side 'open"
+            ),
+            ["-DTOP=1", "@r2", "-DQ=a b", "-DS=c\\d", "-DE=x y", "-DL", "-Dinside", "open"]
+        );
+        let dir = std::env::temp_dir().join(format!("plab-project-rsp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (build, outside) = (dir.join("build"), dir.join("outside"));
+        std::fs::create_dir_all(build.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let put = |p: PathBuf, text: &str| std::fs::write(p, text).unwrap();
+        put(
+            build.join("a.rsp"),
+            "-DA=1 '-DB=two words' @sub/nested.rsp -fplugin=/x/e.so -o a.o",
+        );
+        put(
+            build.join("sub/nested.rsp"),
+            "-Iinc -Xclang -load -Xclang /x/e.so",
+        );
+        put(outside.join("far.rsp"), "-DFAR");
+        put(build.join("big.rsp"), &"-w ".repeat(400_000));
+        put(build.join("loop.rsp"), "@loop.rsp");
+        std::os::unix::fs::symlink(outside.join("far.rsp"), build.join("link.rsp")).unwrap();
+        let entry = |n: &str, rsp: &str| {
+            format!(
+                r#"{{"directory": "{}", "file": "{n}.c", "arguments": ["cc", "{rsp}", "-c", "{n}.c"]}}"#,
+                build.display()
+            )
+        };
+        let p = write(
+            &build,
+            &format!(
+                "[{}]",
+                [
+                    entry("a", "@a.rsp"),
+                    entry("b", &format!("@{}", outside.join("far.rsp").display())),
+                    entry("c", "@../outside/far.rsp"),
+                    entry("d", "@link.rsp"),
+                    entry("e", "@missing.rsp"),
+                    entry("f", "@big.rsp"),
+                    entry("g", "@loop.rsp"),
+                    entry("h", "@sub"),
+                ]
+                .join(",")
+            ),
+        );
+        let project = Project::read(&p).unwrap();
+        assert_eq!(project.units.len(), 1);
+        let a = &project.units[0];
+        assert_eq!(a.flags, ["-DA=1", "-DB=two words", "-Iinc"]);
+        assert_eq!(
+            a.dropped,
+            [
+                "-Xclang -load",
+                "-Xclang /x/e.so",
+                "-fplugin=/x/e.so",
+                "-o FILE",
+                "-c"
+            ]
+        );
+        let why = |file: &str| {
+            let (_, why) = project.skipped.iter().find(|(f, _)| f == file).unwrap();
+            why.clone()
+        };
+        for (file, says) in [
+            ("b.c", "entry 2: response file '@/"),
+            ("b.c", "outside the project's folders"),
+            ("c.c", "entry 3: response file '@../outside/far.rsp' is "),
+            ("c.c", "outside the project's folders"),
+            ("d.c", "entry 4: response file '@link.rsp' is "),
+            ("d.c", "far.rsp, outside"),
+            ("e.c", "entry 5: response file '@missing.rsp': "),
+            ("e.c", "no such file"),
+            ("f.c", "entry 6: response file '@big.rsp': "),
+            ("f.c", "more than the 1048576 passlab reads"),
+            (
+                "g.c",
+                "entry 7: response files name response files more than 8 deep",
+            ),
+            ("h.c", "entry 8: response file '@sub': "),
+            ("h.c", "is not a regular file"),
+        ] {
+            assert!(why(file).contains(says), "{file}: {}", why(file));
+        }
+        // Only refused entries: the database says why it has no unit.
+        let p = write(&build, &format!("[{}]", entry("c", "@../outside/far.rsp")));
+        let e = Project::read(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("has no C or C++ unit (skipped: c.c: entry 1: response file"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn what_every_unit_loses_is_said_once_the_rest_by_unit() {
+        let dir = std::env::temp_dir().join(format!("plab-project-by-unit-{}", std::process::id()));
+        let p = write(
+            &dir,
+            r#"[
+ {"directory": "/b", "file": "a.c", "command": "cc -O2 -fcolor-diagnostics -c a.c -o a.o"},
+ {"directory": "/b", "file": "b.c", "command": "cc -O2 -fcolor-diagnostics -fpass-plugin=/x/e.so -c b.c -o b.o"},
+ {"directory": "/b", "file": "c.c", "command": "cc -fcolor-diagnostics c.c"}
+]"#,
+        );
+        let project = Project::read(&p).unwrap();
+        assert_eq!(
+            project.dropped(),
+            ["-O2", "-fcolor-diagnostics", "-c", "-o FILE"]
+        );
+        assert_eq!(
+            project.dropped_by_unit(),
+            [("b.c", vec!["-fpass-plugin=/x/e.so"])]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

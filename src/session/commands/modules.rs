@@ -378,7 +378,8 @@ fn project_settings(a: &Args) -> Result<(Link, Vec<String>, bool)> {
 
 /// What a project's load says: how many units compiled at which level,
 /// those that failed (with clang's words) or were skipped, the warnings,
-/// and what was left out of the units' commands.
+/// and what was left out of the units' commands (what every build says
+/// once, the rest unit by unit).
 fn project_report(
     p: &crate::module::project::Project,
     typed: &str,
@@ -415,6 +416,21 @@ fn project_report(
         lines.push(format!(
             "left out of the units' commands: {} (the level is passlab's: level=)",
             dropped.join(" ")
+        ));
+    }
+    // What a unit's command said beyond what its source means (a plugin,
+    // a file to write): by unit, so that it is seen where it was.
+    let by_unit = p.dropped_by_unit();
+    for (unit, own) in by_unit.iter().take(8) {
+        lines.push(format!(
+            "left out of {unit}'s command (not what its source means): {}",
+            own.join(" ")
+        ));
+    }
+    if by_unit.len() > 8 {
+        lines.push(format!(
+            "... and {} more units with flags left out",
+            by_unit.len() - 8
         ));
     }
     for (unit, e) in &loaded.failed {
