@@ -301,8 +301,10 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
         return Ok(ctor());
     }
     let base = base_name(name);
-    // Passes that abort, write files or start programs are refused by
-    // `LlvmPass::new`, anywhere in the text (super::outside).
+    // Passes that abort, write files or start programs, anywhere in the
+    // text; here as well as in `LlvmPass::new` so that the refusal, which
+    // quotes the pass, gets no "did you mean" for it below.
+    super::outside::check(name)?;
     let known = name.contains('(') || SPECIAL_PIPELINES.contains(&base) || {
         let r = read();
         r.llvm.contains_key(name) || r.llvm.contains_key(base)
