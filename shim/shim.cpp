@@ -26,6 +26,9 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/CFG.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalAlias.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -739,6 +742,86 @@ void sendFatal(plab_sink sink, void *user) {
   else
     send(sink, user, "LLVM ERROR: " + plab::fatalMessage());
 }
+
+// Keeps the errors passes report through the module's context during a
+// run. With no handler of its own for them, LLVMContext::diagnose prints
+// an error and calls exit(1): a profile reader given a file that is not a
+// profile (memprof-use<profile-filename=notes.txt>: "invalid
+// instrumentation profile data") would end the session. Everything else
+// (warnings, remarks, and whether remarks are wanted) goes to the handler
+// that was there before, so the remarks instrument sees what it saw.
+struct ErrorKeeper : DiagnosticHandler {
+  std::unique_ptr<DiagnosticHandler> Prev;
+  std::string Errors;
+  // False once the run is over but the keeper could not be taken out (a
+  // handler installed during the run wraps it): it then passes errors on.
+  bool Keeping = true;
+
+  explicit ErrorKeeper(std::unique_ptr<DiagnosticHandler> P) : Prev(std::move(P)) {
+    // What the C API reads back (LLVMContextGetDiagnosticHandler) stays
+    // what it set.
+    if (Prev) {
+      DiagHandlerCallback = Prev->DiagHandlerCallback;
+      DiagnosticContext = Prev->DiagnosticContext;
+    }
+  }
+
+  bool handleDiagnostics(const DiagnosticInfo &DI) override {
+    if (Keeping && DI.getSeverity() == DS_Error) {
+      std::string S;
+      raw_string_ostream OS(S);
+      DiagnosticPrinterRawOStream DP(OS);
+      DI.print(DP);
+      OS.flush();
+      if (!Errors.empty())
+        Errors += "; ";
+      Errors += S;
+      return true;
+    }
+    return Prev && Prev->handleDiagnostics(DI);
+  }
+  bool isAnalysisRemarkEnabled(StringRef P) const override {
+    return Prev ? Prev->isAnalysisRemarkEnabled(P)
+                : DiagnosticHandler::isAnalysisRemarkEnabled(P);
+  }
+  bool isMissedOptRemarkEnabled(StringRef P) const override {
+    return Prev ? Prev->isMissedOptRemarkEnabled(P)
+                : DiagnosticHandler::isMissedOptRemarkEnabled(P);
+  }
+  bool isPassedOptRemarkEnabled(StringRef P) const override {
+    return Prev ? Prev->isPassedOptRemarkEnabled(P)
+                : DiagnosticHandler::isPassedOptRemarkEnabled(P);
+  }
+  bool isAnyRemarkEnabled() const override {
+    return Prev ? Prev->isAnyRemarkEnabled() : DiagnosticHandler::isAnyRemarkEnabled();
+  }
+};
+
+// Installs an ErrorKeeper on `C` for as long as it lives (not inside a
+// guard: a fatal error jumps over the destructors there, and the handler
+// must come off all the same).
+struct KeepErrors {
+  LLVMContext &C;
+  ErrorKeeper *Keeper;
+  explicit KeepErrors(LLVMContext &Ctx) : C(Ctx) {
+    auto K = std::make_unique<ErrorKeeper>(C.getDiagnosticHandler());
+    Keeper = K.get();
+    C.setDiagnosticHandler(std::move(K));
+  }
+  // The errors kept so far.
+  const std::string &errors() const { return Keeper->Errors; }
+  ~KeepErrors() {
+    if (C.getDiagHandlerPtr() != Keeper) {
+      // Wrapped by a handler put in during the run: left in place (it
+      // belongs to the context now), passing everything on.
+      Keeper->Keeping = false;
+      return;
+    }
+    std::unique_ptr<DiagnosticHandler> Ours = C.getDiagnosticHandler();
+    auto *K = static_cast<ErrorKeeper *>(Ours.get());
+    C.setDiagnosticHandler(K->Prev ? std::move(K->Prev) : std::make_unique<DiagnosticHandler>());
+  }
+};
 } // namespace
 
 extern "C" {
@@ -913,11 +996,13 @@ bool plab_runner_spell(Runner *R, const char *pipeline, plab_sink sink, void *us
 
 /// Runs a pipeline over a module. Analyses are cleared afterwards, since the
 /// module may be changed or replaced before the next run. Returns 1 when it
-/// ran, 0 when the pipeline does not parse (LLVM's message sent), and 2
-/// when a pass reported a fatal error (`report_fatal_error`, e.g.
-/// instcombine's "did not reach a fixpoint"): the run was abandoned where
-/// it was (its message sent), and neither the runner nor the module may be
-/// used or freed again, since their state is whatever the pass left.
+/// ran, 0 when the pipeline does not parse (LLVM's message sent), 3 when it
+/// ran but a pass reported an error through the context (LLVM's messages
+/// sent; the module is whatever the passes left, for the caller to put
+/// back), and 2 when a pass reported a fatal error (`report_fatal_error`,
+/// e.g. instcombine's "did not reach a fixpoint"): the run was abandoned
+/// where it was (its message sent), and neither the runner nor the module
+/// may be used or freed again, since their state is whatever the pass left.
 int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
                     plab_sink sink, void *user) {
   std::unique_ptr<ModulePassManager> MPM;
@@ -946,6 +1031,7 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
   R->Hooks = hooks;
   currentPass().Name = nullptr;
   currentPass().UnitLength = 0;
+  KeepErrors Kept(unwrapM(M)->getContext());
   if (!guarded([&] {
         // Passes of the code generator's IR pipeline read the profile
         // summary as a cached module analysis and crash when it is not
@@ -970,6 +1056,11 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
   }
   R->Hooks = nullptr;
   R->clearAnalyses();
+  if (!Kept.errors().empty()) {
+    // The module is whatever the passes left; the caller puts it back.
+    send(sink, user, Kept.errors());
+    return 3;
+  }
   return 1;
 }
 

@@ -98,8 +98,10 @@ extern "C" {
         sink: Sink,
         user: *mut c_void,
     ) -> bool;
-    /// 1: ran; 0: the pipeline does not parse; 2: a fatal error abandoned
-    /// the run (the runner and the module must not be used or freed).
+    /// 1: ran; 0: the pipeline does not parse; 3: it ran, but a pass
+    /// reported an error (the module must be put back); 2: a fatal error
+    /// abandoned the run (the runner and the module must not be used or
+    /// freed).
     pub fn plab_runner_run(
         r: *mut Runner,
         m: LLVMModuleRef,

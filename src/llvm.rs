@@ -608,8 +608,10 @@ unsafe extern "C" fn tramp_after(
     }
 }
 
-/// Runs `text` over the raw module. Errors are LLVM's pipeline messages or a
-/// hook's panic.
+/// Runs `text` over the raw module. Errors are LLVM's pipeline messages,
+/// the errors passes reported through the module's context (which LLVM's
+/// default handler would print before ending the process; the caller puts
+/// the module back), or a hook's panic.
 pub(crate) fn run_pipeline(
     module: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
@@ -689,6 +691,7 @@ pub(crate) fn run_pipeline(
                 message.trim()
             ))
         }
+        // 0: the parser's message; 3: the errors passes reported.
         _ => Err(sinks.first_text()),
     }
 }

@@ -1,6 +1,8 @@
 """Passes by name, their errors, Python passes' transactions, and modules
 lent to Python code only for the length of a call."""
 
+import os
+
 import pytest
 
 import passlab
@@ -26,6 +28,26 @@ def test_unknown_passes_and_bad_pipelines():
         LLVMPass("loop-unroll<O7>")
     with pytest.raises(passlab.Error, match="aborts the process on purpose"):
         LLVMPass("trigger-crash-module")
+
+
+def test_passes_that_write_files_or_start_programs_are_refused(tmp_path):
+    # view-cfg writes a .dot file and starts a viewer (xdg-open); dot-cfg
+    # writes a file per function into the working folder; gcov writes where
+    # the module's metadata says: refused before anything runs.
+    with pytest.raises(passlab.PipelineError, match="starts a viewer program"):
+        LLVMPass("view-cfg")
+    with pytest.raises(passlab.PipelineError, match="passlab does not run it"):
+        LLVMPass("function(dot-cfg)")
+    with pytest.raises(passlab.PipelineError, match="passlab does not run it"):
+        parse_pipeline("mem2reg,insert-gcov-profiling")
+    # A profile must be a regular file: a device or a FIFO would be read
+    # without end, or block.
+    with pytest.raises(passlab.PipelineError, match="character device"):
+        LLVMPass("memprof-use<profile-filename=/dev/zero>")
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(passlab.PipelineError, match="a FIFO"):
+        LLVMPass(f"memprof-use<profile-filename={fifo}>")
 
 
 def test_a_python_pass_that_raises_leaves_the_module(loop_module):

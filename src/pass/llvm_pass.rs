@@ -139,9 +139,12 @@ pub struct LlvmPass {
 
 impl LlvmPass {
     /// An LLVM pipeline; the text is checked by LLVM's parser now (the
-    /// registry, which knows every name, adds suggestions to the error).
+    /// registry, which knows every name, adds suggestions to the error),
+    /// after passlab's check of what its passes would do outside the module
+    /// (files written, programs started, files read: `outside.rs`).
     pub fn new(text: &str) -> Result<LlvmPass> {
         let text = text.trim();
+        super::outside::check(text)?;
         if let Err(message) = llvm::check_pipeline(text) {
             return Err(Error::Pipeline {
                 text: text.to_string(),
@@ -323,6 +326,9 @@ impl Pass for LlvmPass {
     }
 
     fn run(&self, module: &mut Module, ctx: &PassContext) -> Result<()> {
+        // Again: a file a parameter names may have changed since the text
+        // was parsed (a named pass is parsed once and run many times).
+        super::outside::check(&self.info.name)?;
         let tuning = tuning(ctx, &self.info.name)?;
         let target = target(ctx)?;
         // The cost models read the processor from each function, as clang

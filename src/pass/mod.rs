@@ -20,6 +20,7 @@
 mod function_pass;
 pub(crate) mod llvm_pass;
 mod module_pass;
+pub(crate) mod outside;
 mod print_ir;
 pub mod registry;
 mod sequential;

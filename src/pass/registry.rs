@@ -301,13 +301,10 @@ pub fn get_pass(name: &str) -> Result<PassRef> {
         return Ok(ctor());
     }
     let base = base_name(name);
-    // Anywhere in the text: `function(trigger-crash-function)` too.
-    let words = name.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)));
-    if let Some(refused) = words.into_iter().find(|w| REFUSED.contains(w)) {
-        return Err(Error::Invalid(format!(
-            "LLVM pass '{refused}' aborts the process on purpose; passlab does not run it"
-        )));
-    }
+    // Passes that abort, write files or start programs, anywhere in the
+    // text; here as well as in `LlvmPass::new` so that the refusal, which
+    // quotes the pass, gets no "did you mean" for it below.
+    super::outside::check(name)?;
     let known = name.contains('(') || SPECIAL_PIPELINES.contains(&base) || {
         let r = read();
         r.llvm.contains_key(name) || r.llvm.contains_key(base)
@@ -394,9 +391,6 @@ pub fn suggest(name: &str) -> Vec<String> {
         .chain(SPECIAL_PIPELINES.iter().copied());
     nearest_names(base_name(name), names)
 }
-
-/// LLVM passes that crash the process on purpose.
-const REFUSED: &[&str] = &["trigger-crash-module", "trigger-crash-function"];
 
 /// Pipelines LLVM's parser builds itself (not listed by `--print-passes`).
 const SPECIAL_PIPELINES: &[&str] = &[
