@@ -44,8 +44,9 @@
 //!
 //! Response files (`@FILE`, in `command` or `arguments`) are read here, as
 //! clang reads them (GNU quoting; a nested `@FILE` is relative to the
-//! unit's folder too), only from the project's folders: the database's
-//! and the unit's, symbolic links and `..` resolved. A response file
+//! unit's folder too), only from the project's folder, the database's
+//! (an entry's `directory` is the database's word, and may be `/`),
+//! symbolic links and `..` resolved. A response file
 //! outside them, missing, not a regular file, or larger than 1 MiB refuses
 //! that entry, which is skipped with why; what a response file holds goes
 //! through the same allow-list.
@@ -789,9 +790,11 @@ impl Responses {
         if !args.iter().any(|a| a.starts_with('@')) {
             return Ok(args.to_vec());
         }
-        let folders: Vec<PathBuf> = (self.folder.iter().cloned())
-            .chain(dir.canonicalize().ok())
-            .collect();
+        // The database's folder only: an entry's `directory` is the
+        // database's word too, and `"directory": "/"` would open every
+        // file of the machine to being read as flags (and echoed in what
+        // the load says it dropped).
+        let folders: Vec<PathBuf> = self.folder.iter().cloned().collect();
         let mut out = Vec::new();
         self.splice(args, dir, &folders, 0, &mut out)?;
         Ok(out)
