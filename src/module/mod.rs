@@ -161,11 +161,6 @@ impl Module {
     /// child's crash is an error, and what the child read without harm
     /// the session reads the same way.
     fn parse_verified(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
-        if bytes.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{name}: empty: neither IR text nor bitcode"
-            )));
-        }
         if is_bitcode(bytes) {
             // (an error the reader reports is the parent's to report again,
             // with its kind: the child only finds out whether reading and
@@ -790,7 +785,7 @@ fn leak_if_fatal(ctx: &Rc<LlvmContext>) {
 /// that instruction can be found there.
 /// Whether `bytes` start as LLVM bitcode does: raw ('BC' 0xC0DE) or in
 /// its wrapper (0x0B17C0DE, little-endian).
-fn is_bitcode(bytes: &[u8]) -> bool {
+pub(crate) fn is_bitcode(bytes: &[u8]) -> bool {
     bytes.starts_with(b"BC\xC0\xDE") || bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
 }
 

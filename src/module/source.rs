@@ -159,7 +159,18 @@ impl Source {
     /// which [`compile`](Source::compile) turns into a module.
     pub(crate) fn ir(&self) -> Result<Option<Vec<u8>>> {
         match (&self.body, self.lang) {
-            (Body::File(p), Lang::Llvm) => read_input(p).map(Some),
+            (Body::File(p), Lang::Llvm) => {
+                let bytes = read_input(p)?;
+                // (an empty .ll is an empty module, as for opt-19; an
+                // empty .bc is no bitcode at all)
+                if p.extension().is_some_and(|e| e == "bc") && !super::is_bitcode(&bytes) {
+                    return Err(Error::io(
+                        p.display(),
+                        format!("not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)", bytes.len()),
+                    ));
+                }
+                Ok(Some(bytes))
+            }
             (Body::Text(t), Lang::Llvm) => Ok(Some(t.clone())),
             _ => Ok(None),
         }
