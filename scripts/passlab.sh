@@ -250,6 +250,21 @@ run_examples() {
 lint() {
     cargo fmt --all --check
     cargo clippy "$@" --all-targets -- -D warnings
+    short_subjects
+}
+
+# Commit subjects of at most 72 characters, the details in the body, so
+# that `git log --oneline` reads as a changelog: every commit since the
+# rule began (44d729d; the 218 before it averaged 344 characters).
+short_subjects() {
+    git rev-parse --verify -q 44d729d^{commit} >/dev/null || return 0 # (not this repository's history)
+    local long
+    long=$(git log --format='%s' 44d729d^..HEAD | awk 'length($0) > 72')
+    if [ -n "$long" ]; then
+        echo "passlab: commit subjects over 72 characters (details go in the body):" >&2
+        echo "$long" >&2
+        return 1
+    fi
 }
 
 # no_stray_files BEFORE: fails, naming them, if files not in git appeared
