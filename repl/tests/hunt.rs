@@ -172,14 +172,14 @@ fn an_interrupted_hunt_keeps_its_checks_and_finishes_when_run_again() {
     std::fs::write(&spec, "csmith = { seeds = [1, 12] }\npipelines = [\"O1\", \"O2\"]\noracle = \"jit-o0\"\nreduce = false\njobs = 1\n").unwrap();
     let out = dir.join("out");
     let file = out.join("hunt-0-of-1.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_passlab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_passlab"))
         .args([
             "hunt",
             spec.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
         ])
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let done = |f: &Path| records(f).iter().filter(|r| r["kind"] == "program").count();
@@ -193,12 +193,23 @@ fn an_interrupted_hunt_keeps_its_checks_and_finishes_when_run_again() {
     }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let (status, said) = (output.status, String::from_utf8_lossy(&output.stderr));
+    // How many programs finish between the third and the signal's landing
+    // depends on the machine's speed, so no upper bound below all twelve:
+    // what is checked is that the run says what it did. Interrupted, it
+    // says so and keeps what it checked (at least the three seen); if it
+    // had finished all twelve first, it ended as a finished run does.
     let kept = done(&file);
-    assert!(
-        !status.success() && (3..12).contains(&kept),
-        "{status}, {kept} programs kept"
-    );
+    assert!((3..=12).contains(&kept), "{status}, {kept} programs kept");
+    if status.success() {
+        assert_eq!(kept, 12, "a run that was not interrupted did all: {said}");
+    } else {
+        assert!(
+            said.contains("(programs checked so far are kept)"),
+            "{status}, {kept} programs kept: {said}"
+        );
+    }
     let (ok, text) = passlab(&[
         "hunt",
         spec.to_str().unwrap(),

@@ -96,18 +96,33 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.exp_string("did you mean one of: 'licm'")?;
     settle();
 
-    // Ctrl-C during a long JIT call ends the call, not the session.
+    // Ctrl-C during a long JIT call ends the call, not the session. The
+    // call makes a file before it spins: Ctrl-C follows that, not a guess
+    // at how long compiling and starting the call take.
+    let started = home.join("spinning");
+    let spin = format!(
+        "int spin(int x) {{ creat(\"{}\", 420); volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }}",
+        started.display()
+    );
     for line in [
         ":module spin --lang c",
-        "int spin(int x) { volatile int y = x; while (y >= 0) y = (y + 1) & 7; return y; }",
+        "int creat(const char *path, unsigned mode);",
+        spin.as_str(),
         ".",
     ] {
         p.send_line(line)?;
         settle();
     }
-    p.exp_string("module spin: 1 function,")?;
+    p.exp_string("module spin: ")?;
     p.send_line(":call spin 1")?;
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let start = std::time::Instant::now();
+    while !started.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the call did not start in 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     p.send_control('c')?;
     p.exp_string("'spin' was interrupted")?;
     settle();
@@ -116,8 +131,11 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     settle();
 
     // Ctrl-C during :tune stops the search and shows the best found so far.
+    // Ctrl-C follows the first progress line whose best is a searched
+    // ordering ("random #3: best 2 instructions", not "none valid yet"),
+    // so that there is a best to show however fast the trials are.
     p.send_line(":tune f 7 seconds=60 seed=1")?;
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    p.exp_regex(r"#\d+: best [^n]")?;
     p.send_control('c')?;
     p.exp_string("interrupted after")?;
     p.exp_string("the best found so far")?;

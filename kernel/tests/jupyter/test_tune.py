@@ -67,14 +67,25 @@ class TuneTests(KernelCase):
     def test_an_interrupt_keeps_the_best_found_so_far(self):
         self.run_cell(SETUP)
         msg_id = self.kc.execute(":tune adler32 1 data 4096 seconds=120 seed=1")
-        time.sleep(3.0)
+        # The interrupt follows the first progress update that shows a
+        # valid best from the search (not a baseline's): from then on there
+        # is a best to keep, however fast or slow the trials are.
+        outputs = []
+        while True:
+            msg = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            outputs.append(msg)
+            if msg["msg_type"] in ("display_data", "update_display_data"):
+                text = msg["content"]["data"].get("text/plain", "")
+                if ": best " in text and "none valid yet" not in text:
+                    break
         start = time.monotonic()
         self.km.interrupt_kernel()
         reply = self.kc.get_shell_msg(timeout=TIMEOUT)
         self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         self.assertLess(time.monotonic() - start, 5)
         self.assertEqual(reply["content"]["status"], "ok")
-        outputs = []
         while True:
             msg = self.kc.get_iopub_msg(timeout=TIMEOUT)
             if msg["parent_header"].get("msg_id") != msg_id:
