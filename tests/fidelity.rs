@@ -10,9 +10,9 @@
 //! fails with the first differing line.
 //!
 //! clang's own output for a file, level and clang version is kept under
-//! `target/fidelity-reference/` (named by a hash of all three and the
-//! file's bytes): a reference made once is the same every time, and only
-//! passlab's side has to run again.
+//! `~/.cache/passlab/fidelity-reference/` (named by a hash of all three
+//! and the file's bytes): a reference made once is the same every time,
+//! in every clone on the machine, and only passlab's side has to run again.
 
 mod common;
 
@@ -52,9 +52,16 @@ fn clang_version() -> String {
 }
 
 /// What clang-19 makes of `file` with `flags` (`-o -`), kept in the
-/// reference folder.
+/// reference folder: the user's cache (`~/.cache/passlab/fidelity-reference`),
+/// not the clone's target/, so that a fresh clone on the same machine (CI's)
+/// does not run clang-19 some 300 times again for the same answers. The
+/// key is clang's version, the flags, the path and the source's bytes.
 fn reference(file: &Path, flags: &[&str]) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fidelity-reference");
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let dir = cache.join("passlab/fidelity-reference");
     std::fs::create_dir_all(&dir).unwrap();
     let source = std::fs::read(file).unwrap();
     let key = hash(&[
