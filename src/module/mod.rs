@@ -153,6 +153,19 @@ impl Module {
         Self::parse_verified(LlvmContext::new(), bytes, name)
     }
 
+    /// Reads what a [`Snapshot`] of passlab's holds — the IR text a module
+    /// was parsed from while it is unchanged, bitcode passlab wrote after —
+    /// told apart by content as LLVM's `parseIR` tells them, and verified.
+    /// passlab wrote it: it is not read in a child first, as bitcode from
+    /// outside is (a Rust pass's worker reads every module it is sent so).
+    pub fn from_snapshot_bytes(bytes: &[u8], name: &str) -> Result<Module> {
+        let module = Self::parse_in(LlvmContext::new(), bytes, name, &[])?;
+        module
+            .verify()
+            .map_err(|report| invalid_ir(name, bytes, &report))?;
+        Ok(module)
+    }
+
     /// Parses IR text or bitcode from outside passlab and, as opt-19
     /// does, refuses IR that parses but does not verify, before any pass
     /// sees it. Bitcode is read first in a forked child: LLVM's bitcode

@@ -280,7 +280,9 @@ fn run(request: &Request, body: Option<Body>) -> Outcome {
             "error in pass {name}: the Rust worker has no pass of that name (register it again)"
         ));
     };
-    let mut module = match Module::from_bitcode(&request.bitcode, &request.module_name) {
+    // (a snapshot's bytes: bitcode, or the IR text an unchanged module was
+    // parsed from)
+    let mut module = match Module::from_snapshot_bytes(&request.bitcode, &request.module_name) {
         Ok(m) => m,
         Err(e) => return Outcome::Failed(format!("error in pass {name}: {e}")),
     };
