@@ -351,7 +351,10 @@ fn empty_or_endless_input_is_an_error() {
     // (an empty .ll is an empty module, as opt-19 reads one)
     let empty_ll = dir.join("empty.ll");
     std::fs::write(&empty_ll, b"").unwrap();
-    assert_eq!(Module::from_file(&empty_ll).unwrap().function_names().len(), 0);
+    assert_eq!(
+        Module::from_file(&empty_ll).unwrap().function_names().len(),
+        0
+    );
     let fifo = dir.join("fifo.ll");
     passlab::child::make_fifo(&fifo).unwrap();
     for path in [std::path::Path::new("/dev/zero"), fifo.as_path()] {
