@@ -136,9 +136,6 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let jit = &s.jits[&name].1;
     let r = jit.call_saving(f, &args, save.as_deref())?;
     let mut o = Output::default();
-    if let Some(line) = host_line(jit.host_bound(f)) {
-        o.push_text(line);
-    }
     if !r.stdout.is_empty() {
         o.items.push(Item::Stream(r.stdout));
     }
@@ -149,6 +146,9 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         Some(v) => format!("{f}({}) = {v}", rest.join(", ")),
         None => format!("{f}({}) returned", rest.join(", ")),
     });
+    if let Some(line) = host_line(jit.host_bound(f)) {
+        o.push_text(line);
+    }
     if let Some(file) = save {
         o.push_text(format!(
             "all of its output: {} (standard output), {}.err (standard error)",
