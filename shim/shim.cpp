@@ -1227,11 +1227,12 @@ void references(const Value *V, SmallPtrSetImpl<const Constant *> &Seen,
 }
 } // namespace
 
-/// For each defined function that reaches (by calls or references, through
-/// other functions and variables' initializers) a symbol defined neither in
-/// the module nor in this process, sends "FUNCTION\tSYMBOL,SYMBOL\n".
-void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
-  Module &M = *unwrapM(MR);
+namespace {
+// For each defined function of `M` that reaches (by calls or references,
+// through other functions and variables' initializers) global values that
+// `label` names (a non-empty label), sends "FUNCTION\tLABEL,LABEL\n".
+void reaching(Module &M, function_ref<std::string(const GlobalValue &)> label, plab_sink sink,
+              void *user) {
   DenseMap<const GlobalValue *, SmallVector<const GlobalValue *, 8>> Refs;
   for (const Function &F : M) {
     if (F.isDeclaration())
@@ -1252,14 +1253,12 @@ void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
     SmallPtrSet<const Constant *, 32> Seen;
     references(A.getAliasee(), Seen, Refs[&A]);
   }
-  DenseMap<const GlobalValue *, bool> Missing;
-  auto missing = [&](const GlobalValue *G) {
-    auto It = Missing.find(G);
-    if (It != Missing.end())
+  DenseMap<const GlobalValue *, std::string> Labels;
+  auto labelOf = [&](const GlobalValue *G) -> const std::string & {
+    auto It = Labels.find(G);
+    if (It != Labels.end())
       return It->second;
-    bool R = unresolved(*G) && !runtimeHandle(*G);
-    Missing[G] = R;
-    return R;
+    return Labels[G] = label(*G);
   };
   for (const Function &F : M) {
     if (F.isDeclaration())
@@ -1271,8 +1270,9 @@ void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
       const GlobalValue *G = Work.pop_back_val();
       if (!Visited.insert(G).second)
         continue;
-      if (missing(G))
-        Names.push_back(linkName(*G));
+      const std::string &L = labelOf(G);
+      if (!L.empty())
+        Names.push_back(L);
       auto It = Refs.find(G);
       if (It != Refs.end())
         for (const GlobalValue *R : It->second)
@@ -1286,6 +1286,81 @@ void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
       Line += (I ? "," : "") + Names[I];
     send(sink, user, Line + "\n");
   }
+}
+
+// The C and C++ runtime every program gets from the system as well (glibc
+// with the loader and the libraries it merged, libstdc++, libgcc): what a
+// program binds there is what it would bind linked natively.
+bool runtimeLibrary(StringRef File) {
+  StringRef Base = File.rsplit('/').second.empty() ? File : File.rsplit('/').second;
+  for (StringRef P : {"libc.so", "libm.so", "libmvec.so", "libstdc++.so", "libgcc_s.so", "ld-linux",
+                      "ld64.so", "libpthread.so", "librt.so", "libdl.so", "linux-vdso.so"})
+    if (Base.starts_with(P))
+      return true;
+  return false;
+}
+
+// Whether a runtime library (one loaded in this process) defines `Name`:
+// the executable may hold a copy of a runtime variable (a copy relocation)
+// or interpose a runtime function, and dladdr then names the executable.
+bool runtimeDefines(const std::string &Name) {
+  for (const char *Lib : {"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1"}) {
+    void *H = dlopen(Lib, RTLD_LAZY | RTLD_NOLOAD);
+    if (!H)
+      continue;
+    bool Found = dlsym(H, Name.c_str()) != nullptr;
+    dlclose(H);
+    if (Found)
+      return true;
+  }
+  return false;
+}
+
+// For a declaration this process defines outside the C/C++ runtime (and
+// that the JIT does not define itself), "NAME=FILE": the shared object (or
+// executable) its definition comes from; otherwise "".
+std::string hostBound(const GlobalValue &G) {
+  if (!G.isDeclaration() || G.getName().starts_with("llvm.") || runtimeHandle(G))
+    return "";
+  if (const auto *F = dyn_cast<Function>(&G))
+    if (F->isIntrinsic())
+      return "";
+  std::string Name = linkName(G);
+  // The JIT's own definitions (src/jit/mod.rs, `link`) are not looked up.
+  if (Name == "exit" || Name == "atexit" || Name == "__cxa_atexit" || Name == "malloc")
+    return "";
+  void *Address = dlsym(RTLD_DEFAULT, Name.c_str());
+  if (!Address)
+    return "";
+  Dl_info Info{};
+  StringRef File = dladdr(Address, &Info) && Info.dli_fname ? Info.dli_fname : "";
+  if (runtimeLibrary(File) || runtimeDefines(Name))
+    return "";
+  // The executable's own path is long and machine-specific; its file name
+  // says enough.
+  StringRef Base = File.rsplit('/').second.empty() ? File : File.rsplit('/').second;
+  return Name + "=" + (Base.empty() ? "this process" : Base.str());
+}
+} // namespace
+
+/// For each defined function that reaches (by calls or references, through
+/// other functions and variables' initializers) a symbol defined neither in
+/// the module nor in this process, sends "FUNCTION\tSYMBOL,SYMBOL\n".
+void plab_unresolved(LLVMModuleRef MR, plab_sink sink, void *user) {
+  reaching(
+      *unwrapM(MR),
+      [](const GlobalValue &G) {
+        return unresolved(G) && !runtimeHandle(G) ? linkName(G) : std::string();
+      },
+      sink, user);
+}
+
+/// For each defined function that reaches a symbol the module does not
+/// define but this process does, outside the C/C++ runtime (libz, LLVM,
+/// passlab's own executable…), sends "FUNCTION\tSYMBOL=FILE,SYMBOL=FILE\n":
+/// a program run in the JIT would bind the host's definition there.
+void plab_host_bound(LLVMModuleRef MR, plab_sink sink, void *user) {
+  reaching(*unwrapM(MR), hostBound, sink, user);
 }
 
 /// Defines every unresolved declaration so that the module links: a

@@ -114,6 +114,7 @@ extern "C" {
     pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;
     pub fn plab_unresolved(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
+    pub fn plab_host_bound(m: LLVMModuleRef, sink: Sink, user: *mut c_void);
     pub fn plab_stub_unresolved(m: LLVMModuleRef);
     pub fn plab_add_static_init(m: LLVMModuleRef, name: *const c_char) -> bool;
     pub fn plab_create_lljit(sink: Sink, user: *mut c_void) -> *mut c_void;

@@ -341,3 +341,80 @@ fn code_generation_settings_come_from_the_context() {
     assert!(e.to_string().contains("processor names LLVM knows"), "{e}");
     assert!(e.to_string().contains("nearest: pentium"), "{e}");
 }
+
+/// Part of zlib: a program calling `adler32` without adler32.c. The
+/// process links libz.so.1 (LLVM does), which would supply it.
+const PARTLY_LOADED: &str = r#":module partial --lang c
+#include <stdio.h>
+#include <math.h>
+unsigned long adler32(unsigned long adler, const unsigned char *buf, unsigned int len);
+int check(int n) { return (int)adler32(1, (const unsigned char *)"abc", (unsigned)n); }
+int root(int n) { return (int)sqrt((double)n); }
+int main(void) { printf("%lu\n", adler32(1, (const unsigned char *)"abc", 3)); return 0; }
+."#;
+
+#[test]
+fn host_symbols_are_refused_unless_allowed_and_then_listed() {
+    use passlab::session::Session;
+    let mut s = Session::new();
+    s.execute(PARTLY_LOADED).unwrap();
+    for command in [":exec", ":call check 3"] {
+        let e = s.execute(command).unwrap_err().to_string();
+        assert!(
+            e.contains("symbols the module does not define, which this process would supply: adler32 (from libz.so.1)")
+                && e.contains("allow=host"),
+            "{command}: {e}"
+        );
+    }
+    let ran = s.execute(":exec allow=host").unwrap().text();
+    assert!(ran.contains("38600999"), "{ran}");
+    assert!(ran.contains("exit status 0"), "{ran}");
+    assert!(
+        ran.contains("bound to the host: adler32 (libz.so.1)"),
+        "{ran}"
+    );
+    let called = s.execute(":call check 3 allow=host").unwrap().text();
+    assert!(called.contains("check(3) = 38600999"), "{called}");
+    assert!(
+        called.contains("bound to the host: adler32 (libz.so.1)"),
+        "{called}"
+    );
+    // Without the setting again, refused again.
+    assert!(s.execute(":call check 3").is_err());
+    // A function using only the C runtime (libm here) is not affected.
+    let root = s.execute(":call root 49").unwrap().text();
+    assert!(root.contains("root(49) = 7"), "{root}");
+    assert!(!root.contains("bound to the host"), "{root}");
+    let bad = s.execute(":exec allow=everything").unwrap_err().to_string();
+    assert!(bad.contains("allow"), "{bad}");
+}
+
+#[test]
+fn the_jit_refuses_host_symbols_through_the_library_too() {
+    let m = Module::from_c(
+        "unsigned long adler32(unsigned long, const unsigned char *, unsigned int);\n\
+         int atoi(const char *);\n\
+         unsigned long sum(void) { return adler32(1, 0, 0); }\n\
+         int only_libc(int n) { char b[2] = {(char)('0' + n), 0}; return atoi(b); }\n",
+        "host.c",
+    )
+    .unwrap();
+    let mut jit = Jit::new(&m, 2).unwrap();
+    assert_eq!(
+        jit.host_bound("sum"),
+        &[("adler32".to_string(), "libz.so.1".to_string())]
+    );
+    assert!(jit.host_bound("only_libc").is_empty());
+    let e = jit.call("sum", &[]).unwrap_err().to_string();
+    assert!(e.contains("adler32 (from libz.so.1)"), "{e}");
+    assert_eq!(
+        jit.call("only_libc", &[Arg::Int(4)]).unwrap().value,
+        Some(Value::Int { value: 4, bits: 32 })
+    );
+    jit.set_allow_host(true);
+    // adler32(1, NULL, 0) is zlib's initial value, 1.
+    assert_eq!(
+        jit.call("sum", &[]).unwrap().value,
+        Some(Value::Int { value: 1, bits: 64 })
+    );
+}

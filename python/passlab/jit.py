@@ -75,8 +75,12 @@ class TimeResult(dict):
 
 
 class JIT(_JIT):
-    """``JIT(module, opt_level=2, timeout_s=None)``: ``module`` compiled by
-    LLVM's code generator (at ``opt_level``, for the module's processor)."""
+    """``JIT(module, opt_level=2, timeout_s=None, allow_host=False)``:
+    ``module`` compiled by LLVM's code generator (at ``opt_level``, for the
+    module's processor). A call reaching symbols the module does not define
+    that this process's libraries would supply beyond the C/C++ runtime
+    (libz's ``adler32``) raises passlab.Error naming them, unless
+    ``allow_host=True``."""
 
     def call(self, function, *arguments):
         """Calls ``function``; returns its value (None for void)."""

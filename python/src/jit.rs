@@ -149,14 +149,17 @@ pub struct PyJit {
 #[pymethods]
 impl PyJit {
     /// Compiles `module` at code generator level `opt_level` (0-3) for the
-    /// module's processor; `timeout_s` bounds each call.
+    /// module's processor; `timeout_s` bounds each call; `allow_host` lets
+    /// calls bind what the module does not define from this process's
+    /// libraries beyond the C/C++ runtime (the REPL's `allow=host`).
     #[new]
-    #[pyo3(signature = (module, opt_level=2, timeout_s=None))]
+    #[pyo3(signature = (module, opt_level=2, timeout_s=None, allow_host=false))]
     fn new(
         py: Python<'_>,
         module: &Bound<'_, PyModule_>,
         opt_level: u32,
         timeout_s: Option<f64>,
+        allow_host: bool,
     ) -> PyResult<Self> {
         if opt_level > 3 {
             return Err(crate::errors::to_py(passlab::Error::Invalid(format!(
@@ -166,6 +169,7 @@ impl PyJit {
         let m = module.borrow();
         let core = m.get()?;
         let mut jit = run_core(py, || Jit::new(core, opt_level))?;
+        jit.set_allow_host(allow_host);
         if let Some(t) = timeout_s {
             // (try_: a number too large for a Duration, 1e300, is an error
             // here, not a panic that reaches Python as PanicException)

@@ -121,6 +121,33 @@ pub(crate) fn unresolved(module: &Module) -> std::collections::BTreeMap<String, 
         .collect()
 }
 
+/// The symbols each function reaches that the module does not define but
+/// this process does, outside the C/C++ runtime: function name → (symbol,
+/// the file that defines it in this process).
+pub(crate) fn host_bound(
+    module: &Module,
+) -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+    let mut sinks = crate::ffi::Sinks::default();
+    // SAFETY: the module is alive for the call; `sinks` is the `Sinks` that
+    // `SINK_FIRST` expects, alive for the call.
+    unsafe { crate::ffi::plab_host_bound(module.raw(), crate::ffi::SINK_FIRST, sinks.user()) };
+    sinks
+        .first_text()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(f, syms)| {
+            let bound = syms
+                .split(',')
+                .map(|s| {
+                    let (sym, file) = s.split_once('=').unwrap_or((s, ""));
+                    (sym.to_string(), file.to_string())
+                })
+                .collect();
+            (f.to_string(), bound)
+        })
+        .collect()
+}
+
 /// Compiles `module` with a packed entry point for `wrappers` (in that
 /// order) into an object file, in a forked child (see the module
 /// documentation); with `cg.bisect_limit`, also the back end's opt-bisect

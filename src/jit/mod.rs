@@ -379,6 +379,12 @@ pub struct Jit {
     unsupported: BTreeMap<String, String>,
     /// Functions that reach symbols defined nowhere, with those symbols.
     unresolved: BTreeMap<String, Vec<String>>,
+    /// Functions that reach symbols this process would supply outside the
+    /// C/C++ runtime (a host library's `adler32`), with each symbol's file.
+    host: BTreeMap<String, Vec<(String, String)>>,
+    /// Whether calls may bind those symbols (otherwise they are refused:
+    /// the host's library is not the user's code).
+    allow_host: bool,
     codegen: Codegen,
     /// The back end's opt-bisect decisions (with `codegen.bisect_limit`).
     decisions: Vec<GateDecision>,
@@ -782,6 +788,7 @@ impl Jit {
             }
         }
         let unresolved = codegen::unresolved(module);
+        let host = codegen::host_bound(module);
         let checked = std::time::Instant::now();
         let (object, decisions) = codegen::compile_object(module, &sigs, codegen, here)?;
         let compiled = std::time::Instant::now();
@@ -800,6 +807,8 @@ impl Jit {
             packed: no_entry,
             unsupported,
             unresolved,
+            host,
+            allow_host: false,
             codegen: codegen.clone(),
             decisions,
             code_bytes,
@@ -895,6 +904,20 @@ impl Jit {
         Ok((native, self.packed as usize, *index))
     }
 
+    /// Lets calls bind symbols the module does not define from this
+    /// process's libraries beyond the C/C++ runtime (see
+    /// [`host_bound`](Jit::host_bound)); refused otherwise.
+    pub fn set_allow_host(&mut self, allow: bool) {
+        self.allow_host = allow;
+    }
+
+    /// The symbols outside the module and the C/C++ runtime that
+    /// `function` reaches, each with the file of this process that would
+    /// supply it (`adler32`, `libz.so.1`).
+    pub fn host_bound(&self, function: &str) -> &[(String, String)] {
+        self.host.get(function).map_or(&[], Vec::as_slice)
+    }
+
     /// Sets the time limit of calls (otherwise the context's
     /// `jit.timeout_ms`, 10 s unless set).
     pub fn with_timeout(mut self, timeout: Duration) -> Jit {
@@ -965,6 +988,16 @@ impl Jit {
                 "cannot call '{function}': it uses {list}, which {} defined neither in the module nor in this process (undefined: {list}); define {} in the module, or :load the file that does",
                 if symbols.len() == 1 { "is" } else { "are" },
                 if symbols.len() == 1 { "it" } else { "them" },
+            )));
+        }
+        if let Some(bound) = self.host.get(function).filter(|_| !self.allow_host) {
+            let list = bound
+                .iter()
+                .map(|(sym, file)| format!("{sym} (from {file})"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(Error::Invalid(format!(
+                "{function} reaches symbols the module does not define, which this process would supply: {list}; load the files that define them, or allow=host to run with the host's"
             )));
         }
         self.functions.get(function).ok_or_else(|| Error::NotFound {

@@ -111,10 +111,27 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let (f, rest) = words
         .split_first()
         .ok_or_else(|| err("call", "expects FN ARGS... [--out FILE]"))?;
-    if let Some((k, _)) = a.settings.first() {
-        return Err(err("call", format!("takes no settings, got '{k}='")));
+    let mut allow = false;
+    for (k, v) in &a.settings {
+        if k != "allow" {
+            return Err(err(
+                "call",
+                format!("takes one setting, allow=host, got '{k}='"),
+            ));
+        }
+        allow = allow_host("call", v)?;
     }
+    // The setting's word is not an argument.
+    let rest: Vec<String> = rest
+        .iter()
+        .filter(|w| !w.starts_with("allow="))
+        .cloned()
+        .collect();
+    let rest = rest.as_slice();
     let name = jit_for(s, "call")?;
+    if let Some((_, jit)) = s.jits.get_mut(&name) {
+        jit.set_allow_host(allow);
+    }
     let args = call_args(s, "call", rest)?;
     let jit = &s.jits[&name].1;
     let r = jit.call_saving(f, &args, save.as_deref())?;
@@ -129,6 +146,9 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         Some(v) => format!("{f}({}) = {v}", rest.join(", ")),
         None => format!("{f}({}) returned", rest.join(", ")),
     });
+    if let Some(line) = host_line(jit.host_bound(f)) {
+        o.push_text(line);
+    }
     if let Some(file) = save {
         o.push_text(format!(
             "all of its output: {} (standard output), {}.err (standard error)",
@@ -137,6 +157,29 @@ pub(super) fn call(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         ));
     }
     Ok(o)
+}
+
+/// The value of `allow=`: `host` lets a call bind symbols the module does
+/// not define from this process's libraries (see `Jit::host_bound`).
+fn allow_host(command: &str, value: &str) -> Result<bool> {
+    match value {
+        "host" => Ok(true),
+        other => Err(err(
+            command,
+            format!("allow expects host (bind what the module does not define from this process's libraries), got '{other}'"),
+        )),
+    }
+}
+
+/// The line saying which symbols a run bound to the host, if any.
+fn host_line(bound: &[(String, String)]) -> Option<String> {
+    (!bound.is_empty()).then(|| {
+        let list: Vec<String> = bound
+            .iter()
+            .map(|(sym, file)| format!("{sym} ({file})"))
+            .collect();
+        format!("bound to the host: {}", list.join(", "))
+    })
 }
 
 /// `number=`, `repeat=`, `min_repeat_ms=` settings over TVM's defaults.
@@ -442,6 +485,16 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     let mut own: Vec<String> = words.drain(..end).collect();
     let save =
         take_out(&mut own, "exec", ", e.g. :exec 10 --out run.txt")?.map(std::path::PathBuf::from);
+    // `allow=` before `--` is :exec's (after it, the program's argument).
+    let mut allow = false;
+    let mut kept = Vec::with_capacity(own.len());
+    for w in own {
+        match w.strip_prefix("allow=") {
+            Some(v) => allow = allow_host("exec", v)?,
+            None => kept.push(w),
+        }
+    }
+    let mut own = kept;
     own.extend(words);
     let prog = program("exec", own)?;
     // Its output goes to files passlab writes anew, or wrote before.
@@ -454,7 +507,11 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         crate::folder::check_replaceable(f, ":exec --out")?;
     }
     let name = jit_for(s, "exec")?;
+    if let Some((_, jit)) = s.jits.get_mut(&name) {
+        jit.set_allow_host(allow);
+    }
     let label = prog.shell_line(s.jits[&name].1.name());
+    let host = host_line(s.jits[&name].1.host_bound("main"));
     let r = s.jits[&name].1.exec_saving(&prog, save.as_deref());
     for f in save.iter().chain(&err_file) {
         if f.exists() {
@@ -474,6 +531,9 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
         r.status,
         r.elapsed.as_secs_f64() * 1e3
     ));
+    if let Some(line) = host {
+        o.push_text(line);
+    }
     if let Some(file) = save {
         o.push_text(format!(
             "all of its output: {} (standard output), {}.err (standard error)",

@@ -171,8 +171,8 @@ pub static COMMANDS: &[Command] = &[
     cmd("run", "[PIPELINE]", "run a pipeline on the current module (none: the default one for the context's opt level)", run_pipeline).words(&[&[Kind::Pipeline]]),
     cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer).words(&[&[Kind::Free], &[Kind::Free], &[Kind::Free], &[Kind::Words(&["zeros", "ones", "range", "random("])]]),
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
-    cmd("call", "FN ARGS... [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes", call).words(&[&[Kind::Function], &[Kind::CallArg]]),
-    cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's file name (without its folders) and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes", exec),
+    cmd("call", "FN ARGS... [allow=host] [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes; a function reaching symbols the module does not define that this process's libraries would supply beyond the C/C++ runtime (libc, libm, libstdc++, libgcc) is refused, naming them, unless allow=host, which lists what it bound", call).set(HOST_SETTINGS).words(&[&[Kind::Function], &[Kind::CallArg]]),
+    cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [allow=host] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's file name (without its folders) and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes; a main reaching symbols the module does not define that this process's libraries would supply beyond the C/C++ runtime is refused, naming them, unless allow=host, which lists what it bound", exec).set(HOST_SETTINGS),
     cmd("asm", "[FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them); cpu=A,B or modules=M,N: two compilations side by side, aligned (by source line with -g) and their differences marked", asm).set(&[set("syntax", Kind::OneOf(&["att", "intel"])), set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function]]),
     cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca).set(&[set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function], &[Kind::Free]]),
     cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time).words(&[&[Kind::Function], &[Kind::CallArg]]),
@@ -207,6 +207,10 @@ const PROJECT_SETTINGS: &[Setting] = &[
 
 const OPT_LEVELS: &[&str] = &["0", "1", "2", "3"];
 const YES_NO: &[&str] = &["yes", "no", "true", "false"];
+
+/// `:call` and `:exec`: whether a run may bind symbols the module does not
+/// define from this process's libraries.
+const HOST_SETTINGS: &[Setting] = &[set("allow", Kind::OneOf(&["host"]))];
 
 /// A context's settings: `:with`, and `:bench`'s per pipeline.
 const WITH_SETTINGS: &[Setting] = &[
