@@ -124,7 +124,13 @@ class Lab:
              f"--ServerApp.root_dir={folder}", f"--LabApp.user_settings_dir={settings}",
              f"--LabApp.workspaces_dir={os.path.join(self.tmp, 'workspaces')}",
              # Checkpoints go here, not beside the notebooks.
-             f"--FileCheckpoints.checkpoint_dir={os.path.join(self.tmp, 'checkpoints')}"],
+             f"--FileCheckpoints.checkpoint_dir={os.path.join(self.tmp, 'checkpoints')}",
+             # Saved in place, without a backup beside the notebook: with
+             # one, `saved`'s read of a notebook mid-write made the server
+             # move the half-written file aside as NAME.ipynb.invalid (left
+             # in the lessons' folder: 05's once, 07's once) and put the
+             # backup in its place; now such a read is a 400, read again.
+             "--FileContentsManager.use_atomic_writing=False"],
             cwd=folder, env=env, stdout=self.log, stderr=self.log)
         deadline = time.time() + 60
         while True:
