@@ -23,7 +23,7 @@ fn build(name: &str) -> PathBuf {
         .output()
         .unwrap();
     let status = Command::new(bindir.join("clang++"))
-        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .args(["-shared", "-fPIC", "-o"])
         .arg(&out)
         .arg(root.join(format!("tests/plugin/{name}.cpp")))
         .args(String::from_utf8(flags.stdout).unwrap().split_whitespace())
@@ -37,22 +37,7 @@ fn build(name: &str) -> PathBuf {
 fn plugin() -> &'static PathBuf {
     static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
     PLUGIN.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = root.join("target/test-plugin/core-strength_plugin.so");
-        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        let bindir = Path::new(env!("PASSLAB_LLVM_BINDIR"));
-        let flags = Command::new(bindir.join("llvm-config"))
-            .arg("--cxxflags")
-            .output()
-            .unwrap();
-        let status = Command::new(bindir.join("clang++"))
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(&out)
-            .arg(root.join("tests/plugin/strength_plugin.cpp"))
-            .args(String::from_utf8(flags.stdout).unwrap().split_whitespace())
-            .status()
-            .unwrap();
-        assert!(status.success(), "clang++-19 could not build the plugin");
+        let out = build("strength_plugin");
         let found = registry::load_plugin(&out).unwrap();
         let names: Vec<_> = found
             .iter()
