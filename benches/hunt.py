@@ -299,8 +299,12 @@ def slurm(rnd):
         results[f"one-{jobs}"] = time.perf_counter() - t
     cluster = os.path.join(BENCH, "hunt-cluster")
     shutil.rmtree(cluster, ignore_errors=True)
+    # Ports of its own (as repl/tests/slurm.rs picks them), so that the
+    # test command's Slurm test may run at the same time.
+    base = 40000 + os.getpid() % 20000
+    ports = dict(os.environ, SLURMCTLD_PORT=str(base), SLURMD_PORT=str(base + 1))
     up = subprocess.run(["bash", os.path.join(ROOT, "deploy", "slurm", "local-cluster.sh"), "up", cluster],
-                        capture_output=True, text=True, check=True)
+                        capture_output=True, text=True, check=True, env=ports)
     conf = next(l.split("=", 1)[1] for l in up.stdout.splitlines() if l.startswith("SLURM_CONF="))
     env = dict(os.environ, SLURM_CONF=conf)
     try:
@@ -320,7 +324,7 @@ def slurm(rnd):
         run([PASSLAB, "hunt", "merge", out], capture_output=True)
     finally:
         subprocess.run(["bash", os.path.join(ROOT, "deploy", "slurm", "local-cluster.sh"), "down", cluster],
-                       capture_output=True)
+                       capture_output=True, env=ports)
     return results
 
 

@@ -206,8 +206,23 @@ wait_for() {
     return "$status"
 }
 
-# phase NAME COMMAND...: runs the command, says how long it took (so that
-# where a run's time goes is in its log) and fails as it did. A shell
+# Sets CPU_NOW to the processor time (user and system, whole seconds)
+# used by the processes this shell has waited for: bash's `times`, run in
+# this shell (in a subshell, `$(...)`, it counts the subshell's only).
+children_cpu() {
+    local file="${TMPDIR:-/tmp}/passlab-times.$BASHPID" user system
+    times >"$file"
+    { read -r _ _ && read -r user system; } <"$file"
+    rm -f "$file"
+    # "1m2.345s": minutes and seconds.
+    CPU_NOW=$(awk -v u="$user" -v s="$system" 'function sec(x, p) { split(x, p, "m"); return p[1] * 60 + p[2] }
+        BEGIN { printf "%d\n", sec(u) + sec(s) }')
+}
+
+# phase NAME COMMAND...: runs the command, says how long it took and how
+# much processor time its processes used (so that where a run's time goes
+# is in its log: on two cores, wall time is shared among the streams) and
+# fails as it did. A shell
 # function runs in a bash of its own under `set -e`, so that any of its
 # steps that fails fails the phase: in this shell, bash ignores `set -e`
 # inside a function called from an && or || list (or from `if`), and such
@@ -217,16 +232,20 @@ wait_for() {
 # runs a function in this shell (`wait_for`, which waits for this shell's
 # jobs, and checks each step itself).
 phase() {
-    local here="" name start=$SECONDS status=0
+    local here="" name start=$SECONDS status=0 cpu
     [ "$1" = --here ] && { here=1; shift; }
     name=$1
     shift
+    children_cpu
+    cpu=$CPU_NOW
     if [ -z "$here" ] && declare -F "$1" >/dev/null; then
         PASSLAB_SOURCED=1 bash -euo pipefail -c 'source "$0"; "$@"' "$SELF" "$@" || status=$?
     else
         "$@" || status=$?
     fi
-    echo "passlab: [$name] took $((SECONDS - start)) s" >&2
+    children_cpu
+    cpu=$((CPU_NOW - cpu))
+    echo "passlab: [$name] took $((SECONDS - start)) s (processor: $cpu s)" >&2
     [ "$status" -eq 0 ] || echo "passlab: [$name] failed (exit status $status)" >&2
     return "$status"
 }
@@ -244,18 +263,48 @@ run_examples() {
     echo "=== charts: target/demo-charts/"
 }
 
-# Lint, as part of the test: formatting, and clippy over every target with
-# warnings as errors (Cargo.toml's [workspace.lints] says what the project
-# allows, and why).
+# Lint, as part of the test: clippy over every target with warnings as
+# errors, as the workspace's crates are compiled for the tests (`linted`,
+# below; Cargo.toml's [workspace.lints] says what the project allows, and
+# why), checked here to deny what it should; formatting; commit subjects.
 lint() {
+    lint_denies_warnings
     cargo fmt --all --check
-    cargo clippy "$@" --all-targets -- -D warnings
     short_subjects
 }
 
-# Commit subjects of at most 72 characters, the details in the body, so
-# that `git log --oneline` reads as a changelog: every commit since the
-# rule began (44d729d; the 218 before it averaged 344 characters).
+# linted: the test command compiles the workspace's crates with clippy's
+# driver, as `cargo clippy` does but in the build itself
+# (RUSTC_WORKSPACE_WRAPPER: members only; CLIPPY_ARGS: what `cargo clippy
+# -- -D warnings` hands it), so that a lint is an error of the build, and
+# the dependencies are not compiled a second time for `cargo clippy`'s
+# check (433 s of a fresh run's lint phase). Every cargo command of the
+# test command runs with it, so that each finds the others' builds fresh.
+# (Rust cells' workers do not: passlab starts them without it.)
+linted() {
+    export RUSTC_WORKSPACE_WRAPPER
+    RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+    export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+}
+
+# CLIPPY_ARGS is how cargo-clippy talks to clippy's driver, not a promise:
+# a crate with a warning must fail to compile as the tests' build compiles.
+lint_denies_warnings() {
+    local dir=target/lint-check
+    rm -rf "$dir"
+    mkdir -p "$dir/src"
+    printf '[package]\nname = "lint-check"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n' >"$dir/Cargo.toml"
+    printf 'fn main() {\n    let unused = vec![1];\n}\n' >"$dir/src/main.rs"
+    if cargo build -q --manifest-path "$dir/Cargo.toml" --target-dir "$dir/target" 2>"$dir/out"; then
+        echo "passlab: a warning did not fail the linted build (RUSTC_WORKSPACE_WRAPPER=$RUSTC_WORKSPACE_WRAPPER, CLIPPY_ARGS=$CLIPPY_ARGS)" >&2
+        return 1
+    fi
+    grep -q "unused variable" "$dir/out" && grep -q "useless_vec\|useless use of .vec" "$dir/out" || {
+        cat "$dir/out" >&2
+        return 1
+    }
+}
+
 short_subjects() {
     git rev-parse --verify -q 44d729d^{commit} >/dev/null || return 0 # (not this repository's history)
     local long
@@ -341,7 +390,9 @@ test)
     # a package's own integration tests; the worker has none.)
     # (--bench '*': the benches as `cargo test --bench` runs them, for
     # their smoke runs)
-    phase "build: everything the tests run (test profile)" cargo build "${all[@]}" --bins --tests --examples --bench '*'
+    # Linted as it is compiled: clippy's warnings are errors of this build.
+    linted
+    phase "build: everything the tests run (test profile, linted)" cargo build "${all[@]}" --bins --tests --examples --bench '*'
     export PASSLAB_EVCXR="$PWD/target/debug/passlab-evcxr"
     # The tests' Rust worker compiles passlab and the cells unoptimized, as
     # the tests' own build is (at evcxr's opt-level 2 its build folder took
@@ -360,14 +411,24 @@ test)
     install_kernel debug
     phase "build: the python package (test profile)" install_python_package debug
     # Four streams side by side (two cores; the tests mostly wait on the
-    # processes they drive: Rust workers, csmith, cvise, Slurm, kernels):
-    # 1. in the background, the worker's build folder is warmed (passlab
-    #    compiled there once) and copied, then Jupyter's kernel test suite and our
-    #    protocol tests run, then each lesson is opened in JupyterLab, in a
+    # processes they drive: Rust workers, csmith, cvise, Slurm, kernels),
+    # the longest in this shell, the others in the background, each
+    # started with what it needs and ending about when the first does
+    # (nothing runs alone at the end: each phase's log line says its
+    # processor time, which is what two cores share):
+    # 1. the worker's build folder is warmed (passlab compiled there
+    #    once) and copied, then the rest of lint, Jupyter's kernel test suite and our
+    #    protocol tests, then each lesson is opened in JupyterLab, in a
     #    real browser, from its own folder, run, and its outputs compared
-    #    with the stored ones;
-    # 2. and 3. in the background, the transcripts, and the lessons' twins:
-    #    the longest Rust tests (each runs scripts one after another);
+    #    with the stored ones; then the Python package's tests (after the
+    #    lessons: they start a Ray cluster, as lesson 12 does, and two at
+    #    once on two cores made the first miss its start); then the
+    #    guide: built (its examples run in repl/tests/readme.rs; the
+    #    lessons' pages from the notebooks, which the browser saves and
+    #    puts back) and read in Chromium: its chapters, links and search;
+    # 2. the transcripts, then the main job's scripts;
+    # 3. the lessons' twins, then every bench once, tiny (the worker is
+    #    warm by then);
     # 4. every other Rust test.
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
@@ -376,9 +437,12 @@ test)
     (
         phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr
         phase "warm: spare worker folders" spare_worker_folders 3
-        phase "lint: rustfmt and clippy" lint "${all[@]}"
+        phase "lint: clippy's check, rustfmt, commit subjects" lint
         phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
+        phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
+        phase "book" build_book
+        phase "book in the browser" python docs/check.py
     ) >target/logs/background.log 2>&1 &
     background=$!
     long=(transcripts_match notebook_twins_run_to_the_stored_results)
@@ -388,8 +452,10 @@ test)
         phase "the main job's scripts" run_examples target/debug/passlab examples/*.plab
     ) >target/logs/transcripts.log 2>&1 &
     transcripts=$!
-    phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}" \
-        >target/logs/twins.log 2>&1 &
+    (
+        phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}"
+        phase "benches (smoke)" bash scripts/passlab.sh bench smoke
+    ) >target/logs/twins.log 2>&1 &
     twins=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
@@ -399,19 +465,8 @@ test)
     # (--no-fail-fast: every failing test binary in one run, not the first)
     phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
-    phase --here "waiting for the twins" wait_for "$twins" target/logs/twins.log
-    phase --here "waiting for the worker, the kernel tests and the browser" wait_for "$background" target/logs/background.log
-    # The Python package's tests (python/tests), once the streams are done:
-    # they start a Ray cluster, as lesson 12 in the browser does, and two
-    # at once on two cores made the first miss its start.
-    phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
-    # Every bench once, tiny (after the streams: the worker is warm, and
-    # the Slurm test's cluster is gone before the benches start theirs).
-    phase "benches (smoke)" bash scripts/passlab.sh bench smoke
-    # The guide: built (its examples ran in repl/tests/readme.rs), then
-    # read in Chromium: its chapters, links and search.
-    phase "book" build_book
-    phase "book in the browser" python docs/check.py
+    phase --here "waiting for the twins and the benches" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for the worker, the kernel tests, the browser, pytest and the guide" wait_for "$background" target/logs/background.log
     phase "no stray files in the tree" no_stray_files "$untracked"
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;

@@ -37,6 +37,11 @@ case "$line" in
     mkdir -p "$3/bin"
     for tool in pip python maturin jupyter mdbook; do ln -sf "$STUB_ROOT/bin/stub" "$3/bin/$tool"; done
     ;;
+"cargo build -q --manifest-path target/lint-check/Cargo.toml "*)
+    # (lint's check that a warning fails the linted build)
+    echo "warning: unused variable: \`unused\` ... clippy::useless_vec" >&2
+    exit 101
+    ;;
 "cmake "*)
     mkdir -p "$STUB_ROOT/tree/target/inputs/cmark-build"
     echo "$STUB_ROOT/crates/cmark-gfm-sys-1/" >"$STUB_ROOT/tree/target/inputs/cmark-build/compile_commands.json"
@@ -106,10 +111,10 @@ while IFS='|' read -r pattern phase kind; do
 done <<'EOF'
 ^pip install|set-up: python|set-up
 ^cargo metadata .*tests/inputs/Cargo.toml|set-up: packages|set-up
-^cargo build .*--tests|build: everything the tests run (test profile)|build
+^cargo build .*--tests|build: everything the tests run (test profile, linted)|build
 ^maturin develop|build: the python package (test profile)|build
 ^passlab run -$|warm: rust-cell worker|stream
-^cargo fmt|lint: rustfmt and clippy|stream
+^cargo fmt|lint: clippy's check, rustfmt, commit subjects|stream
 ^python -m unittest|kernel tests|stream
 ^passlab run --echo --charts target/demo-charts/tour|the main job's scripts|stream
 ^cargo test .*--bench pipeline|benches (smoke)|benches

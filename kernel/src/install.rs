@@ -61,14 +61,33 @@ pub fn install(target: Target) -> anyhow::Result<PathBuf> {
         .and_then(|e| e.canonicalize())
         .context("cannot find this executable")?;
     let json = serde_json::to_string_pretty(&kernel_json(&exe))?;
-    std::fs::write(dir.join("kernel.json"), json + "\n")
-        .with_context(|| format!("cannot write {}", dir.join("kernel.json").display()))?;
+    replace(&dir.join("kernel.json"), (json + "\n").as_bytes())?;
     for size in [32, 64] {
         let png = passlab::chart::logo_png(size)?;
-        std::fs::write(dir.join(format!("logo-{size}x{size}.png")), png)?;
+        replace(&dir.join(format!("logo-{size}x{size}.png")), &png)?;
     }
-    std::fs::write(dir.join("logo-svg.svg"), passlab::chart::logo_svg()?)?;
+    replace(
+        &dir.join("logo-svg.svg"),
+        passlab::chart::logo_svg()?.as_bytes(),
+    )?;
     Ok(dir)
+}
+
+/// Writes `path` whole or not at all (a file beside it, renamed over it):
+/// Jupyter reads a kernelspec whenever it lists or starts kernels, and one
+/// that reads it mid-write would take it for broken.
+fn replace(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -272,6 +272,12 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // A cell is compiled as passlab compiles it, whatever wrapper
+            // the caller's environment names for its own workspace (the
+            // test command lints its build through clippy's driver, which
+            // would deny a cell's warnings).
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env_remove("CLIPPY_ARGS")
             .env(
                 "LLVM_SYS_191_PREFIX",
                 std::env::var_os("LLVM_SYS_191_PREFIX")
