@@ -16,7 +16,9 @@ TVM's pass infrastructure (the seeds)::
 * :mod:`passlab.transform`: ``PassContext``, passes, ``module_pass``.
 * :mod:`passlab.instrument`: ``pass_instrument`` and the built-in
   instruments.
-* :class:`Error` and one subclass per kind of error.
+* :class:`Error` and one subclass per kind of error; :class:`ThreadError`
+  (also a ``RuntimeError``) for an object used on a thread other than the
+  one that made it.
 """
 
 from ._passlab import (  # noqa: F401
@@ -41,6 +43,7 @@ from ._passlab import (  # noqa: F401
     ParseError,
     PassFailedError,
     PipelineError,
+    ThreadError,
     ToolError,
     UnknownPassError,
     VerifyError,

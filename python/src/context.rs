@@ -5,6 +5,7 @@
 
 use crate::errors::check;
 use crate::instruments::to_core;
+use crate::local::{Kind, Local};
 use crate::run_core;
 use passlab::{ConfigValue, ContextGuard};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -22,8 +23,18 @@ thread_local! {
 /// instruments=None, config=None)`: settings for the passes run inside
 /// `with PassContext(...):`. Config keys and values are checked against the
 /// registered options when the context is made.
-#[pyclass(name = "PassContext", module = "passlab.transform", unsendable)]
+#[pyclass(name = "PassContext", module = "passlab.transform")]
 pub struct PyPassContext {
+    state: Local<State>,
+}
+
+static KIND: Kind = Kind {
+    name: "passlab.transform.PassContext",
+    instead: "a context is entered on its own thread's stack of contexts",
+};
+
+/// A context's settings, and its guard while it is entered.
+struct State {
     opt_level: u32,
     required: Vec<String>,
     disabled: Vec<String>,
@@ -50,6 +61,33 @@ fn config_value(key: &str, value: &Bound<'_, PyAny>) -> PyResult<ConfigValue> {
 }
 
 impl PyPassContext {
+    fn new_state(state: State) -> Self {
+        PyPassContext {
+            state: Local::new(state, &KIND),
+        }
+    }
+}
+
+/// `slf`'s state to read, on its thread (a RuntimeError where pyo3's
+/// `borrow` would panic).
+fn read<'py>(slf: &Bound<'py, PyPassContext>) -> PyResult<PyRef<'py, PyPassContext>> {
+    let this = slf.try_borrow().map_err(|_| in_use())?;
+    this.state.check()?;
+    Ok(this)
+}
+
+/// As [`read`], to change.
+fn write<'py>(slf: &Bound<'py, PyPassContext>) -> PyResult<PyRefMut<'py, PyPassContext>> {
+    let this = slf.try_borrow_mut().map_err(|_| in_use())?;
+    this.state.check()?;
+    Ok(this)
+}
+
+fn in_use() -> PyErr {
+    PyRuntimeError::new_err("this PassContext is in use (a call on it has not returned)")
+}
+
+impl State {
     /// The core context this one enters.
     fn core(&self, py: Python<'_>) -> PyResult<passlab::PassContext> {
         let mut ctx = passlab::PassContext::new()
@@ -100,7 +138,7 @@ impl PyPassContext {
                 values.push((key.clone(), config_value(&key, &value)?));
             }
         }
-        let ctx = PyPassContext {
+        let ctx = State {
             opt_level,
             required: required_pass.unwrap_or_default(),
             disabled: disabled_pass.unwrap_or_default(),
@@ -109,27 +147,29 @@ impl PyPassContext {
             guard: None,
         };
         // Checked now, as TVM checks them when a context is made: unknown
-        // config keys, wrong value types, objects that are not instruments.
+        // config keys, wrong value types, objects that are not instruments
+        // (or instruments of another thread).
         ctx.core(py)?;
-        Ok(ctx)
+        Ok(PyPassContext::new_state(ctx))
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         let py = slf.py();
         let core = {
-            let this = slf.borrow();
-            if this.guard.is_some() {
+            let this = read(&slf)?;
+            let state = this.state.get()?;
+            if state.guard.is_some() {
                 return Err(PyRuntimeError::new_err(
                     "this PassContext is entered already",
                 ));
             }
-            this.core(py)?
+            state.core(py)?
         };
         // The instruments' enter_pass_ctx hooks run here (Python ones
         // included); if one raises, those already entered are exited and
         // the exception is raised.
         let guard = run_core(py, || core.enter())?;
-        slf.borrow_mut().guard = Some(guard);
+        write(&slf)?.state.get_mut()?.guard = Some(guard);
         ENTERED.with(|e| e.borrow_mut().push(slf.clone().unbind()));
         Ok(slf)
     }
@@ -137,13 +177,14 @@ impl PyPassContext {
     #[pyo3(signature = (*_exc))]
     fn __exit__(slf: Bound<'_, Self>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
         let py = slf.py();
+        read(&slf)?;
         ENTERED.with(|e| {
             let mut e = e.borrow_mut();
             if let Some(pos) = e.iter().rposition(|c| c.bind(py).is(&slf)) {
                 e.remove(pos);
             }
         });
-        let guard = slf.borrow_mut().guard.take();
+        let guard = write(&slf)?.state.get_mut()?.guard.take();
         if let Some(guard) = guard {
             run_core(py, || guard.exit())?;
         }
@@ -160,6 +201,7 @@ impl PyPassContext {
     /// ones' exit_pass_ctx, then the new ones' enter_pass_ctx.
     fn override_instruments(slf: Bound<'_, Self>, instruments: Vec<Py<PyAny>>) -> PyResult<()> {
         let py = slf.py();
+        read(&slf)?;
         let innermost = ENTERED.with(|e| e.borrow().last().map(|c| c.bind(py).is(&slf)));
         if innermost != Some(true) {
             return Err(PyRuntimeError::new_err(
@@ -172,7 +214,7 @@ impl PyPassContext {
             .collect::<PyResult<Vec<_>>>()?;
         let result = run_core(py, || passlab::PassContext::override_instruments(core));
         // As the core: on an error the context is left with no instruments.
-        slf.borrow_mut().instruments = if result.is_ok() {
+        write(&slf)?.state.get_mut()?.instruments = if result.is_ok() {
             instruments
         } else {
             Vec::new()
@@ -181,29 +223,30 @@ impl PyPassContext {
     }
 
     #[getter]
-    fn opt_level(&self) -> u32 {
-        self.opt_level
+    fn opt_level(&self) -> PyResult<u32> {
+        Ok(self.state.get()?.opt_level)
     }
 
     #[getter]
-    fn required_pass(&self) -> Vec<String> {
-        self.required.clone()
+    fn required_pass(&self) -> PyResult<Vec<String>> {
+        Ok(self.state.get()?.required.clone())
     }
 
     #[getter]
-    fn disabled_pass(&self) -> Vec<String> {
-        self.disabled.clone()
+    fn disabled_pass(&self) -> PyResult<Vec<String>> {
+        Ok(self.state.get()?.disabled.clone())
     }
 
     #[getter]
-    fn instruments(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.instruments.iter().map(|i| i.clone_ref(py)).collect()
+    fn instruments(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        let state = self.state.get()?;
+        Ok(state.instruments.iter().map(|i| i.clone_ref(py)).collect())
     }
 
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        for (k, v) in &self.config {
+        for (k, v) in &self.state.get()?.config {
             match v {
                 ConfigValue::Bool(b) => d.set_item(k, b)?,
                 ConfigValue::Int(i) => d.set_item(k, i)?,
@@ -215,7 +258,11 @@ impl PyPassContext {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        match self.core(py) {
+        let state = match self.state.get() {
+            Ok(state) => state,
+            Err(_) => return self.state.foreign_repr().unwrap_or_default(),
+        };
+        match state.core(py) {
             Ok(c) => format!("PassContext({})", c.summary()),
             Err(_) => "PassContext(?)".into(),
         }
@@ -232,14 +279,14 @@ pub fn current(py: Python<'_>) -> PyResult<Bound<'_, PyPassContext>> {
     }
     let global = Bound::new(
         py,
-        PyPassContext {
+        PyPassContext::new_state(State {
             opt_level: passlab::PassContext::DEFAULT_OPT_LEVEL,
             required: Vec::new(),
             disabled: Vec::new(),
             config: Vec::new(),
             instruments: Vec::new(),
             guard: None,
-        },
+        }),
     )?;
     PyPassContext::__enter__(global)
 }

@@ -1,11 +1,15 @@
 //! `passlab.Error` and a subclass per [`passlab::ErrorKind`], carrying the
-//! core's message (the one the REPL prints); and the slot that carries a
-//! Python exception raised in a hook or a Python pass across the core.
+//! core's message (the one the REPL prints); `passlab.ThreadError`, for an
+//! object used on a thread other than the one that made it; and the slot
+//! that carries a Python exception raised in a hook or a Python pass
+//! across the core.
 
 use passlab::ErrorKind;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::cell::RefCell;
 
 create_exception!(
@@ -32,6 +36,7 @@ macro_rules! kinds {
             let py = m.py();
             m.add("Error", py.get_type::<Error>())?;
             $(m.add(stringify!($class), py.get_type::<$class>())?;)*
+            m.add("ThreadError", thread_error_type(py)?)?;
             Ok(())
         }
     };
@@ -58,6 +63,42 @@ kinds! {
     Interrupted => InterruptedError, "An interrupt stopped a pass; the module is as it was.";
     Invalid => InvalidError, "An invalid argument.";
     Internal => InternalError, "A bug in passlab; the module is as it was.";
+}
+
+/// `passlab.ThreadError`: a subclass of both `passlab.Error` and
+/// `RuntimeError` (what Python raises for an object used where it cannot
+/// be), which `create_exception!` cannot make (one base), so it is made as
+/// `type("ThreadError", (Error, RuntimeError), {...})` once.
+static THREAD_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn thread_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    THREAD_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(
+                py,
+                [py.get_type::<Error>(), py.get_type::<PyRuntimeError>()],
+            )?;
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "passlab")?;
+            namespace.set_item(
+                "__doc__",
+                "A passlab object was used on a thread other than the one that made it \
+                 (each object belongs to its thread); also a RuntimeError.",
+            )?;
+            let class = py
+                .get_type::<PyType>()
+                .call1(("ThreadError", bases, namespace))?;
+            Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
+        })
+        .map(|class| class.bind(py))
+}
+
+/// A `passlab.ThreadError` with `message`.
+pub fn thread_error(py: Python<'_>, message: String) -> PyErr {
+    match thread_error_type(py) {
+        Ok(class) => PyErr::from_type(class.clone(), message),
+        Err(e) => e,
+    }
 }
 
 thread_local! {

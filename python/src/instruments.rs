@@ -5,6 +5,7 @@
 //! plain Python data.
 
 use crate::errors::stash;
+use crate::local::{Kind, Local};
 use crate::module::lend;
 use crate::passes::{unit_name, PyPassInfo};
 use passlab::instrument::{
@@ -104,19 +105,19 @@ impl Instrument for PyInstrument {
 /// The core instrument for a Python object given as one.
 pub fn to_core(object: &Bound<'_, PyAny>) -> PyResult<Rc<dyn Instrument>> {
     if let Ok(t) = object.cast::<PyTiming>() {
-        return Ok(t.borrow().inner.clone());
+        return Ok(t.get().inner.get()?.clone());
     }
     if let Ok(t) = object.cast::<PyIrSize>() {
-        return Ok(t.borrow().inner.clone());
+        return Ok(t.get().inner.get()?.clone());
     }
     if let Ok(t) = object.cast::<PyCounts>() {
-        return Ok(t.borrow().inner.clone());
+        return Ok(t.get().inner.get()?.clone());
     }
     if let Ok(t) = object.cast::<PyPrint>() {
-        return Ok(t.borrow().inner.clone());
+        return Ok(t.get().inner.get()?.clone());
     }
     if let Ok(t) = object.cast::<PyRemarks>() {
-        return Ok(t.borrow().inner.clone());
+        return Ok(t.get().inner.get()?.clone());
     }
     let class = object.get_type();
     let marked = class
@@ -167,27 +168,51 @@ fn frame<'py>(py: Python<'py>, rows: Vec<Bound<'py, PyDict>>) -> PyResult<Bound<
 
 /// Times every pass, LLVM's inner passes nested under the pass that ran
 /// them (TVM's PassTimingInstrument).
-#[pyclass(
-    name = "PassTimingInstrument",
-    module = "passlab.instrument",
-    unsendable
-)]
+#[pyclass(name = "PassTimingInstrument", module = "passlab.instrument", frozen)]
 pub struct PyTiming {
-    inner: Rc<Timing>,
+    inner: Local<Rc<Timing>>,
 }
+
+/// What to do instead of using an instrument on another thread.
+const INSTRUMENT_INSTEAD: &str = "an instrument records the passes run on its own thread";
+
+static TIMING: Kind = Kind {
+    name: "passlab.instrument.PassTimingInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static IR_SIZE: Kind = Kind {
+    name: "passlab.instrument.IRSizeInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static COUNTS: Kind = Kind {
+    name: "passlab.instrument.PassCountsInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static PRINT: Kind = Kind {
+    name: "passlab.instrument.PrintIRInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static REMARKS: Kind = Kind {
+    name: "passlab.instrument.RemarksInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static CHART: Kind = Kind {
+    name: "passlab.Chart",
+    instead: "draw it on this thread, or pass on its svg() text or png() bytes",
+};
 
 #[pymethods]
 impl PyTiming {
     #[new]
     fn new() -> Self {
         PyTiming {
-            inner: Rc::new(Timing::new()),
+            inner: Local::new(Rc::new(Timing::new()), &TIMING),
         }
     }
 
     /// The timing tree as text: each pass with its total and own time.
-    fn render(&self) -> String {
-        self.inner.report().tree_text()
+    fn render(&self) -> PyResult<String> {
+        Ok(self.inner.get()?.report().tree_text())
     }
 
     /// In a notebook: the tree as text, and as a table.
@@ -199,7 +224,7 @@ impl PyTiming {
         exclude: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let _ = (include, exclude);
-        let report = self.inner.report();
+        let report = self.inner.get()?.report();
         let d = PyDict::new(py);
         d.set_item("text/plain", report.tree_text())?;
         d.set_item("text/html", report.tree_table().to_html())?;
@@ -209,6 +234,7 @@ impl PyTiming {
     /// One row per pass name: name, IR unit, runs, own and total seconds.
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
+            .get()?
             .report()
             .flat()
             .into_iter()
@@ -231,27 +257,29 @@ impl PyTiming {
 
     /// The chart `:plot timing` draws: the `top` passes by own time.
     #[pyo3(signature = (top=12))]
-    fn chart(&self, top: usize) -> PyChart {
-        PyChart {
-            inner: passlab::chart::Chart::timing(&self.inner.report(), top),
-        }
+    fn chart(&self, top: usize) -> PyResult<PyChart> {
+        Ok(PyChart::new(passlab::chart::Chart::timing(
+            &self.inner.get()?.report(),
+            top,
+        )))
     }
 
     /// Seconds in the outermost passes.
     #[getter]
-    fn total_s(&self) -> f64 {
-        secs(self.inner.report().total())
+    fn total_s(&self) -> PyResult<f64> {
+        Ok(secs(self.inner.get()?.report().total()))
     }
 
-    fn clear(&self) {
-        self.inner.clear()
+    fn clear(&self) -> PyResult<()> {
+        self.inner.get()?.clear();
+        Ok(())
     }
 }
 
 /// The module's size after every pass.
-#[pyclass(name = "IRSizeInstrument", module = "passlab.instrument", unsendable)]
+#[pyclass(name = "IRSizeInstrument", module = "passlab.instrument", frozen)]
 pub struct PyIrSize {
-    inner: Rc<IrSize>,
+    inner: Local<Rc<IrSize>>,
 }
 
 #[pymethods]
@@ -259,7 +287,7 @@ impl PyIrSize {
     #[new]
     fn new() -> Self {
         PyIrSize {
-            inner: Rc::new(IrSize::new()),
+            inner: Local::new(Rc::new(IrSize::new()), &IR_SIZE),
         }
     }
 
@@ -267,10 +295,11 @@ impl PyIrSize {
     /// blocks, functions, and the change in instructions.
     #[pyo3(signature = (changes_only=false))]
     fn rows<'py>(&self, py: Python<'py>, changes_only: bool) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let inner = self.inner.get()?;
         let points = if changes_only {
-            self.inner.changes()
+            inner.changes()
         } else {
-            self.inner.series()
+            inner.series()
         };
         points
             .into_iter()
@@ -290,10 +319,10 @@ impl PyIrSize {
     }
 
     /// The chart `:plot ir-size` draws: instructions after each pass.
-    fn chart(&self) -> PyChart {
-        PyChart {
-            inner: passlab::chart::Chart::ir_size(&self.inner.series()),
-        }
+    fn chart(&self) -> PyResult<PyChart> {
+        Ok(PyChart::new(passlab::chart::Chart::ir_size(
+            &self.inner.get()?.series(),
+        )))
     }
 
     #[pyo3(signature = (changes_only=false))]
@@ -301,23 +330,20 @@ impl PyIrSize {
         frame(py, self.rows(py, changes_only)?)
     }
 
-    fn render(&self) -> String {
-        self.inner.table().to_text()
+    fn render(&self) -> PyResult<String> {
+        Ok(self.inner.get()?.table().to_text())
     }
 
-    fn clear(&self) {
-        self.inner.clear()
+    fn clear(&self) -> PyResult<()> {
+        self.inner.get()?.clear();
+        Ok(())
     }
 }
 
 /// How often each pass ran, changed the IR, and was skipped.
-#[pyclass(
-    name = "PassCountsInstrument",
-    module = "passlab.instrument",
-    unsendable
-)]
+#[pyclass(name = "PassCountsInstrument", module = "passlab.instrument", frozen)]
 pub struct PyCounts {
-    inner: Rc<Counts>,
+    inner: Local<Rc<Counts>>,
 }
 
 #[pymethods]
@@ -325,12 +351,13 @@ impl PyCounts {
     #[new]
     fn new() -> Self {
         PyCounts {
-            inner: Rc::new(Counts::new()),
+            inner: Local::new(Rc::new(Counts::new()), &COUNTS),
         }
     }
 
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
+            .get()?
             .rows()
             .into_iter()
             .map(|r| {
@@ -348,12 +375,13 @@ impl PyCounts {
         frame(py, self.rows(py)?)
     }
 
-    fn render(&self) -> String {
-        self.inner.table().to_text()
+    fn render(&self) -> PyResult<String> {
+        Ok(self.inner.get()?.table().to_text())
     }
 
-    fn clear(&self) {
-        self.inner.clear()
+    fn clear(&self) -> PyResult<()> {
+        self.inner.get()?.clear();
+        Ok(())
     }
 }
 
@@ -378,9 +406,9 @@ impl std::io::Write for PyStdout {
 /// to `sys.stdout` as they run, or keeps it for `output()` with
 /// `keep=True` (TVM's `PrintBeforeAll`/`PrintAfterAll`, and `:instrument
 /// print-before/after`).
-#[pyclass(name = "PrintIRInstrument", module = "passlab.instrument", unsendable)]
+#[pyclass(name = "PrintIRInstrument", module = "passlab.instrument", frozen)]
 pub struct PyPrint {
-    inner: Rc<PrintPasses>,
+    inner: Local<Rc<PrintPasses>>,
 }
 
 #[pymethods]
@@ -415,22 +443,22 @@ impl PyPrint {
             print.writing_to(Box::new(PyStdout))
         };
         Ok(PyPrint {
-            inner: Rc::new(print),
+            inner: Local::new(Rc::new(print), &PRINT),
         })
     }
 
     /// What was printed so far, when made with `keep=True` (emptied).
-    fn output(&self) -> String {
-        self.inner.output()
+    fn output(&self) -> PyResult<String> {
+        Ok(self.inner.get()?.output())
     }
 }
 
 /// The optimization remarks LLVM's passes emit while it is on (what
 /// `-Rpass`, `-Rpass-missed` and `-Rpass-analysis` show), for every pass
 /// run: inlining decisions, vectorization, LICM, GVN…
-#[pyclass(name = "RemarksInstrument", module = "passlab.instrument", unsendable)]
+#[pyclass(name = "RemarksInstrument", module = "passlab.instrument", frozen)]
 pub struct PyRemarks {
-    inner: Rc<Remarks>,
+    inner: Local<Rc<Remarks>>,
 }
 
 #[pymethods]
@@ -462,7 +490,7 @@ impl PyRemarks {
             functions: functions.unwrap_or_default(),
         };
         Ok(PyRemarks {
-            inner: Rc::new(Remarks::filtered(filter)),
+            inner: Local::new(Rc::new(Remarks::filtered(filter)), &REMARKS),
         })
     }
 
@@ -470,6 +498,7 @@ impl PyRemarks {
     /// message, args (a dict).
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.inner
+            .get()?
             .remarks()
             .into_iter()
             .map(|r| {
@@ -497,41 +526,50 @@ impl PyRemarks {
     }
 
     /// The remarks grouped as `:report remarks` shows them.
-    fn render(&self) -> String {
-        passlab::instrument::remark_table(&self.inner.remarks(), &RemarkFilter::default()).to_text()
+    fn render(&self) -> PyResult<String> {
+        let remarks = self.inner.get()?.remarks();
+        Ok(passlab::instrument::remark_table(&remarks, &RemarkFilter::default()).to_text())
     }
 }
 
 /// A chart, as passlab's kernel shows it: SVG and PNG in a notebook
 /// (`_repr_mimebundle_`), `save("x.png")` or `.svg`.
-#[pyclass(name = "Chart", module = "passlab", unsendable)]
+#[pyclass(name = "Chart", module = "passlab", frozen)]
 pub struct PyChart {
-    inner: passlab::chart::Chart,
+    inner: Local<passlab::chart::Chart>,
+}
+
+impl PyChart {
+    fn new(chart: passlab::chart::Chart) -> PyChart {
+        PyChart {
+            inner: Local::new(chart, &CHART),
+        }
+    }
 }
 
 #[pymethods]
 impl PyChart {
     #[getter]
-    fn title(&self) -> String {
-        self.inner.title.clone()
+    fn title(&self) -> PyResult<String> {
+        Ok(self.inner.get()?.title.clone())
     }
 
     /// The chart as SVG text.
     fn svg(&self) -> PyResult<String> {
-        crate::errors::check(self.inner.svg())
+        crate::errors::check(self.inner.get()?.svg())
     }
 
     /// The chart as PNG bytes.
     fn png<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         Ok(pyo3::types::PyBytes::new(
             py,
-            &crate::errors::check(self.inner.png())?,
+            &crate::errors::check(self.inner.get()?.png())?,
         ))
     }
 
     /// Writes the chart: PNG or SVG, by the path's suffix.
     fn save(&self, path: &str) -> PyResult<()> {
-        crate::errors::check(self.inner.write(path))
+        crate::errors::check(self.inner.get()?.write(path))
     }
 
     #[pyo3(signature = (include=None, exclude=None))]
@@ -542,7 +580,7 @@ impl PyChart {
         exclude: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let _ = (include, exclude);
-        let bundle = crate::errors::check(passlab::session::Bundle::chart(&self.inner))?;
+        let bundle = crate::errors::check(passlab::session::Bundle::chart(self.inner.get()?))?;
         let d = PyDict::new(py);
         for (mime, data) in &bundle.data {
             d.set_item(mime, data)?;
@@ -551,6 +589,9 @@ impl PyChart {
     }
 
     fn __repr__(&self) -> String {
-        format!("<passlab.Chart '{}'>", self.inner.title)
+        match self.inner.get() {
+            Ok(chart) => format!("<passlab.Chart '{}'>", chart.title),
+            Err(_) => self.inner.foreign_repr().unwrap_or_default(),
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! verifies it and puts the module back if the pass fails.
 
 use crate::errors::check;
-use crate::module::PyModule_;
+use crate::local::{Kind, Local};
+use crate::module::{self, PyModule_};
 use passlab::module::ir::{TypeOf, Value, ValueKind};
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
@@ -13,16 +14,23 @@ use pyo3::types::PyAny;
 /// A value of a module's IR (see the `passlab.ir` docs): `kind` says which
 /// (`function`, `block`, `instruction`, `argument`, `constant_int`,
 /// `constant`, `global`, `other`).
-#[pyclass(name = "Value", module = "passlab.ir", unsendable)]
+#[pyclass(name = "Value", module = "passlab.ir", frozen)]
 pub struct PyValue {
+    /// The module (outside the `Local`: a reference any thread may drop;
+    /// the module checks its own thread when it is used).
     module: Py<PyModule_>,
-    handle: Value,
+    handle: Local<Value>,
 }
+
+static KIND: Kind = Kind {
+    name: "passlab.ir.Value",
+    instead: "take values from a module made on this thread",
+};
 
 fn wrap(py: Python<'_>, module: &Py<PyModule_>, handle: Value) -> PyValue {
     PyValue {
         module: module.clone_ref(py),
-        handle,
+        handle: Local::new(handle, &KIND),
     }
 }
 
@@ -31,42 +39,43 @@ fn wrap_all(py: Python<'_>, module: &Py<PyModule_>, handles: Vec<Value>) -> Vec<
 }
 
 impl PyValue {
+    /// The handle, on the thread that made it.
+    fn handle(&self) -> PyResult<Value> {
+        self.handle.get().copied()
+    }
+
     fn read<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&passlab::Module) -> passlab::Result<R>,
+        f: impl FnOnce(&passlab::Module, Value) -> passlab::Result<R>,
     ) -> PyResult<R> {
-        let m = self.module.bind(py).try_borrow().map_err(|_| busy())?;
-        check(f(m.get()?))
+        let handle = self.handle()?;
+        let m = module::read(self.module.bind(py))?;
+        check(f(m.get()?, handle))
     }
 
     fn edit<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut passlab::Module) -> passlab::Result<R>,
+        f: impl FnOnce(&mut passlab::Module, Value) -> passlab::Result<R>,
     ) -> PyResult<R> {
-        let mut m = self.module.bind(py).try_borrow_mut().map_err(|_| busy())?;
-        check(f(m.edit_ir()?))
+        let handle = self.handle()?;
+        let mut m = module::write(self.module.bind(py))?;
+        check(f(m.edit_ir()?, handle))
     }
-}
-
-fn busy() -> PyErr {
-    pyo3::exceptions::PyRuntimeError::new_err(
-        "the module is being transformed by a pass; its IR is not readable now",
-    )
 }
 
 /// The module's functions as IR values (`mod.ir_functions()`), or one
 /// (`mod["name"]`).
 pub fn functions(slf: &Bound<'_, PyModule_>) -> PyResult<Vec<PyValue>> {
     let py = slf.py();
-    let handles = slf.borrow().get()?.ir_functions();
+    let handles = module::read(slf)?.get()?.ir_functions();
     Ok(wrap_all(py, &slf.clone().unbind(), handles))
 }
 
 pub fn function(slf: &Bound<'_, PyModule_>, name: &str) -> PyResult<PyValue> {
     let py = slf.py();
-    let handle = check(slf.borrow().get()?.ir_function(name))?;
+    let handle = check(module::read(slf)?.get()?.ir_function(name))?;
     Ok(wrap(py, &slf.clone().unbind(), handle))
 }
 
@@ -74,7 +83,7 @@ pub fn function(slf: &Bound<'_, PyModule_>, name: &str) -> PyResult<PyValue> {
 pub fn const_int(slf: &Bound<'_, PyModule_>, ty: &str, value: i64) -> PyResult<PyValue> {
     let py = slf.py();
     let handle = check(
-        slf.borrow_mut()
+        module::write(slf)?
             .edit_ir()?
             .ir_const_int(TypeOf::Name(ty), value),
     )?;
@@ -84,25 +93,25 @@ pub fn const_int(slf: &Bound<'_, PyModule_>, ty: &str, value: i64) -> PyResult<P
 #[pymethods]
 impl PyValue {
     #[getter]
-    fn kind(&self) -> &'static str {
-        self.handle.kind().name()
+    fn kind(&self) -> PyResult<&'static str> {
+        Ok(self.handle()?.kind().name())
     }
 
     #[getter]
     fn name(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |m| m.ir_name(self.handle))
+        self.read(py, |m, h| m.ir_name(h))
     }
 
     /// The type as LLVM prints it (`i32`, `ptr`; `label` for a block).
     #[getter]
     fn r#type(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |m| m.ir_type(self.handle))
+        self.read(py, |m, h| m.ir_type(h))
     }
 
     /// A function's blocks.
     #[getter]
     fn blocks(&self, py: Python<'_>) -> PyResult<Vec<PyValue>> {
-        let hs = self.read(py, |m| m.ir_blocks(self.handle))?;
+        let hs = self.read(py, |m, h| m.ir_blocks(h))?;
         Ok(wrap_all(py, &self.module, hs))
     }
 
@@ -110,40 +119,40 @@ impl PyValue {
     /// going through it is fine).
     #[getter]
     fn instructions(&self, py: Python<'_>) -> PyResult<Vec<PyValue>> {
-        let hs = self.read(py, |m| m.ir_instructions(self.handle))?;
+        let hs = self.read(py, |m, h| m.ir_instructions(h))?;
         Ok(wrap_all(py, &self.module, hs))
     }
 
     /// A function's arguments.
     #[getter]
     fn arguments(&self, py: Python<'_>) -> PyResult<Vec<PyValue>> {
-        let hs = self.read(py, |m| m.ir_arguments(self.handle))?;
+        let hs = self.read(py, |m, h| m.ir_arguments(h))?;
         Ok(wrap_all(py, &self.module, hs))
     }
 
     /// The block of an instruction, the function of a block or argument.
     #[getter]
     fn parent(&self, py: Python<'_>) -> PyResult<Option<PyValue>> {
-        let h = self.read(py, |m| m.ir_parent(self.handle))?;
+        let h = self.read(py, |m, h| m.ir_parent(h))?;
         Ok(h.map(|h| wrap(py, &self.module, h)))
     }
 
     /// An instruction's opcode as LLVM prints it (`mul`, `icmp`, `ret`).
     #[getter]
     fn opcode(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |m| m.ir_opcode(self.handle))
+        self.read(py, |m, h| m.ir_opcode(h))
     }
 
     #[getter]
     fn operands(&self, py: Python<'_>) -> PyResult<Vec<PyValue>> {
-        let hs = self.read(py, |m| m.ir_operands(self.handle))?;
+        let hs = self.read(py, |m, h| m.ir_operands(h))?;
         Ok(wrap_all(py, &self.module, hs))
     }
 
     /// The instructions (and constants) that use this value.
     #[getter]
     fn users(&self, py: Python<'_>) -> PyResult<Vec<PyValue>> {
-        let hs = self.read(py, |m| m.ir_users(self.handle))?;
+        let hs = self.read(py, |m, h| m.ir_users(h))?;
         Ok(wrap_all(py, &self.module, hs))
     }
 
@@ -151,7 +160,7 @@ impl PyValue {
     #[getter]
     fn int_value(&self, py: Python<'_>) -> PyResult<Option<i64>> {
         Ok(self
-            .read(py, |m| m.ir_int_constant(self.handle))?
+            .read(py, |m, h| m.ir_int_constant(h))?
             .map(|c| c.signed))
     }
 
@@ -159,33 +168,31 @@ impl PyValue {
     #[getter]
     fn unsigned_value(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         Ok(self
-            .read(py, |m| m.ir_int_constant(self.handle))?
+            .read(py, |m, h| m.ir_int_constant(h))?
             .map(|c| c.unsigned))
     }
 
     /// An integer constant's width in bits.
     #[getter]
     fn bits(&self, py: Python<'_>) -> PyResult<Option<u32>> {
-        Ok(self
-            .read(py, |m| m.ir_int_constant(self.handle))?
-            .map(|c| c.bits))
+        Ok(self.read(py, |m, h| m.ir_int_constant(h))?.map(|c| c.bits))
     }
 
     /// Replaces every use of this value by `value` (of the same type).
     fn replace_all_uses_with(&self, py: Python<'_>, value: PyRef<'_, PyValue>) -> PyResult<()> {
-        let other = value.handle;
-        self.edit(py, |m| m.ir_replace_all_uses(self.handle, other))
+        let other = value.handle()?;
+        self.edit(py, |m, h| m.ir_replace_all_uses(h, other))
     }
 
     /// Sets operand `index` to `value` (of the operand's type).
     fn set_operand(&self, py: Python<'_>, index: usize, value: PyRef<'_, PyValue>) -> PyResult<()> {
-        let other = value.handle;
-        self.edit(py, |m| m.ir_set_operand(self.handle, index, other))
+        let other = value.handle()?;
+        self.edit(py, |m, h| m.ir_set_operand(h, index, other))
     }
 
     /// Erases an instruction nothing uses.
     fn erase(&self, py: Python<'_>) -> PyResult<()> {
-        self.edit(py, |m| m.ir_erase(self.handle))
+        self.edit(py, |m, h| m.ir_erase(h))
     }
 
     /// Builds an instruction before this one (see `passlab.ir.Builder`).
@@ -198,45 +205,50 @@ impl PyValue {
         to: Option<&str>,
         name: &str,
     ) -> PyResult<PyValue> {
-        let ops: Vec<Value> = operands.iter().map(|o| o.handle).collect();
-        let h = self.edit(py, |m| m.ir_build(self.handle, op, &ops, to, name))?;
+        let ops = operands
+            .iter()
+            .map(|o| o.handle())
+            .collect::<PyResult<Vec<Value>>>()?;
+        let h = self.edit(py, |m, h| m.ir_build(h, op, &ops, to, name))?;
         Ok(wrap(py, &self.module, h))
     }
 
     /// An integer constant of this value's (integer) type.
     fn const_int(&self, py: Python<'_>, value: i64) -> PyResult<PyValue> {
-        let h = self.edit(py, |m| m.ir_const_int(TypeOf::Value(self.handle), value))?;
+        let h = self.edit(py, |m, h| m.ir_const_int(TypeOf::Value(h), value))?;
         Ok(wrap(py, &self.module, h))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyValue>()
-            .map(|o| o.borrow().handle == self.handle)
-            .unwrap_or(false)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let handle = self.handle()?;
+        match other.cast::<PyValue>() {
+            Ok(o) => Ok(o.get().handle()? == handle),
+            Err(_) => Ok(false),
+        }
     }
 
-    fn __hash__(&self) -> u64 {
+    fn __hash__(&self) -> PyResult<u64> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.handle.hash(&mut h);
-        h.finish()
+        self.handle()?.hash(&mut h);
+        Ok(h.finish())
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |m| m.ir_print(self.handle))
+        self.read(py, |m, h| m.ir_print(h))
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let kind = self.handle.kind();
+        let Ok(handle) = self.handle() else {
+            return self.handle.foreign_repr().unwrap_or_default();
+        };
+        let kind = handle.kind();
         match kind {
-            ValueKind::Function | ValueKind::Block => {
-                match self.read(py, |m| m.ir_name(self.handle)) {
-                    Ok(name) => format!("<passlab.ir {} {name}>", kind.name()),
-                    Err(_) => format!("<passlab.ir {} (out of date)>", kind.name()),
-                }
-            }
-            _ => match self.read(py, |m| m.ir_print(self.handle)) {
+            ValueKind::Function | ValueKind::Block => match self.read(py, |m, h| m.ir_name(h)) {
+                Ok(name) => format!("<passlab.ir {} {name}>", kind.name()),
+                Err(_) => format!("<passlab.ir {} (out of date)>", kind.name()),
+            },
+            _ => match self.read(py, |m, h| m.ir_print(h)) {
                 Ok(text) => format!("<passlab.ir {}: {}>", kind.name(), text.trim()),
                 Err(_) => format!("<passlab.ir {} (out of date)>", kind.name()),
             },

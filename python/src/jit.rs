@@ -5,7 +5,8 @@
 //! with the side-by-side view as HTML).
 
 use crate::errors::check;
-use crate::module::PyModule_;
+use crate::local::{Kind, Local};
+use crate::module::{self, PyModule_};
 use crate::run_core;
 use passlab::jit::{self, Arg, Buffer, ElemType, Fill, Jit, TimeSpec};
 use pyo3::exceptions::PyTypeError;
@@ -29,10 +30,16 @@ fn typestr(t: ElemType) -> &'static str {
 /// isolated child a call runs in shares with this process. `type` is
 /// `i8`…`i64`, `f32`, `f64`; `fill` is `zeros`, `ones`, `range` or
 /// `random` (with `seed`). `numpy.asarray(buf)` is a view of it.
-#[pyclass(name = "Buffer", module = "passlab", unsendable)]
+#[pyclass(name = "Buffer", module = "passlab", frozen)]
 pub struct PyBuffer {
-    pub inner: Rc<Buffer>,
+    inner: Local<Rc<Buffer>>,
 }
+
+static BUFFER: Kind = Kind {
+    name: "passlab.Buffer",
+    instead: "passlab.Buffer(type, len(buf)) here, then .load(data) with data = \
+              buf.tobytes() taken on the buffer's own thread",
+};
 
 #[pymethods]
 impl PyBuffer {
@@ -53,43 +60,47 @@ impl PyBuffer {
         };
         let buffer = run_core(py, || Buffer::new(ty, length, fill))?;
         Ok(PyBuffer {
-            inner: Rc::new(buffer),
+            inner: Local::new(Rc::new(buffer), &BUFFER),
         })
     }
 
     #[getter]
-    fn r#type(&self) -> &'static str {
-        self.inner.elem_type().name()
+    fn r#type(&self) -> PyResult<&'static str> {
+        Ok(self.inner.get()?.elem_type().name())
     }
 
-    fn __len__(&self) -> usize {
-        self.inner.len()
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.inner.get()?.len())
     }
 
     /// numpy's array interface: a view of the shared memory, no copy (the
     /// array keeps this buffer alive).
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = self.inner.get()?;
         let d = PyDict::new(py);
-        d.set_item("shape", (self.inner.len(),))?;
-        d.set_item("typestr", typestr(self.inner.elem_type()))?;
-        d.set_item("data", (self.inner.address(), false))?;
+        d.set_item("shape", (inner.len(),))?;
+        d.set_item("typestr", typestr(inner.elem_type()))?;
+        d.set_item("data", (inner.address(), false))?;
         d.set_item("version", 3)?;
         Ok(d)
     }
 
     /// The contents as bytes (a copy).
-    fn tobytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
-        pyo3::types::PyBytes::new(py, self.inner.bytes())
+    fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        Ok(pyo3::types::PyBytes::new(py, self.inner.get()?.bytes()))
     }
 
     /// Replaces the contents with `data` (bytes of the same length).
     fn load(&self, data: &[u8]) -> PyResult<()> {
-        check(self.inner.load(data))
+        check(self.inner.get()?.load(data))
     }
 
     fn __repr__(&self) -> String {
-        format!("<passlab.Buffer {}>", self.inner.summary())
+        match self.inner.get() {
+            Ok(inner) => format!("<passlab.Buffer {}>", inner.summary()),
+            Err(_) => self.inner.foreign_repr().unwrap_or_default(),
+        }
     }
 }
 
@@ -99,7 +110,7 @@ fn args<'a>(
 ) -> PyResult<Vec<Arg<'a>>> {
     for v in values {
         if let Ok(b) = v.cast::<PyBuffer>() {
-            keep.push(b.borrow().inner.clone());
+            keep.push(b.get().inner.get()?.clone());
         }
     }
     let mut buffers = keep.iter();
@@ -141,10 +152,15 @@ fn value(py: Python<'_>, v: Option<jit::Value>) -> PyResult<Py<PyAny>> {
 /// A module compiled by LLVM's code generator (in a child process), its
 /// functions called in an isolated child: a crash, a hang or a fatal error
 /// there is an error here, and the interpreter goes on.
-#[pyclass(name = "JIT", module = "passlab", unsendable, subclass)]
+#[pyclass(name = "JIT", module = "passlab", frozen, subclass)]
 pub struct PyJit {
-    inner: Jit,
+    inner: Local<Jit>,
 }
+
+static JIT: Kind = Kind {
+    name: "passlab.JIT",
+    instead: "passlab.JIT(module) here, of a module made on this thread",
+};
 
 #[pymethods]
 impl PyJit {
@@ -166,7 +182,7 @@ impl PyJit {
                 "opt_level must be 0, 1, 2 or 3; got {opt_level}"
             ))));
         }
-        let m = module.borrow();
+        let m = module::read(module)?;
         let core = m.get()?;
         let mut jit = run_core(py, || Jit::new(core, opt_level))?;
         jit.set_allow_host(allow_host);
@@ -183,7 +199,9 @@ impl PyJit {
             };
             jit = jit.with_timeout(timeout);
         }
-        Ok(PyJit { inner: jit })
+        Ok(PyJit {
+            inner: Local::new(jit, &JIT),
+        })
     }
 
     /// Calls `function` with ints, floats and passlab.Buffer arguments;
@@ -196,9 +214,10 @@ impl PyJit {
         function: &str,
         arguments: Vec<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let jit = self.inner.get()?;
         let mut keep = Vec::new();
         let a = args(&arguments, &mut keep)?;
-        let r = run_core(py, || self.inner.call(function, &a))?;
+        let r = run_core(py, || jit.call(function, &a))?;
         crate::write_to(py, "stdout", &r.stdout);
         crate::write_to(py, "stderr", &r.stderr);
         value(py, r.value)
@@ -218,6 +237,7 @@ impl PyJit {
         repeat: usize,
         min_repeat_ms: u64,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let jit = self.inner.get()?;
         let mut keep = Vec::new();
         let a = args(&arguments, &mut keep)?;
         let spec = TimeSpec {
@@ -225,7 +245,7 @@ impl PyJit {
             repeat,
             min_repeat_ms,
         };
-        let r = run_core(py, || self.inner.time(function, &a, spec))?;
+        let r = run_core(py, || jit.time(function, &a, spec))?;
         let d = PyDict::new(py);
         d.set_item("value", value(py, r.value)?)?;
         d.set_item("number", r.number)?;
@@ -247,27 +267,38 @@ impl PyJit {
 
     /// The functions that can be called, with their signatures as LLVM
     /// spells them.
-    fn functions(&self) -> Vec<(String, String)> {
-        self.inner
+    fn functions(&self) -> PyResult<Vec<(String, String)>> {
+        Ok(self
+            .inner
+            .get()?
             .callable()
             .map(|(name, sig)| (name.to_string(), sig.to_string()))
-            .collect()
+            .collect())
     }
 
     /// Machine code bytes of a function, when known.
-    fn code_bytes(&self, function: &str) -> Option<u64> {
-        self.inner.code_bytes(function)
+    fn code_bytes(&self, function: &str) -> PyResult<Option<u64>> {
+        Ok(self.inner.get()?.code_bytes(function))
     }
 }
 
 /// The assembly LLVM's code generator makes for a module: `text`, and per
 /// function (`functions`); displayed as passlab's side-by-side view.
-#[pyclass(name = "Assembly", module = "passlab", unsendable)]
+#[pyclass(name = "Assembly", module = "passlab", frozen)]
 pub struct PyAssembly {
+    state: Local<AssemblyState>,
+}
+
+struct AssemblyState {
     inner: jit::asm::Assembly,
     function: Option<String>,
     all: bool,
 }
+
+static ASSEMBLY: Kind = Kind {
+    name: "passlab.Assembly",
+    instead: "call Module.asm on this thread, or pass on its text, a str",
+};
 
 #[pymethods]
 impl PyAssembly {
@@ -275,9 +306,10 @@ impl PyAssembly {
     /// labels left out unless `all=True` was given).
     #[getter]
     fn text(&self) -> PyResult<String> {
-        let filter = self.filter().text_only();
+        let state = self.state.get()?;
+        let filter = state.filter().text_only();
         Ok(
-            check(self.inner.render(self.function.as_deref(), filter, &|p| {
+            check(state.inner.render(state.function.as_deref(), filter, &|p| {
                 std::fs::read_to_string(p).ok()
             }))?
             .text,
@@ -286,18 +318,21 @@ impl PyAssembly {
 
     /// Everything LLVM printed.
     #[getter]
-    fn raw(&self) -> String {
-        self.inner.text.clone()
+    fn raw(&self) -> PyResult<String> {
+        Ok(self.state.get()?.inner.text.clone())
     }
 
     /// The functions and their sizes in bytes.
     #[getter]
-    fn functions(&self) -> Vec<(String, Option<u64>)> {
-        self.inner
+    fn functions(&self) -> PyResult<Vec<(String, Option<u64>)>> {
+        Ok(self
+            .state
+            .get()?
+            .inner
             .functions
             .iter()
             .map(|f| (f.name.clone(), f.bytes))
-            .collect()
+            .collect())
     }
 
     fn __str__(&self) -> PyResult<String> {
@@ -312,9 +347,11 @@ impl PyAssembly {
         exclude: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let _ = (include, exclude);
+        let state = self.state.get()?;
         let r = check(
-            self.inner
-                .render(self.function.as_deref(), self.filter(), &|p| {
+            state
+                .inner
+                .render(state.function.as_deref(), state.filter(), &|p| {
                     std::fs::read_to_string(p).ok()
                 }),
         )?;
@@ -327,7 +364,7 @@ impl PyAssembly {
     }
 }
 
-impl PyAssembly {
+impl AssemblyState {
     fn filter(&self) -> jit::asm::Filter {
         if self.all {
             jit::asm::Filter::all()
@@ -353,7 +390,7 @@ pub fn asm(
             "opt_level must be 0, 1, 2 or 3; got {opt_level}"
         ))));
     }
-    let m = slf.borrow();
+    let m = module::read(slf)?;
     let core = m.get()?;
     let inner = run_core(py, || {
         jit::asm::assembly(core, &jit::Codegen::level(opt_level), syntax)
@@ -372,8 +409,13 @@ pub fn asm(
         }
     }
     Ok(PyAssembly {
-        inner,
-        function,
-        all,
+        state: Local::new(
+            AssemblyState {
+                inner,
+                function,
+                all,
+            },
+            &ASSEMBLY,
+        ),
     })
 }

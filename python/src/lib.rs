@@ -12,10 +12,14 @@
 //! * [`instruments`]: Python instruments and the built-in ones.
 //! * [`errors`]: `passlab.Error` and one subclass per error kind; a Python
 //!   exception raised in a hook or a pass reaches the caller as itself.
+//! * [`local`]: state used only on the thread that made it.
 //!
 //! Everything runs on the calling thread. The GIL is released while LLVM
 //! works and taken again for each call into Python; objects holding LLVM
-//! state are `unsendable` (used from the thread that made them).
+//! state (or the core's `Rc`s) belong to the thread that made them: their
+//! state is a [`local::Local`], and using one on another thread raises
+//! `passlab.ThreadError` (pyo3's `unsendable` panicked instead, and a
+//! `PanicException` is not an `Exception`).
 
 use pyo3::prelude::*;
 
@@ -24,6 +28,7 @@ mod errors;
 mod instruments;
 mod ir;
 mod jit;
+mod local;
 mod module;
 mod passes;
 mod search;

@@ -2,9 +2,11 @@
 //! the length of a call (an instrument's hook sees the module a pass is
 //! running on; a Python pass gets the module to change). A lent module
 //! refuses every use once its call has returned, rather than reach a
-//! module that may be gone.
+//! module that may be gone. Either is used on the thread that made it
+//! only ([`Local`]).
 
 use crate::errors::{self, check};
+use crate::local::{Kind, Local};
 use crate::run_core;
 use passlab::module::{Lang, Level, Source};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -17,10 +19,16 @@ use std::rc::Rc;
 
 /// An LLVM IR module: from C or C++ (clang-19, as clang hands it to its
 /// pipeline), IR text, bitcode or a file.
-#[pyclass(name = "Module", module = "passlab", unsendable)]
+#[pyclass(name = "Module", module = "passlab")]
 pub struct PyModule_ {
-    holder: Holder,
+    holder: Local<Holder>,
 }
+
+static KIND: Kind = Kind {
+    name: "passlab.Module",
+    instead: "passlab.Module.from_bitcode(data) copies one, with data = mod.bitcode() \
+              taken on the module's own thread; pickling copies it too",
+};
 
 enum Holder {
     Owned(passlab::Module),
@@ -35,12 +43,12 @@ enum Holder {
 impl PyModule_ {
     pub fn owned(module: passlab::Module) -> Self {
         PyModule_ {
-            holder: Holder::Owned(module),
+            holder: Local::new(Holder::Owned(module), &KIND),
         }
     }
 
     pub fn get(&self) -> PyResult<&passlab::Module> {
-        match &self.holder {
+        match self.holder.get()? {
             Holder::Owned(m) => Ok(m),
             Holder::Lent { module, alive, .. } => {
                 if !alive.get() {
@@ -49,15 +57,16 @@ impl PyModule_ {
                 // SAFETY: `alive` is true only while the call that lent the
                 // module runs (`lend` clears it when the call returns, even
                 // by an exception), and the lender keeps the module alive
-                // and unmoved for that call. Objects of this class never
-                // leave the thread that made them (`unsendable`).
+                // and unmoved for that call. The loan is reached only on
+                // the thread that made it (`Local`), the one running the
+                // call.
                 Ok(unsafe { module.as_ref() })
             }
         }
     }
 
     pub fn get_mut(&mut self) -> PyResult<&mut passlab::Module> {
-        match &mut self.holder {
+        match self.holder.get_mut()? {
             Holder::Owned(m) => Ok(m),
             Holder::Lent {
                 module,
@@ -86,7 +95,7 @@ impl PyModule_ {
     /// Python pass, which verifies the IR when it returns and puts the
     /// module back if it fails.
     pub fn edit_ir(&mut self) -> PyResult<&mut passlab::Module> {
-        if matches!(self.holder, Holder::Owned(_)) {
+        if matches!(self.holder.get()?, Holder::Owned(_)) {
             return Err(PyRuntimeError::new_err(
                 "IR is changed inside a pass (module_pass or function_pass), which verifies \
                  it and puts the module back if it fails; this module is not lent to one",
@@ -94,6 +103,26 @@ impl PyModule_ {
         }
         self.get_mut()
     }
+}
+
+/// The module object behind `slf`, to read: a RuntimeError while a pass
+/// is transforming it (from a hook or a Python pass that reached it other
+/// than as its argument), where pyo3's `borrow` would panic.
+pub fn read<'py>(slf: &Bound<'py, PyModule_>) -> PyResult<PyRef<'py, PyModule_>> {
+    slf.try_borrow().map_err(|_| busy())
+}
+
+/// As [`read`], to change.
+pub fn write<'py>(slf: &Bound<'py, PyModule_>) -> PyResult<PyRefMut<'py, PyModule_>> {
+    slf.try_borrow_mut().map_err(|_| busy())
+}
+
+/// The error for a module a pass is transforming.
+pub fn busy() -> PyErr {
+    PyRuntimeError::new_err(
+        "this module is being transformed by a pass, which has not returned; \
+         a hook or a pass uses the module it is given as its argument",
+    )
 }
 
 fn gone() -> PyErr {
@@ -159,11 +188,14 @@ pub fn lend<R>(
     let object = Bound::new(
         py,
         PyModule_ {
-            holder: Holder::Lent {
-                module,
-                alive,
-                mutable,
-            },
+            holder: Local::new(
+                Holder::Lent {
+                    module,
+                    alive,
+                    mutable,
+                },
+                &KIND,
+            ),
         },
     )?;
     f(&object)
@@ -406,7 +438,7 @@ impl PyModule_ {
     /// Pickles as bitcode (Ray and multiprocessing send modules so).
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
         let py = slf.py();
-        let this = slf.borrow();
+        let this = read(slf)?;
         let m = this.get()?;
         let ctor = py.get_type::<PyModule_>().getattr("from_bitcode")?;
         Ok((ctor, (PyBytes::new(py, &m.bitcode()), m.name())))
@@ -417,6 +449,9 @@ impl PyModule_ {
     }
 
     fn __repr__(&self) -> String {
+        if let Some(foreign) = self.holder.foreign_repr() {
+            return foreign;
+        }
         match self.get() {
             Ok(m) => format!(
                 "<passlab.Module '{}': {}, {}>",

@@ -334,7 +334,7 @@ pub fn make_module_pass(
                             .unwrap_or_default()
                     ))
                 })?;
-                let snapshot = other.borrow().get()?.snapshot();
+                let snapshot = crate::module::read(other)?.get()?.snapshot();
                 Ok(Some(snapshot))
             });
             match result {

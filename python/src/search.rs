@@ -76,7 +76,7 @@ pub fn tune_instructions<'py>(
         spec.pool = tune::expand_pool(&pool);
     }
     spec.goal_defaults(strategy_given, pool_given);
-    let m = module.borrow();
+    let m = crate::module::read(module)?;
     let core = m.get()?;
     let tuning = run_core(py, || tune::tune(core, None, &spec, &[], &mut |_, _| {}))?;
     let trial = |t: &tune::Trial| -> PyResult<Bound<'py, PyDict>> {

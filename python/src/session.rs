@@ -3,6 +3,7 @@
 //! kernel renders it).
 
 use crate::errors::{self, to_py};
+use crate::local::{Kind, Local};
 use crate::OnThisThread;
 use passlab::session::{Item, Output};
 use pyo3::prelude::*;
@@ -10,10 +11,15 @@ use pyo3::types::{PyDict, PyList};
 
 /// A session of the command language: its modules, contexts and settings
 /// live as long as this object.
-#[pyclass(name = "Session", module = "passlab", unsendable)]
+#[pyclass(name = "Session", module = "passlab")]
 pub struct PySession {
-    inner: passlab::session::Session,
+    inner: Local<passlab::session::Session>,
 }
+
+static KIND: Kind = Kind {
+    name: "passlab.Session",
+    instead: "a session's modules and contexts belong to its thread",
+};
 
 /// One command's output as a list of `(kind, value)`: `("stream", text)`,
 /// `("stderr", text)`, `("display", {mime: data})`.
@@ -40,7 +46,7 @@ impl PySession {
     #[new]
     fn new() -> Self {
         PySession {
-            inner: passlab::session::Session::new(),
+            inner: Local::new(passlab::session::Session::new(), &KIND),
         }
     }
 
@@ -49,8 +55,8 @@ impl PySession {
     /// last. The first error stops the cell and is raised; a failed command
     /// changes nothing.
     fn execute_each(&mut self, py: Python<'_>, code: &str, each: Py<PyAny>) -> PyResult<()> {
+        let session = OnThisThread::new(self.inner.get_mut()?);
         errors::clear_pending();
-        let session = OnThisThread::new(&mut self.inner);
         let mut failed: Option<PyErr> = None;
         let failed_ref = OnThisThread::new(&mut failed);
         let result = py
@@ -78,7 +84,7 @@ impl PySession {
     }
 
     /// Completions at `pos` in `line`: where the word starts, and the words.
-    fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
-        self.inner.complete(line, pos)
+    fn complete(&self, line: &str, pos: usize) -> PyResult<(usize, Vec<String>)> {
+        Ok(self.inner.get()?.complete(line, pos))
     }
 }

@@ -1220,15 +1220,26 @@ impl Jit {
             min_repeat_ms: spec.min_repeat_ms,
         };
         let (sig, run) = self.run(function, args, plan)?;
-        let per_call: Vec<Duration> = run.repeats.iter().map(|t| *t / run.number as u32).collect();
         Ok(TimeResult {
             value: decode(sig, run.ret),
             number: run.number,
-            per_call,
+            per_call: run
+                .repeats
+                .iter()
+                .map(|t| per_call(*t, run.number))
+                .collect(),
             stdout: run.stdout,
             stderr: run.stderr,
         })
     }
+}
+
+/// The time of one call of a repeat of `calls` calls that took `total`.
+/// (In nanoseconds: `calls` may pass u32::MAX, which `Duration / u32`
+/// cannot take; `as u32` made 2^32 calls a division by zero, a panic.)
+fn per_call(total: Duration, calls: u64) -> Duration {
+    let ns = total.as_nanos() / u128::from(calls.max(1));
+    Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
 fn decode(sig: &Signature, raw: u64) -> Option<Value> {
@@ -1343,5 +1354,16 @@ mod tests {
         assert_eq!(program_name("tiny.c"), "tiny.c");
         assert_eq!(program_name("m"), "m");
         assert_eq!(program_name(""), "");
+    }
+
+    #[test]
+    fn a_call_of_a_repeat_divides_by_any_number_of_calls() {
+        use super::per_call;
+        use std::time::Duration;
+        let total = Duration::from_secs(8);
+        assert_eq!(per_call(total, 4), Duration::from_secs(2));
+        assert_eq!(per_call(total, 1 << 32), Duration::from_nanos(1));
+        assert_eq!(per_call(total, u64::MAX), Duration::ZERO);
+        assert_eq!(per_call(total, 0), total);
     }
 }
