@@ -48,11 +48,20 @@ run_one() {
     local target=$1 seconds=$2 out=$3
     case "$out" in /*) ;; *) out="$root/$out" ;; esac
     mkdir -p "$out" "$root/fuzz/artifacts/$target"
-    local log
+    local log extra=()
     log=$(mktemp)
-    if ! cargo +nightly fuzz run --fuzz-dir fuzz --debug-assertions "$target" "$out" "$root/fuzz/corpus/$target" -- \
+    # LLVM 19's bitcode reader leaks on some malformed input: the 40-byte
+    # placeholder BitcodeReaderValueList::getValueFwdRef makes for a
+    # forward reference is not freed when Module::materializeAll then
+    # fails (found by this target, 28 November 2026: LeakSanitizer's stack
+    # runs parseIR, parseBitcodeFile, materializeAll, getValueFwdRef, all
+    # inside libLLVM). Not passlab's to free; leaks are not checked there
+    # (neither per input nor at exit).
+    local asan=${ASAN_OPTIONS:-}
+    [ "$target" = bitcode ] && extra=(-detect_leaks=0) asan="detect_leaks=0${asan:+:$asan}"
+    if ! ASAN_OPTIONS=$asan cargo +nightly fuzz run --fuzz-dir fuzz --debug-assertions "$target" "$out" "$root/fuzz/corpus/$target" -- \
         -artifact_prefix="$root/fuzz/artifacts/$target/" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=4096 \
-        -print_final_stats=1 >"$log" 2>&1; then
+        -print_final_stats=1 "${extra[@]}" >"$log" 2>&1; then
         tail -n 60 "$log" >&2
         echo "fuzz: $target found a crash (see fuzz/artifacts/$target/)" >&2
         rm -f "$log"
