@@ -37,6 +37,11 @@
 // Python's) or ends the process as it always did. What this cannot undo:
 // a crash inside malloc (its lock) or one that corrupted memory the rest
 // of the process uses; LLVM's own crash recovery has the same limits.
+// Forked children reset these handlers to the defaults (a crash there is
+// the child's); `:tune`'s child sets them again (catchCrashesAgain), so
+// that a trial that crashes names its pass, and ends after that trial
+// (noteCrashCaught counts the crashes caught), as what a crash left behind
+// is not trusted with another.
 //
 // Each claim has a test: `guard_tests` in src/ffi.rs (through the
 // `plab_probe_*` entry points: fatal errors caught again and again on any
@@ -71,9 +76,15 @@ int &crashSignal();
 // the calling thread, once per thread (a stack overflow leaves no stack
 // for the handler to run on).
 void installCrashHandlers();
+// In a forked child whose crash signals were reset to their defaults: the
+// handlers again (crashes outside a guard still take the defaults).
+void catchCrashesAgain();
 // What a crash signal is, in words ("segmentation fault (SIGSEGV, an
 // invalid memory access)").
 std::string describeCrash(int Signal);
+// Counts the crashes guards caught in this process (a process that caught
+// one may have memory the crash left behind: a forked child ends after it).
+void noteCrashCaught();
 
 // Runs `Body`; true when it ran to its end, false when an LLVM fatal error
 // abandoned it (its message in fatalMessage()).
@@ -89,8 +100,10 @@ template <typename F> bool guarded(F &&Body) {
     innermost() = R.Outer;
     // (the message is made here, not in the signal handler, where
     // allocating is not safe)
-    if (crashSignal() != 0)
+    if (crashSignal() != 0) {
+      noteCrashCaught();
       fatalMessage() = describeCrash(crashSignal());
+    }
     return false;
   }
   innermost() = &R;

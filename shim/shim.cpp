@@ -62,6 +62,7 @@
 
 #include "guard.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
@@ -714,6 +715,33 @@ void installCrashHandlers() {
   (void)Stack;
 }
 
+// In a forked child whose crash signals are back at their defaults: the
+// handlers again, with those defaults as what was there before.
+void catchCrashesAgain() {
+  // First: a process that never installed them does so here, with the
+  // defaults as what was there before.
+  installCrashHandlers();
+  struct sigaction A;
+  memset(&A, 0, sizeof A);
+  A.sa_sigaction = onCrash;
+  A.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&A.sa_mask);
+  for (int Sig : CrashSignals) {
+    struct sigaction Now;
+    // Ours already: what it records as before stays (never itself).
+    if (sigaction(Sig, nullptr, &Now) == 0 && (Now.sa_flags & SA_SIGINFO) &&
+        Now.sa_sigaction == onCrash)
+      continue;
+    sigaction(Sig, &A, &PreviousActions[Sig]);
+  }
+}
+
+namespace {
+std::atomic<unsigned long> CrashesCaught{0};
+} // namespace
+
+void noteCrashCaught() { CrashesCaught.fetch_add(1, std::memory_order_relaxed); }
+
 std::string describeCrash(int Signal) {
   switch (Signal) {
   case SIGSEGV:
@@ -1003,6 +1031,8 @@ bool plab_runner_spell(Runner *R, const char *pipeline, plab_sink sink, void *us
 /// e.g. instcombine's "did not reach a fixpoint"): the run was abandoned
 /// where it was (its message sent), and neither the runner nor the module
 /// may be used or freed again, since their state is whatever the pass left.
+/// 4 is 2 for a crash signal (the crash report sent; `plab_last_crash`
+/// says which pass and how).
 int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab_hooks *hooks,
                     plab_sink sink, void *user) {
   std::unique_ptr<ModulePassManager> MPM;
@@ -1048,10 +1078,11 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
     R->Hooks = nullptr;
     if (SetsOptions)
       resetOzInlinerOptions();
-    if (plab::crashSignal() != 0)
+    if (plab::crashSignal() != 0) {
       send(sink, user, crashReport());
-    else
-      sendFatal(sink, user);
+      return 4;
+    }
+    sendFatal(sink, user);
     return 2;
   }
   R->Hooks = nullptr;
@@ -1062,6 +1093,24 @@ int plab_runner_run(Runner *R, LLVMModuleRef M, const char *pipeline, const plab
     return 3;
   }
   return 1;
+}
+
+/// How many crashes guards caught in this process.
+unsigned long plab_crashes_caught() { return plab::CrashesCaught.load(std::memory_order_relaxed); }
+
+/// In a forked child whose crash signals were reset to their defaults
+/// (`child::default_signals`): crashes inside a guard are caught again,
+/// the others end the child as the defaults do.
+void plab_catch_crashes_again() { plab::catchCrashesAgain(); }
+
+/// After `plab_runner_run` returned 4 on this thread: the name of the pass
+/// that was running (nothing when the crash came before any pass started)
+/// to `pass`, and the crash in words to `how`.
+void plab_last_crash(plab_sink pass, plab_sink how, void *user) {
+  const CurrentPass &C = currentPass();
+  if (C.Name)
+    send(pass, user, StringRef(C.Name, C.NameLength));
+  send(how, user, plab::fatalMessage());
 }
 
 /// Loads an LLVM pass plugin (new pass manager) for the whole process, as

@@ -101,7 +101,7 @@ extern "C" {
     /// 1: ran; 0: the pipeline does not parse; 3: it ran, but a pass
     /// reported an error (the module must be put back); 2: a fatal error
     /// abandoned the run (the runner and the module must not be used or
-    /// freed).
+    /// freed); 4: as 2, a crash signal (see `plab_last_crash`).
     pub fn plab_runner_run(
         r: *mut Runner,
         m: LLVMModuleRef,
@@ -110,6 +110,15 @@ extern "C" {
         sink: Sink,
         user: *mut c_void,
     ) -> i32;
+    /// After `plab_runner_run` returned 4 on this thread: the pass that was
+    /// running (nothing if none had started) to `pass`, the crash in words
+    /// to `how`.
+    pub fn plab_last_crash(pass: Sink, how: Sink, user: *mut c_void);
+    /// How many crashes the shim's guards caught in this process.
+    pub fn plab_crashes_caught() -> std::os::raw::c_ulong;
+    /// In a forked child whose crash signals are at their defaults: the
+    /// shim's guards catch crashes again.
+    pub fn plab_catch_crashes_again();
     pub fn plab_runner_print_passes(r: *mut Runner, sink: Sink, user: *mut c_void);
     pub fn plab_load_plugin(path: *const c_char, sink: Sink, user: *mut c_void) -> bool;
     pub fn plab_module_takes_block_addresses(m: LLVMModuleRef) -> bool;

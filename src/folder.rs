@@ -94,6 +94,10 @@ pub struct OwnedDir {
     marker: std::fs::File,
     /// What the marker lists (relative paths; folders end in `/`).
     listed: std::cell::RefCell<BTreeSet<String>>,
+    /// Whether the claim made the folder, and its marker (what
+    /// [`OwnedDir::abandon`] takes back).
+    made_dir: bool,
+    made_marker: bool,
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
@@ -175,6 +179,7 @@ impl OwnedDir {
         replace: bool,
         flag: &str,
     ) -> Result<OwnedDir> {
+        let mut made_dir = false;
         match std::fs::metadata(path) {
             Ok(m) if !m.is_dir() => {
                 return Err(Error::Invalid(format!(
@@ -184,10 +189,14 @@ impl OwnedDir {
                 )))
             }
             Ok(_) => {}
-            Err(_) => std::fs::create_dir_all(path).map_err(|e| io(path, e))?,
+            Err(_) => {
+                std::fs::create_dir_all(path).map_err(|e| io(path, e))?;
+                made_dir = true;
+            }
         }
         let marker_path = path.join(MARKER);
-        if !marker_path.exists() {
+        let made_marker = !marker_path.exists();
+        if made_marker {
             let empty = std::fs::read_dir(path)
                 .map_err(|e| io(path, e))?
                 .next()
@@ -226,6 +235,8 @@ impl OwnedDir {
             owner: owner.clone(),
             marker,
             listed: std::cell::RefCell::new(listed),
+            made_dir,
+            made_marker,
         };
         match found {
             Some(o) if o.same_job(owner) => Ok(dir),
@@ -444,6 +455,23 @@ impl OwnedDir {
         let dir = OwnedDir::claim(path, owner, Access::Exclusive, replace, "--replace")?;
         dir.remove_own()?;
         Ok(dir)
+    }
+
+    /// Takes the claim back when the job wrote nothing after all (a `:run
+    /// --out` whose run did not crash): the marker the claim made goes, and
+    /// the folder too if the claim made it. A folder the job had already
+    /// (an earlier run's files) stays as it is. True when nothing is left.
+    pub fn abandon(self) -> Result<bool> {
+        if !self.made_marker || !self.listed.borrow().is_empty() {
+            return Ok(false);
+        }
+        let marker = self.path.join(MARKER);
+        std::fs::remove_file(&marker).map_err(|e| io(&marker, e))?;
+        if self.made_dir {
+            // Only if empty: whatever someone put there meanwhile stays.
+            let _ = std::fs::remove_dir(&self.path);
+        }
+        Ok(true)
     }
 
     /// Removes what the job wrote (files, then the folders it made if they

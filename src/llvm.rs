@@ -608,10 +608,61 @@ unsafe extern "C" fn tramp_after(
     }
 }
 
+/// How many crashes the shim's guards caught in this process (a pass's
+/// crash, caught where it ran: the process may hold what it left behind).
+pub(crate) fn crashes_caught() -> u64 {
+    // SAFETY: reads an atomic counter; no arguments.
+    unsafe { ffi::plab_crashes_caught() as u64 }
+}
+
+/// In a forked child (whose crash signals `child::default_signals` reset):
+/// a pass that crashes inside a guard is caught again, as in the session,
+/// so that the error names it; a crash anywhere else still ends the child.
+pub(crate) fn catch_crashes_again() {
+    // SAFETY: installs signal handlers in this process; no arguments.
+    unsafe { ffi::plab_catch_crashes_again() }
+}
+
+/// Why [`run_pipeline`] failed: what LLVM said and, when a crash signal
+/// abandoned the run, which pass crashed and how.
+#[derive(Debug)]
+pub(crate) struct RunError {
+    /// LLVM's pipeline message, the errors passes reported, a fatal error,
+    /// the crash report ("the pass 'licm' crashed on function 'f': …") or
+    /// a hook's panic.
+    pub message: String,
+    pub crash: Option<Crash>,
+}
+
+/// A crash that abandoned a run.
+#[derive(Clone, Debug)]
+pub(crate) struct Crash {
+    /// The pass that was running (none when none had started).
+    pub pass: Option<String>,
+    /// The signal in words ("segmentation fault (SIGSEGV: …)").
+    pub how: String,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for RunError {
+    fn from(message: String) -> RunError {
+        RunError {
+            message,
+            crash: None,
+        }
+    }
+}
+
 /// Runs `text` over the raw module. Errors are LLVM's pipeline messages,
 /// the errors passes reported through the module's context (which LLVM's
 /// default handler would print before ending the process; the caller puts
-/// the module back), or a hook's panic.
+/// the module back), a fatal error or a crash that abandoned the run, or a
+/// hook's panic.
 pub(crate) fn run_pipeline(
     module: llvm_sys::prelude::LLVMModuleRef,
     triple: &str,
@@ -619,7 +670,7 @@ pub(crate) fn run_pipeline(
     target: &Target,
     text: &str,
     hooks: Option<&mut dyn Hooks>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     // SAFETY: `module` is the caller's live module, only read.
     let pic = unsafe { ffi::plab_module_pic(module) };
     let r = runner(triple, tuning, target, pic).map_err(|e| e.to_string())?;
@@ -667,15 +718,26 @@ pub(crate) fn run_pipeline(
             };
             if let Some(p) = state.panic {
                 r.busy.set(false);
-                return Err(format!("an instrument panicked: {p}"));
+                return Err(format!("an instrument panicked: {p}").into());
             }
             ok
         }
     };
     r.busy.set(false);
+    let crash = (ok == 4).then(|| {
+        let mut said = ffi::Sinks::default();
+        // SAFETY: right after the run on this thread, as the shim asks;
+        // `said` is the `Sinks` both sinks expect, alive for the call.
+        unsafe { ffi::plab_last_crash(ffi::SINK_FIRST, ffi::SINK_SECOND, said.user()) };
+        let pass = said.first_text();
+        Crash {
+            pass: (!pass.is_empty()).then_some(pass),
+            how: said.second_text(),
+        }
+    });
     match ok {
         1 => Ok(()),
-        2 => {
+        2 | 4 => {
             // Neither this runner nor the module is touched again.
             r.poisoned.set(true);
             RUNNERS.with(|m| m.borrow_mut().retain(|_, x| !Rc::ptr_eq(x, &r)));
@@ -686,12 +748,15 @@ pub(crate) fn run_pipeline(
             } else {
                 ""
             };
-            Err(format!(
-                "{} (LLVM gave up on the run; the module is put back as it was before the pass{hint})",
-                message.trim()
-            ))
+            Err(RunError {
+                message: format!(
+                    "{} (LLVM gave up on the run; the module is put back as it was before the pass{hint})",
+                    message.trim()
+                ),
+                crash,
+            })
         }
         // 0: the parser's message; 3: the errors passes reported.
-        _ => Err(sinks.first_text()),
+        _ => Err(sinks.first_text().into()),
     }
 }

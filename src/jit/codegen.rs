@@ -300,6 +300,7 @@ pub(super) fn prepare(
         "always-inline",
         None,
     )
+    .map_err(|e| e.message)
 }
 
 /// LLVM's fatal errors in the compiling child: say what, and end it now

@@ -337,9 +337,18 @@ impl Pass for LlvmPass {
         let module: &Module = module;
         let raw = module.raw();
         let triple = module.triple();
-        let failed = |reason| Error::PassFailed {
-            pass: self.info.name.clone(),
-            reason,
+        // A crash names the pass that crashed (the culprit inside the
+        // pipeline); anything else, the pipeline.
+        let failed = |e: llvm::RunError| match e.crash {
+            Some(crash) => Error::PassCrashed {
+                pass: crash.pass.unwrap_or_else(|| self.info.name.clone()),
+                how: crash.how,
+                reason: e.message,
+            },
+            None => Error::PassFailed {
+                pass: self.info.name.clone(),
+                reason: e.message,
+            },
         };
         if ctx.disabled().is_empty()
             && ctx.instruments().is_empty()

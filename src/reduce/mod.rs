@@ -28,7 +28,7 @@ mod property;
 mod repro;
 
 pub use property::{mask_values, run_isolated, Ending, Outcome, Property, Symptom};
-pub use repro::{reproducer, Reproducer};
+pub use repro::{crash_reproducer, reproducer, Reproducer};
 
 use crate::folder::OwnedDir;
 use crate::module::Module;
@@ -273,12 +273,24 @@ impl Settings {
 /// folder of the user's or of another job's is refused unless `replace`.
 /// Done before the reduction, so that a refused folder costs nothing.
 pub fn claim_folder(dir: &Path, line: &str, module: &Module, replace: bool) -> Result<OwnedDir> {
+    claim_folder_for("reduce", dir, line, module, replace)
+}
+
+/// [`claim_folder`] for the command `command` (`reduce`, `run`: a crash's
+/// reproducer), `line` what follows it.
+pub fn claim_folder_for(
+    command: &str,
+    dir: &Path,
+    line: &str,
+    module: &Module,
+    replace: bool,
+) -> Result<OwnedDir> {
     let line = line.trim();
     let job = format!(
         "{:016x}",
         crate::jit::fnv1a(line.bytes().chain([0]).chain(module.print().into_bytes()))
     );
-    let owner = crate::folder::Owner::new(":reduce", format!(":reduce {line}"), job);
+    let owner = crate::folder::Owner::new(format!(":{command}"), format!(":{command} {line}"), job);
     OwnedDir::claim(
         dir,
         &owner,
@@ -286,7 +298,11 @@ pub fn claim_folder(dir: &Path, line: &str, module: &Module, replace: bool) -> R
         replace,
         "replace=yes",
     )
-    .map_err(|e| command_error(e.to_string()))
+    .map_err(|e| Error::Command {
+        command: command.into(),
+        message: e.to_string(),
+        suggestions: vec![],
+    })
 }
 
 /// Reduces `module` while `property` holds — with llvm-reduce-19 over its

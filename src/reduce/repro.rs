@@ -1,5 +1,7 @@
 //! Reproducers: a finding as a folder someone else can run. It holds the
-//! reduced module (`reduced.ll`), a `README.md` saying what the bug is and
+//! reduced module (`reduced.ll`; for a crash in `:run --out`, the module
+//! as it was before the command, `input.ll`, with what the session said),
+//! a `README.md` saying what the bug is and
 //! how to see it, `repro.sh` — `opt-19` and `lli-19` (or `opt-19` alone
 //! for a crash) showing the bug without passlab, when every pass involved
 //! is LLVM's or a plugin's; for a function's result, through `driver.ll`,
@@ -106,14 +108,20 @@ fn spelling(text: &str) -> Option<Option<LlvmSpelling>> {
     }
 }
 
-/// The line of `repro.sh` that makes `$t/OUT.bc`: `reduced.ll` through
-/// the pipeline with `opt-19`, or as it is with `llvm-as-19`.
-fn pipeline_line(sh: &mut String, out: &str, spelling: &Option<LlvmSpelling>, target: &str) {
+/// The line of `repro.sh` that makes `$t/OUT.bc`: `file` (`reduced.ll`)
+/// through the pipeline with `opt-19`, or as it is with `llvm-as-19`.
+fn pipeline_line(
+    sh: &mut String,
+    file: &str,
+    out: &str,
+    spelling: &Option<LlvmSpelling>,
+    target: &str,
+) {
     let _ = match spelling {
-        None => writeln!(sh, "llvm-as-19 reduced.ll -o \"$t/{out}.bc\" || exit 2"),
+        None => writeln!(sh, "llvm-as-19 {file} -o \"$t/{out}.bc\" || exit 2"),
         Some(s) => writeln!(
             sh,
-            "{} -passes={} reduced.ll -o \"$t/{out}.bc\" || exit 2",
+            "{} -passes={} {file} -o \"$t/{out}.bc\" || exit 2",
             opt(s, target),
             quote(&s.passes)
         ),
@@ -265,7 +273,66 @@ pub fn reproducer(
     reduction: &Reduction,
     property: &Property,
 ) -> Result<Reproducer> {
-    let module = &reduction.module;
+    let shown = Shown {
+        module: &reduction.module,
+        file: "reduced.ll",
+        steps: Some(&reduction.steps),
+        said: None,
+    };
+    write_reproducer(out, sub, &shown, property)
+}
+
+/// Writes the reproducer of a crash: `pipeline` crashed in `pass` (`how`:
+/// the signal in words) when it ran on `module`, the module as it was
+/// before the run, and the session said `said`. Into `out` (what its job
+/// wrote there before goes first): `input.ll`, `README.md`, `repro.plab`
+/// and, when every pass is LLVM's or a plugin's, `repro.sh`, run once.
+pub fn crash_reproducer(
+    out: &OwnedDir,
+    module: &crate::Module,
+    pipeline: &str,
+    pass: &str,
+    how: &str,
+    said: &str,
+) -> Result<Reproducer> {
+    out.remove_own()?;
+    let property = Property::Fails {
+        pipeline: pipeline.to_string(),
+        ending: Ending::Crash {
+            pass: pass.to_string(),
+            signal: how.to_string(),
+        },
+    };
+    let shown = Shown {
+        module,
+        file: "input.ll",
+        steps: None,
+        said: Some(said),
+    };
+    write_reproducer(out, "", &shown, &property)
+}
+
+/// What a reproducer shows its property on.
+struct Shown<'a> {
+    module: &'a crate::Module,
+    /// Its file in the folder: `reduced.ll` (a reduction's) or `input.ll`
+    /// (the module a command ran on).
+    file: &'static str,
+    /// A reduction's steps, for `progress.csv`.
+    steps: Option<&'a [super::Step]>,
+    /// What the session said of the failure, for the README.
+    said: Option<&'a str>,
+}
+
+/// Writes the reproducer (see [`reproducer`], [`crash_reproducer`]).
+fn write_reproducer(
+    out: &OwnedDir,
+    sub: &str,
+    shown: &Shown,
+    property: &Property,
+) -> Result<Reproducer> {
+    let module = shown.module;
+    let file = shown.file;
     let rel = |name: &str| {
         if sub.is_empty() {
             name.to_string()
@@ -280,22 +347,34 @@ pub fn reproducer(
     };
     let write = |name: &str, text: &str| -> Result<()> { out.write(&rel(name), text).map(|_| ()) };
     let name = module.name();
-    let mut files = vec!["reduced.ll".to_string(), "README.md".to_string()];
-    write("reduced.ll", &module.print())?;
+    let mut files = vec![file.to_string(), "README.md".to_string()];
+    write(file, &module.print())?;
     let what = property.describe(&name);
     let mut readme = format!(
-        "# A passlab finding\n\n{what}.\n\n`reduced.ll` ({} instructions) shows it. Made by passlab {} with {}.\n\n",
+        "# A passlab finding\n\n{what}.\n\n`{file}` ({} instructions{}) shows it. Made by passlab {} with {}.\n\n",
         module.instruction_count(),
+        if shown.steps.is_none() {
+            ", the module as it was before the command"
+        } else {
+            ""
+        },
         env!("CARGO_PKG_VERSION"),
         crate::llvm::version()
     );
+    if let Some(said) = shown.said {
+        let _ = write!(
+            readme,
+            "passlab said:\n\n```text\n{}\n```\n\n",
+            said.trim_end()
+        );
+    }
     // The context the finding was made in: its settings (repro.plab's
     // :with) and the code generator's level and target (repro.sh's flags).
     let ctx = crate::PassContext::current();
     let with = ctx.as_with();
     let cg = crate::jit::Codegen::from_context(&ctx)?;
     let target = target_flags(&cg);
-    let mut plab = format!("# {what}\n:load reduced.ll\n");
+    let mut plab = format!("# {what}\n:load {file}\n");
     // The plugins whose passes the pipelines name, loaded again.
     let pipelines: Vec<&str> = match property {
         Property::Differs { first, second, .. } => vec![first.as_str(), second.as_str()],
@@ -404,7 +483,7 @@ pub fn reproducer(
                         sh.push_str("# Exits 0 when the bug shows (the function returns something else, or\n# the program ends otherwise, after the second pipeline), 1 when it does not.\n");
                         sh.push_str(SCRATCH);
                         for (out, spelling) in [("first", &a), ("second", &b)] {
-                            pipeline_line(&mut sh, out, spelling, &target);
+                            pipeline_line(&mut sh, file, out, spelling, &target);
                             let _ = writeln!(
                                 sh,
                                 "llvm-link-19 \"$t/{out}.bc\" driver.ll -o \"$t/{out}-run.bc\" || exit 2"
@@ -445,7 +524,7 @@ pub fn reproducer(
                     sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\n");
                     sh.push_str(SCRATCH);
                     for (out, spelling) in [("first", &a), ("second", &b)] {
-                        pipeline_line(&mut sh, out, spelling, &target);
+                        pipeline_line(&mut sh, file, out, spelling, &target);
                     }
                     for out in ["first", "second"] {
                         // The code generator as the session's: its level
@@ -494,7 +573,7 @@ pub fn reproducer(
                 sh.push_str(SCRATCH);
                 let _ = writeln!(
                     sh,
-                    "{} -passes={}{verify} reduced.ll -disable-output > \"$t/opt.out\" 2>&1; status=$?",
+                    "{} -passes={}{verify} {file} -disable-output > \"$t/opt.out\" 2>&1; status=$?",
                     opt(&s, &target),
                     quote(&s.passes)
                 );
@@ -528,7 +607,7 @@ pub fn reproducer(
                 );
                 let _ = write!(
                     readme,
-                    "Without passlab: `sh repro.sh`, which runs\n\n```sh\n{} -passes={}{verify} reduced.ll -disable-output\n```\n\n",
+                    "Without passlab: `sh repro.sh`, which runs\n\n```sh\n{} -passes={}{verify} {file} -disable-output\n```\n\n",
                     opt(&s, &target),
                     quote(&s.passes)
                 );
@@ -578,21 +657,33 @@ pub fn reproducer(
             }
         );
     }
-    // How the reduction went: one row per smaller candidate found.
-    let mut csv = String::from("seconds,instructions,source_bytes,candidates_tested\n");
-    for st in &reduction.steps {
-        let _ = writeln!(
-            csv,
-            "{:.3},{},{},{}",
-            st.at.as_secs_f64(),
-            st.instructions,
-            st.bytes.map_or(String::new(), |b| b.to_string()),
-            st.tests
-        );
+    match shown.steps {
+        Some(steps) => {
+            // How the reduction went: one row per smaller candidate found.
+            let mut csv = String::from("seconds,instructions,source_bytes,candidates_tested\n");
+            for st in steps {
+                let _ = writeln!(
+                    csv,
+                    "{:.3},{},{},{}",
+                    st.at.as_secs_f64(),
+                    st.instructions,
+                    st.bytes.map_or(String::new(), |b| b.to_string()),
+                    st.tests
+                );
+            }
+            write("progress.csv", &csv)?;
+            files.push("progress.csv".into());
+            readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
+        }
+        None => {
+            if let Property::Fails { pipeline, .. } = property {
+                let _ = write!(
+                    readme,
+                    "\nTo shrink it, type the lines of `repro.plab` before its `:run` in passlab, then `:reduce fails {pipeline} --out FOLDER` (a new folder).\n"
+                );
+            }
+        }
     }
-    write("progress.csv", &csv)?;
-    files.push("progress.csv".into());
-    readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
     write("README.md", &readme)?;
     Ok(Reproducer {
         dir: dir.to_path_buf(),

@@ -20,6 +20,9 @@ pub(super) enum Ended {
     Spent,
     /// The child died in a trial: how, and what it printed last.
     Died(String),
+    /// The child caught a crash in its last trial (reported as failed) and
+    /// ended: a new one goes on.
+    Restart,
 }
 
 /// Writes to the session, or ends the child if the session is gone.
@@ -46,6 +49,11 @@ fn serve(
     out: i32,
 ) -> ! {
     d.follow(false);
+    // A pass that crashes is caught where it ran, so that its trial names
+    // it and the function; the child then ends (what the crash left behind
+    // is not trusted with another trial) and a new one goes on.
+    crate::llvm::catch_crashes_again();
+    let crashes = crate::llvm::crashes_caught();
     let check = check.map(|subject| Check { subject });
     let mut ev = match Evaluator::new(
         module,
@@ -83,6 +91,10 @@ fn serve(
             );
         let t = ev.evaluate(&name, index, &ordering);
         line(out, &t.to_json());
+        if crate::llvm::crashes_caught() != crashes {
+            line(out, &json!({ "restart": true }));
+            child::exit_now(0)
+        }
         d.tell(t);
     }
     line(out, &json!({ "end": true }));
@@ -148,6 +160,8 @@ fn follow_child(
                 d.tuning.reference = r.as_str().map(str::to_string);
             } else if v.get("end").is_some() {
                 outcome = Some(Ended::Finished);
+            } else if v.get("restart").is_some() {
+                outcome = Some(Ended::Restart);
             } else if let Some(t) = Trial::from_json(&v) {
                 match d.next() {
                     Some((phase, o)) if phase == t.phase && o == t.ordering => {

@@ -705,6 +705,8 @@ pub fn tune(
         }
         match child::run(&mut d, module, check, spec, &context, on_trial)? {
             child::Ended::Finished => break,
+            // Its last trial was told; a new child goes on.
+            child::Ended::Restart => {}
             // The phase is over; the next one (if any) gets a new child.
             child::Ended::Spent => d.searches[d.phase].1.finish(),
             child::Ended::Interrupted => {

@@ -56,7 +56,7 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
     code_generate_error = ":run nosuchpass"
 
     code_execute_result = [
-        {"code": ":help run", "result": ":run [PIPELINE]\n  run a pipeline on the current module (none: the default one for the context's opt level)"},
+        {"code": ":help undo", "result": ":undo\n  put the module back as it was before the last :run"},
         {"code": ":help end", "result": ":end\n  leave the innermost :with context"},
     ]
 

@@ -35,7 +35,8 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     let mut o = Output::default();
     if let Some(p) = run {
         let recorder = Rc::new(crate::instrument::Explore::new());
-        o = passes::run_recording(s, &p, "explore", Some(recorder))?;
+        o = passes::run_recording(s, &p, "explore", Some(recorder))
+            .map_err(|e| passes::with_reproducer_hint(e, &p))?;
     }
     let rec = s.recording.as_ref().ok_or_else(|| {
         err(

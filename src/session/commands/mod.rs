@@ -168,7 +168,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("register", "function_pass|module_pass NAME = FUNCTION [opt_level=N] [required=P,...]", "make a function of the :rust code a pass like any other (registering a name again replaces it)", register).set(PASS_SETTINGS).words(&[&[Kind::OneOf(&["function_pass", "module_pass"])], &[Kind::Free]]),
     cmd("plugin", "PATH.so", "load an LLVM pass plugin (new pass manager, as opt -load-pass-plugin): its passes join the registry by the names it registers", plugin).words(&[&[Kind::Path]]),
     cmd("explain", "[PIPELINE]", "what would run under the current context, and why each pass would or would not", explain).words(&[&[Kind::Pipeline]]),
-    cmd("run", "[PIPELINE]", "run a pipeline on the current module (none: the default one for the context's opt level)", run_pipeline).words(&[&[Kind::Pipeline]]),
+    cmd("run", "[PIPELINE] [--out DIR [replace=yes]]", "run a pipeline on the current module (none: the default one for the context's opt level); if a pass crashes, --out writes a reproducer into a folder passlab makes (:help run)", run_pipeline).set(&[set("replace", Kind::OneOf(YES_NO))]).words(&[&[Kind::Pipeline]]),
     cmd("buffer", "NAME TYPE[LEN] = zeros|ones|range|random(SEED)", "create a typed array (i8 i16 i32 i64 f32 f64) that functions can read and write", buffer).words(&[&[Kind::Free], &[Kind::Free], &[Kind::Free], &[Kind::Words(&["zeros", "ones", "range", "random("])]]),
     cmd("buffers", "", "list the buffers with a summary and checksum", buffers),
     cmd("call", "FN ARGS... [allow=host] [--out FILE]", "JIT-compile the current module and call a function (integers, floats, buffer names), isolated from crashes; a function reaching symbols the module does not define that this process's libraries would supply beyond the C/C++ runtime (libc, libm, libstdc++, libgcc) is refused, naming them, unless allow=host, which lists what it bound", call).set(HOST_SETTINGS).words(&[&[Kind::Function], &[Kind::CallArg]]),
@@ -459,6 +459,7 @@ pub(crate) fn command_help(c: &Command) -> String {
         format!(" {}", c.usage)
     };
     let details = match c.name {
+        "run" => format!("\n{}", passes::details()),
         "tune" => format!("\n{}", tune::details()),
         "reduce" => format!("\n{}", reduce::details()),
         "hunt" => format!("\n{}", hunt::details()),

@@ -46,26 +46,158 @@ pub(super) fn passes(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
     table(&t)
 }
 
+/// What `:help run` adds.
+pub(super) fn details() -> String {
+    "  --out DIR   if a pass crashes (a segmentation fault, an abort, a stack overflow: LLVM's, a plugin's or a Rust pass's), write a reproducer there: input.ll (the module as it was before the command), README.md, repro.plab (the context, the plugins, the pipeline) and, when every pass is LLVM's or a plugin's, repro.sh, which shows the crash with opt-19 alone (run once when written; it exits 0 when the crash shows); :reduce fails PIPELINE --out DIR2 shrinks it. A run that does not crash writes nothing there. A new folder, or one the same :run on the same module wrote (its files are replaced); a folder of yours or another job's is refused: replace=yes writes beside your files without touching them (or removes only the other job's)"
+        .to_string()
+}
+
 pub(super) fn run_pipeline(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    if !a.settings.is_empty() {
-        return Err(err(
-            "run",
-            format!(
-                "takes a pipeline, not settings ('{}'); use :with for those",
-                a.settings[0].0
-            ),
-        ));
+    let mut words = a.words.clone();
+    let out_dir = match words.iter().position(|w| w == "--out") {
+        Some(i) if i + 1 < words.len() => {
+            let dir = words.remove(i + 1);
+            words.remove(i);
+            Some(dir)
+        }
+        Some(_) => {
+            return Err(err(
+                "run",
+                "--out expects a folder for a crash's reproducer, e.g. :run O2 --out crash",
+            ))
+        }
+        None => None,
+    };
+    let mut replace = false;
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "replace" if out_dir.is_some() => replace = matches!(v.as_str(), "yes" | "true"),
+            "replace" => {
+                return Err(err(
+                    "run",
+                    "replace= goes with --out DIR (the folder for a crash's reproducer)",
+                ))
+            }
+            other => {
+                return Err(err(
+                    "run",
+                    format!("takes a pipeline, not settings ('{other}'); use :with for those"),
+                ))
+            }
+        }
     }
-    if a.words.len() > 1 {
+    if words.len() > 1 {
         return Err(err(
             "run",
             format!(
                 "a pipeline is one word, passes separated by commas: got '{}'",
-                a.rest
+                words.join(" ")
             ),
         ));
     }
-    run_recording(s, &a.rest, "run", None)
+    let pipeline_text = words.pop().unwrap_or_default();
+    match out_dir {
+        None => run_recording(s, &pipeline_text, "run", None)
+            .map_err(|e| with_reproducer_hint(e, &pipeline_text)),
+        Some(dir) => run_keeping_crash(s, &pipeline_text, &dir, replace, &a.rest),
+    }
+}
+
+/// The error of a run of `pipeline` (as typed; empty: the default one)
+/// that crashed, with a line saying how to keep a reproducer of it; any
+/// other error as it is.
+pub(super) fn with_reproducer_hint(e: Error, pipeline: &str) -> Error {
+    match e {
+        Error::PassCrashed {
+            pass,
+            how,
+            mut reason,
+        } => {
+            let space = if pipeline.is_empty() { "" } else { " " };
+            // repro.sh only when opt-19 can run every pass of it.
+            let what = if pipeline.is_empty() || crate::pipeline::llvm_spelling(pipeline).is_some()
+            {
+                "the module, the pipeline and repro.sh for opt-19"
+            } else {
+                "the module and the pipeline"
+            };
+            reason.push_str(&format!(
+                "\n:run {pipeline}{space}--out DIR writes a reproducer of it ({what})"
+            ));
+            Error::PassCrashed { pass, how, reason }
+        }
+        e => e,
+    }
+}
+
+/// `:run PIPELINE --out DIR`: the run, and, if a pass crashes, a
+/// reproducer in `dir` (see `reduce::crash_reproducer`). The folder is
+/// taken before the run, so that one passlab may not write is refused at
+/// once; a run that does not crash gives back a folder it made.
+fn run_keeping_crash(
+    s: &mut Session,
+    pipeline_text: &str,
+    dir: &str,
+    replace: bool,
+    line: &str,
+) -> Result<Output> {
+    let name = current(s, "run")?;
+    // The pipeline as a reproducer names it (the default one by its level).
+    let pipeline = if pipeline_text.is_empty() {
+        pipeline::default_pipeline(PassContext::current().opt_level())?
+            .info()
+            .name
+            .clone()
+    } else {
+        pipeline::parse(pipeline_text)?;
+        pipeline_text.to_string()
+    };
+    let out = crate::reduce::claim_folder_for(
+        "run",
+        std::path::Path::new(dir),
+        line,
+        s.module_named("run", &name)?,
+        replace,
+    )?;
+    match run_recording(s, pipeline_text, "run", None) {
+        Ok(mut o) => {
+            o.push_text(if out.abandon()? {
+                format!("no pass crashed: nothing written to {dir}")
+            } else {
+                format!("no pass crashed: {dir} is left as it was")
+            });
+            Ok(o)
+        }
+        Err(Error::PassCrashed {
+            pass,
+            how,
+            mut reason,
+        }) => {
+            let said = Error::PassCrashed {
+                pass: pass.clone(),
+                how: how.clone(),
+                reason: reason.clone(),
+            }
+            .to_string();
+            // The module is as it was before the run.
+            let m = s.module_named("run", &name)?;
+            match crate::reduce::crash_reproducer(&out, m, &pipeline, &pass, &how, &said) {
+                Ok(r) => reason.push_str(&format!(
+                    "\n{}\nto shrink it: :reduce fails {pipeline} --out {}-reduced",
+                    r.note(),
+                    dir.trim_end_matches('/')
+                )),
+                Err(e) => reason.push_str(&format!("\nno reproducer written: {e}")),
+            }
+            Err(Error::PassCrashed { pass, how, reason })
+        }
+        Err(e) => {
+            // Nothing to keep: the folder goes back as it was (the run's
+            // error is the one to report).
+            let _ = out.abandon();
+            Err(e)
+        }
+    }
 }
 
 /// Runs `pipeline` (empty: the context's default) on the current module
