@@ -167,6 +167,16 @@ fn checked_relative(rel: &str) -> Result<&Path> {
     }
 }
 
+impl Drop for OwnedDir {
+    /// Unlocks the marker explicitly: closing this descriptor alone would
+    /// not, while a child forked meanwhile (a tuning trial, a test's
+    /// worker) holds a copy of it — a lock belongs to the open file, which
+    /// a fork shares, and an explicit unlock through any copy ends it.
+    fn drop(&mut self) {
+        flock(&self.marker, libc::LOCK_UN);
+    }
+}
+
 impl OwnedDir {
     /// Takes `path` for `owner` (see the module documentation): made with
     /// its marker if missing or empty; taken again if its marker is the
