@@ -224,3 +224,47 @@ fn pasted_and_typed_ahead_lines_all_run() -> Result<(), rexpect::error::Error> {
     std::fs::remove_dir_all(&home).unwrap();
     Ok(())
 }
+
+/// What issue 61's new user tripped on at the prompt: a `#` comment is
+/// nothing (as in scripts and cells), Tab after a unique command adds the
+/// space, and inside an adaptor Tab offers the passes of its IR unit.
+#[test]
+fn comments_and_completion_as_a_new_user_meets_them() -> Result<(), rexpect::error::Error> {
+    let home = std::env::temp_dir().join(format!("passlab-stumbles-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passlab"));
+    cmd.env("HOME", &home).env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000))?;
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
+    p.exp_string("passlab> ")?;
+    settle();
+
+    // A comment prints nothing; the next command's output comes right
+    // after it.
+    p.send_line("# a comment")?;
+    settle();
+    p.send_line(":run instcombine")?;
+    let before = p.exp_string("no module yet")?;
+    assert!(!before.contains("commands start"), "{before}");
+    settle();
+
+    // `:lo<Tab>` is `:load `, ready for the path.
+    p.send(":lo\t")?;
+    p.flush()?;
+    p.exp_string("passlab> :load ")?;
+    p.send_control('c')?;
+    settle();
+
+    // Inside loop-mssa( loop passes only: `loop-d` is `loop-deletion`
+    // there, while at the top it also starts two function passes.
+    p.send(":run loop-mssa(loop-d\t")?;
+    p.flush()?;
+    p.exp_string("loop-mssa(loop-deletion")?;
+    p.send_control('c')?;
+    settle();
+
+    p.send_control('d')?;
+    p.exp_eof()?;
+    std::fs::remove_dir_all(&home).unwrap();
+    Ok(())
+}

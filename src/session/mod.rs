@@ -427,6 +427,11 @@ impl Session {
         line_number: usize,
     ) -> Result<Output> {
         crate::interrupt::clear();
+        // A blank line or a comment (`# …`, as in scripts and cells) does
+        // nothing, wherever it is typed.
+        if args::strip_comment(line.trim()).is_empty() {
+            return Ok(Output::default());
+        }
         self.origin = (origin.to_string(), line_number);
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
