@@ -146,6 +146,24 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.send_line(":undo")?;
     p.exp_string("m is back")?;
     settle();
+    // :export writes the search that ran, not the whole one as typed
+    // (issue 61): its trials, and a note that it was interrupted.
+    let script = home.join("session.plab");
+    p.send_line(&format!(":export {}", script.display()))?;
+    p.exp_string("session.plab")?;
+    settle();
+    let exported = std::fs::read_to_string(&script).unwrap_or_default();
+    let tune_line = exported
+        .lines()
+        .find(|l| l.starts_with(":tune f"))
+        .unwrap_or_default();
+    let (ran, note) = tune_line.split_once(" # ").unwrap_or_default();
+    assert!(
+        ran.contains(" trials=")
+            && !ran.contains("seconds=")
+            && note.starts_with("interrupted after"),
+        "{exported}"
+    );
 
     // The prompt shows the context.
     p.send_line(":with opt_level=3 disabled=licm")?;

@@ -472,7 +472,9 @@ impl Session {
             out.items.push(Item::Stream(printed));
         }
         out.extend(result?);
-        if let Some(entry) = commands::history_entry(command, &args, line, body) {
+        if let Some(entry) =
+            commands::history_entry(command, &args, line, body, self.last_tune.as_deref())
+        {
             self.history.push(entry);
         }
         Ok(out)

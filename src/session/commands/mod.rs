@@ -549,9 +549,18 @@ pub(super) fn history_entry(
     a: &Args,
     line: &str,
     body: Option<&str>,
+    last_tune: Option<&crate::tune::Tuning>,
 ) -> Option<(String, Option<String>)> {
     match command.name {
         "help" | "export" | "quit" | "reset" => None,
+        // An interrupted search: what ran, not the whole search again.
+        "tune" if !matches!(a.words.first().map(String::as_str), Some("apply" | "save")) => {
+            let line = match last_tune {
+                Some(t) if t.interrupted => tune::interrupted_line(line, t),
+                _ => line.trim().to_string(),
+            };
+            Some((line, None))
+        }
         "path" if !a.words.is_empty() => {
             let cwd = std::env::current_dir().ok()?;
             let dirs: Vec<String> = a
