@@ -418,3 +418,27 @@ fn the_jit_refuses_host_symbols_through_the_library_too() {
         Some(Value::Int { value: 1, bits: 64 })
     );
 }
+
+/// A random fill covers the element type's whole range (issue 61: `i8`
+/// got 0–99, not random bytes); floats stay in [0, 1), as NumPy's
+/// `random.rand`.
+#[test]
+fn random_fills_cover_the_whole_range_of_their_type() {
+    let bytes = Buffer::new(ElemType::I8, 4096, Fill::Random(7)).unwrap();
+    let values: std::collections::BTreeSet<i64> =
+        (0..bytes.len()).map(|i| bytes.get(i) as i64).collect();
+    assert_eq!(values.len(), 256, "{values:?}");
+    for (ty, low, high) in [
+        (ElemType::I16, -30_000.0, 30_000.0),
+        (ElemType::I32, -2e9, 2e9),
+        (ElemType::I64, -9e18, 9e18),
+    ] {
+        let b = Buffer::new(ty, 4096, Fill::Random(7)).unwrap();
+        let (min, max) = (0..b.len())
+            .map(|i| b.get(i))
+            .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        assert!(min < low && max > high, "{ty:?}: {min} .. {max}");
+    }
+    let floats = Buffer::new(ElemType::F32, 4096, Fill::Random(7)).unwrap();
+    assert!((0..floats.len()).all(|i| (0.0..1.0).contains(&floats.get(i))));
+}

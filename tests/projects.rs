@@ -134,6 +134,85 @@ fn a_project_loads_unit_by_unit_with_its_own_flags() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A database holding several programs, as zlib's does (the library,
+/// `example`, `minigzip`): linking them all is refused with the symbol,
+/// the units defining it and an `only=` that works; `only=` leaves units
+/// out with `!`, and its `*` does not cross `/` (`**` does).
+#[test]
+fn a_database_of_several_programs_says_how_to_load_one() {
+    let _turn = turn();
+    let dir = std::env::temp_dir().join(format!("passlab-programs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("test")).unwrap();
+    let files = [
+        ("lib.c", "int lib(int x) { return x + 1; }\n"),
+        (
+            "test/example.c",
+            "int lib(int);\nint main(void) { return lib(1); }\n",
+        ),
+        (
+            "test/minigzip.c",
+            "int lib(int);\nint main(void) { return lib(2); }\n",
+        ),
+    ];
+    let mut entries = Vec::new();
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+        entries.push(format!(
+            r#"{{"directory": "{d}", "file": "{f}", "command": "cc -c {f}"}}"#,
+            d = dir.display()
+        ));
+    }
+    let db = dir.join("compile_commands.json");
+    std::fs::write(&db, format!("[{}]", entries.join(",\n"))).unwrap();
+    let mut s = Session::new();
+    let e = s
+        .execute(&format!(":load {}", db.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("'main' in test/example.c, test/minigzip.c")
+            && e.contains("only=!test/minigzip.c"),
+        "{e}"
+    );
+    // The suggested only= loads one program.
+    let out = run(
+        &mut s,
+        &format!(":load {} only=!test/minigzip.c as ex", db.display()),
+    );
+    assert!(out.contains("2 units compiled"), "{out}");
+    assert!(run(&mut s, ":exec").contains("exit status 2"));
+    // `*` stays within a folder: test/example.c is not '*.c'.
+    let out = run(
+        &mut s,
+        &format!(":load {} only=*.c,test/minigzip.c as mg", db.display()),
+    );
+    assert!(out.contains("2 units compiled"), "{out}");
+    assert!(run(&mut s, ":exec").contains("exit status 3"));
+    // `**` crosses folders; exclusions alone keep the rest.
+    let out = run(
+        &mut s,
+        &format!(":load {} only=**/*.c link=no", db.display()),
+    );
+    assert!(out.contains("3 units compiled"), "{out}");
+    let out = run(
+        &mut s,
+        &format!(":load {} only=!test/* as justlib", db.display()),
+    );
+    assert!(out.contains("1 unit compiled"), "{out}");
+    for (only, says) in [
+        ("!nothing/*", "'!nothing/*' matches no unit"),
+        ("test/*,!test/*", "leaves none of the 3 units"),
+    ] {
+        let e = s
+            .execute(&format!(":load {} only={only}", db.display()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{only}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A shared library whose constructor writes `marker` (what a plugin
 /// loaded into clang runs), built with clang-19 in `dir`; checked to do
 /// so when clang-19 loads it, so that no marker later means not loaded.

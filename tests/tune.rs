@@ -450,3 +450,58 @@ fn a_trial_past_the_budget_is_stopped_and_not_counted() {
     // 20 ms the session waits between looks.
     assert!(wall < 2.0, "the search took {wall:.2} s");
 }
+
+/// Passes the context disables never enter a search's orderings (issue
+/// 61): neither a pool entry naming one (`licm`) nor one running it inside
+/// an adaptor (-Oz's actions for local search); with every entry
+/// disabled, the search is refused, saying why.
+#[test]
+fn disabled_passes_never_enter_an_ordering() {
+    let m = adler32();
+    let _guard = passlab::PassContext::new()
+        .with_disabled(["licm", "instcombine"])
+        .enter()
+        .unwrap();
+    // A pass by name, with or without parameters, at any depth.
+    let runs_disabled = |t: &Trial| {
+        t.ordering.iter().any(|p| {
+            p.split([',', '(', ')'])
+                .map(|e| e.split('<').next().unwrap_or(e).trim())
+                .any(|name| name == "licm" || name == "instcombine")
+        })
+    };
+    let mut random = spec(vec![Strategy::Random], 15, 2);
+    random.pool = [
+        "licm",
+        "gvn",
+        "sroa",
+        "instcombine",
+        "function(loop-mssa(licm))",
+        "simplifycfg",
+    ]
+    .map(String::from)
+    .to_vec();
+    let t = run(&m, None, &random);
+    assert!(t.searched().count() > 0);
+    assert!(!t.searched().any(runs_disabled), "{:?}", t.trials);
+    // Local search from -Oz's actions: those running licm or instcombine
+    // are left out.
+    let local = TuneSpec {
+        pool: passlab::tune::size_pool()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ..spec(vec![Strategy::Local], 8, 1)
+    };
+    let t = run(&m, None, &local);
+    assert!(!t.searched().any(runs_disabled), "{:?}", t.trials);
+    let mut all = spec(vec![Strategy::Random], 5, 1);
+    all.pool = vec!["licm".into(), "instcombine".into()];
+    let e = tune(&m, None, &all, &[], &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("every entry of the pool runs a disabled pass"),
+        "{e}"
+    );
+}

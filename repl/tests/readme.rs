@@ -389,3 +389,83 @@ fn every_example_in_the_docs_runs_as_written() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README is the short way in (issue 61: it said twelve lessons and
+/// listed neither lesson 13 nor the projects chapter): its Lessons section
+/// links every `notebooks/NN-*.ipynb` and says how many there are, and it
+/// links every chapter of the guide's `SUMMARY.md`.
+#[test]
+fn the_readme_lists_every_lesson_and_every_chapter() {
+    let root = root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut lessons: Vec<String> = std::fs::read_dir(root.join("notebooks"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            let numbered = name.len() > 3 && name[..2].bytes().all(|b| b.is_ascii_digit());
+            (numbered && name[2..].starts_with('-') && name.ends_with(".ipynb")).then_some(name)
+        })
+        .collect();
+    lessons.sort();
+    assert!(lessons.len() >= 13, "{lessons:?}");
+    let section = readme
+        .split("\n## Lessons\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README has a Lessons section");
+    let missing: Vec<&String> = lessons
+        .iter()
+        .filter(|n| !section.contains(&format!("(notebooks/{n})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README's Lessons section does not link {missing:?}"
+    );
+    const COUNTS: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    let count = COUNTS.get(lessons.len()).copied().unwrap_or("many");
+    let first = section
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    assert_eq!(
+        first, count,
+        "README's Lessons section should open with how many there are"
+    );
+    let summary = std::fs::read_to_string(root.join("docs/src/SUMMARY.md")).unwrap();
+    let chapters: Vec<&str> = summary
+        .lines()
+        .filter_map(|l| l.split("](").nth(1)?.split(')').next())
+        .collect();
+    assert!(chapters.contains(&"projects.md"), "{chapters:?}");
+    let unlinked: Vec<&&str> = chapters
+        .iter()
+        .filter(|c| !readme.contains(&format!("(docs/src/{c})")))
+        .collect();
+    assert!(
+        unlinked.is_empty(),
+        "README does not link the chapters {unlinked:?}"
+    );
+}

@@ -146,6 +146,24 @@ fn the_repl_in_a_terminal() -> Result<(), rexpect::error::Error> {
     p.send_line(":undo")?;
     p.exp_string("m is back")?;
     settle();
+    // :export writes the search that ran, not the whole one as typed
+    // (issue 61): its trials, and a note that it was interrupted.
+    let script = home.join("session.plab");
+    p.send_line(&format!(":export {}", script.display()))?;
+    p.exp_string("session.plab")?;
+    settle();
+    let exported = std::fs::read_to_string(&script).unwrap_or_default();
+    let tune_line = exported
+        .lines()
+        .find(|l| l.starts_with(":tune f"))
+        .unwrap_or_default();
+    let (ran, note) = tune_line.split_once(" # ").unwrap_or_default();
+    assert!(
+        ran.contains(" trials=")
+            && !ran.contains("seconds=")
+            && note.starts_with("interrupted after"),
+        "{exported}"
+    );
 
     // The prompt shows the context.
     p.send_line(":with opt_level=3 disabled=licm")?;
@@ -218,6 +236,50 @@ fn pasted_and_typed_ahead_lines_all_run() -> Result<(), rexpect::error::Error> {
     p.exp_string("f(1) = 2")?;
     p.exp_string("f(2) = 4")?;
     p.exp_string("f(3) = 6")?;
+
+    p.send_control('d')?;
+    p.exp_eof()?;
+    std::fs::remove_dir_all(&home).unwrap();
+    Ok(())
+}
+
+/// What issue 61's new user tripped on at the prompt: a `#` comment is
+/// nothing (as in scripts and cells), Tab after a unique command adds the
+/// space, and inside an adaptor Tab offers the passes of its IR unit.
+#[test]
+fn comments_and_completion_as_a_new_user_meets_them() -> Result<(), rexpect::error::Error> {
+    let home = std::env::temp_dir().join(format!("passlab-stumbles-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passlab"));
+    cmd.env("HOME", &home).env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000))?;
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
+    p.exp_string("passlab> ")?;
+    settle();
+
+    // A comment prints nothing; the next command's output comes right
+    // after it.
+    p.send_line("# a comment")?;
+    settle();
+    p.send_line(":run instcombine")?;
+    let before = p.exp_string("no module yet")?;
+    assert!(!before.contains("commands start"), "{before}");
+    settle();
+
+    // `:lo<Tab>` is `:load `, ready for the path.
+    p.send(":lo\t")?;
+    p.flush()?;
+    p.exp_string("passlab> :load ")?;
+    p.send_control('c')?;
+    settle();
+
+    // Inside loop-mssa( loop passes only: `loop-d` is `loop-deletion`
+    // there, while at the top it also starts two function passes.
+    p.send(":run loop-mssa(loop-d\t")?;
+    p.flush()?;
+    p.exp_string("loop-mssa(loop-deletion")?;
+    p.send_control('c')?;
+    settle();
 
     p.send_control('d')?;
     p.exp_eof()?;

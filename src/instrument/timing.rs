@@ -7,6 +7,12 @@
 //! nodes, not 300,000. Time is the [`pass_clock`](super::pass_clock) the
 //! dispatcher hands to every hook, which stands still while instruments'
 //! hooks run: instruments do not inflate the times they report. The data stay until [`Timing::clear`].
+//!
+//! Each outermost pass (a `:run`'s pipeline) and each measured addition
+//! (code generation) is a run of its own: [`Timing::report`] is the total
+//! over every run since the instrument was made or cleared, as TVM's
+//! `PassTimingInstrument` renders everything since its context was
+//! entered; [`Timing::run_report`] one run's.
 
 use super::{Instrument, PassRun};
 use crate::llvm::IrUnit;
@@ -29,13 +35,23 @@ struct Node {
 
 #[derive(Default)]
 struct State {
-    /// nodes[0] is an unnamed root holding the outermost passes.
+    /// Each run's unnamed root holds its outermost passes.
     nodes: Vec<Node>,
+    /// The runs' roots, oldest first.
+    runs: Vec<usize>,
     /// Open passes: node and start time.
     stack: Vec<(usize, Duration)>,
 }
 
 impl State {
+    /// A new run's root.
+    fn start_run(&mut self) -> usize {
+        let id = self.nodes.len();
+        self.nodes.push(Node::default());
+        self.runs.push(id);
+        id
+    }
+
     fn child(&mut self, parent: usize, name: &str, unit: IrUnit) -> usize {
         if let Some(&id) = self.nodes[parent].index.get(name) {
             return id;
@@ -66,18 +82,13 @@ impl Default for Timing {
 impl Timing {
     pub fn new() -> Timing {
         Timing {
-            state: RefCell::new(State {
-                nodes: vec![Node::default()],
-                stack: Vec::new(),
-            }),
+            state: RefCell::new(State::default()),
         }
     }
 
     /// Forgets everything measured so far.
     pub fn clear(&self) {
-        let mut s = self.state.borrow_mut();
-        s.nodes = vec![Node::default()];
-        s.stack.clear();
+        *self.state.borrow_mut() = State::default();
     }
 
     /// Adds passes this instrument could not watch itself, as another
@@ -92,7 +103,8 @@ impl Timing {
         passes: &[(String, IrUnit, u64, Duration)],
     ) {
         let mut s = self.state.borrow_mut();
-        let root = s.child(0, name, IrUnit::Module);
+        let run = s.start_run();
+        let root = s.child(run, name, IrUnit::Module);
         s.nodes[root].count += 1;
         s.nodes[root].total += total;
         for (pass, unit, count, time) in passes {
@@ -102,9 +114,40 @@ impl Timing {
         }
     }
 
-    /// What has been measured so far.
+    /// What has been measured so far: the total over every run.
     pub fn report(&self) -> TimingReport {
+        let runs = (0..self.runs())
+            .filter_map(|i| self.run_report(i))
+            .collect::<Vec<_>>();
+        let mut roots: Vec<TimingNode> = Vec::new();
+        for run in runs {
+            merge(&mut roots, run.roots);
+        }
+        TimingReport { roots }
+    }
+
+    /// How many runs were measured (outermost passes, and code generation
+    /// added with [`add_measured`](Timing::add_measured)).
+    pub fn runs(&self) -> usize {
+        self.state.borrow().runs.len()
+    }
+
+    /// The names of run `index`'s outermost passes (`O2`, `codegen (…)`).
+    pub fn run_label(&self, index: usize) -> Option<String> {
         let s = self.state.borrow();
+        let root = *s.runs.get(index)?;
+        let names: Vec<&str> = s.nodes[root]
+            .children
+            .iter()
+            .map(|&c| s.nodes[c].name.as_str())
+            .collect();
+        Some(names.join(", "))
+    }
+
+    /// What run `index` (0 the oldest) measured.
+    pub fn run_report(&self, index: usize) -> Option<TimingReport> {
+        let s = self.state.borrow();
+        let root = *s.runs.get(index)?;
         fn build(s: &State, id: usize) -> TimingNode {
             let n = &s.nodes[id];
             let children: Vec<TimingNode> = n.children.iter().map(|&c| build(s, c)).collect();
@@ -118,8 +161,27 @@ impl Timing {
                 children,
             }
         }
-        let roots: Vec<TimingNode> = s.nodes[0].children.iter().map(|&c| build(&s, c)).collect();
-        TimingReport { roots }
+        let roots: Vec<TimingNode> = s.nodes[root]
+            .children
+            .iter()
+            .map(|&c| build(&s, c))
+            .collect();
+        Some(TimingReport { roots })
+    }
+}
+
+/// Adds `from` into `into`, node by node of the same name.
+fn merge(into: &mut Vec<TimingNode>, from: Vec<TimingNode>) {
+    for n in from {
+        match into.iter_mut().find(|m| m.name == n.name) {
+            Some(m) => {
+                m.count += n.count;
+                m.total += n.total;
+                m.self_time += n.self_time;
+                merge(&mut m.children, n.children);
+            }
+            None => into.push(n),
+        }
     }
 }
 
@@ -136,8 +198,13 @@ impl Instrument for Timing {
         }
         // A pass at depth d sits under the open pass at depth d - 1; passes
         // that ran before this instrument was registered are not on the
-        // stack, so trust the stack, not `depth`.
-        let parent = s.stack.last().map_or(0, |&(n, _)| n);
+        // stack, so trust the stack, not `depth`. An outermost pass starts
+        // a run.
+        let parent = match s.stack.last() {
+            Some(&(n, _)) => n,
+            None if pass.depth == 0 || s.runs.is_empty() => s.start_run(),
+            None => *s.runs.last().unwrap_or(&0),
+        };
         let id = s.child(parent, pass.name(), pass.unit);
         s.stack.push((id, pass.clock));
         Ok(())

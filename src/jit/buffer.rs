@@ -106,7 +106,10 @@ pub enum Fill {
     Ones,
     /// 0, 1, 2, …
     Range,
-    /// Values from a seeded generator: integers in 0..100, floats in [0, 1).
+    /// Values from a seeded generator: integers over their type's whole
+    /// range (an `i8` any of its 256 values, as random bytes are), floats
+    /// uniform in [0, 1) (NumPy's `random.rand`, `random.uniform`'s
+    /// default).
     Random(u64),
 }
 
@@ -192,11 +195,31 @@ impl Buffer {
                     let z = rng.next_u64();
                     match self.ty {
                         ElemType::F32 | ElemType::F64 => (z >> 11) as f64 / (1u64 << 53) as f64,
-                        _ => (z % 100) as f64,
+                        _ => {
+                            self.set_bits(i, z);
+                            continue;
+                        }
                     }
                 }
             };
             self.set(i, v);
+        }
+    }
+
+    /// Integer element `i` set to the low bits of `z` (every value of its
+    /// type equally likely when `z` is uniform).
+    fn set_bits(&mut self, i: usize, z: u64) {
+        // SAFETY: `set_bits` is called by `fill` with `i < self.len`, and
+        // the mapping holds `self.len` elements of `self.ty`, aligned
+        // (mmap's pages).
+        unsafe {
+            match self.ty {
+                ElemType::I8 => *self.ptr.add(i) = z as u8,
+                ElemType::I16 => *(self.ptr as *mut u16).add(i) = z as u16,
+                ElemType::I32 => *(self.ptr as *mut u32).add(i) = z as u32,
+                ElemType::I64 => *(self.ptr as *mut u64).add(i) = z,
+                ElemType::F32 | ElemType::F64 => {}
+            }
         }
     }
 

@@ -448,6 +448,25 @@ impl Module {
         self.functions().map(|(name, _)| name).collect()
     }
 
+    /// The symbols this module defines for other modules to see: functions
+    /// with a body and variables with an initializer, of external linkage
+    /// (not weak, common or internal ones). Two modules that both define
+    /// one cannot be linked.
+    pub fn strong_definitions(&self) -> Vec<String> {
+        use inkwell::module::Linkage;
+        self.with_ir(|m| {
+            let functions = m
+                .get_functions()
+                .filter(|f| f.count_basic_blocks() > 0 && f.get_linkage() == Linkage::External)
+                .map(|f| f.get_name().to_string_lossy().into_owned());
+            let globals = m
+                .get_globals()
+                .filter(|g| g.get_initializer().is_some() && g.get_linkage() == Linkage::External)
+                .map(|g| g.get_name().to_string_lossy().into_owned());
+            functions.chain(globals).collect()
+        })
+    }
+
     /// Names of the functions that have a body, in module order.
     pub fn defined_functions(&self) -> Vec<String> {
         self.functions()

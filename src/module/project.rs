@@ -464,27 +464,51 @@ impl Project {
         })
     }
 
-    /// Keeps the units whose name matches one of `patterns` (globs:
-    /// `src/*.c`, `*/minigzip.c`); an error if a pattern matches none.
+    /// Keeps the units whose name matches one of `patterns` and none of
+    /// the exclusions among them (`!test/*`); with exclusions only, every
+    /// other unit. Patterns are globs over a unit's path in which `*`, `?`
+    /// and `[…]` stay within one folder (`*.c` is `adler32.c`, not
+    /// `test/example.c`) and a `**` folder crosses folders (`**/*.c`,
+    /// `test/**`). An error if a pattern matches no unit, or if nothing is
+    /// left.
     pub fn keep(&mut self, patterns: &[String]) -> Result<()> {
-        let globs = patterns
-            .iter()
-            .map(|p| {
-                glob::Pattern::new(p)
-                    .map_err(|e| Error::Invalid(format!("'{p}' is not a valid pattern: {e}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        for (p, g) in patterns.iter().zip(&globs) {
-            if !self.units.iter().any(|u| g.matches(&u.name)) {
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..glob::MatchOptions::new()
+        };
+        let mut keep = Vec::new();
+        let mut drop = Vec::new();
+        for p in patterns {
+            let (list, text) = match p.strip_prefix('!') {
+                Some(rest) => (&mut drop, rest),
+                None => (&mut keep, p.as_str()),
+            };
+            let g = glob::Pattern::new(text).map_err(|e| {
+                Error::Invalid(format!(
+                    "'{p}' is not a valid pattern: {e} (a glob such as src/*.c or **/*.c, or !GLOB to leave units out)"
+                ))
+            })?;
+            if !self.units.iter().any(|u| g.matches_with(&u.name, options)) {
                 return Err(Error::Invalid(format!(
-                    "'{p}' matches no unit of {} (units: {})",
+                    "'{p}' matches no unit of {} (units: {}; '*' stays within a folder, '**/' crosses them)",
                     self.path.display(),
                     some_of(self.units.iter().map(|u| u.name.as_str()))
                 )));
             }
+            list.push(g);
         }
+        let matches =
+            |gs: &[glob::Pattern], name: &str| gs.iter().any(|g| g.matches_with(name, options));
+        let before = self.units.len();
         self.units
-            .retain(|u| globs.iter().any(|g| g.matches(&u.name)));
+            .retain(|u| (keep.is_empty() || matches(&keep, &u.name)) && !matches(&drop, &u.name));
+        if self.units.is_empty() {
+            return Err(Error::Invalid(format!(
+                "only={} leaves none of the {before} units of {}",
+                patterns.join(","),
+                self.path.display()
+            )));
+        }
         Ok(())
     }
 

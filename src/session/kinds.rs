@@ -271,6 +271,37 @@ pub(crate) fn candidates(kind: Kind) -> Vec<String> {
     }
 }
 
+/// The candidates for a pass inside LLVM's adaptor `adaptor` of pipeline
+/// text, as LLVM's pipeline grammar nests them: module passes (and the
+/// `cgscc`, `function` adaptors) in `module(`, CGSCC passes (and
+/// `function`) in `cgscc(` or `devirt<N>(`, function passes (and the loop
+/// adaptors) in `function(`, loop and loop-nest passes in `loop(` and
+/// `loop-mssa(`; `repeat<N>(` takes what the adaptor around it takes.
+/// At the top (no adaptor) every pass; Rust passes only there, since inside an
+/// adaptor LLVM parses the text.
+pub(crate) fn pipeline_candidates(adaptors: &[&str]) -> Vec<String> {
+    use crate::llvm::IrUnit;
+    let Some(adaptor) = adaptors.iter().rev().find(|a| **a != "repeat") else {
+        return candidates(Kind::Pipeline);
+    };
+    let (units, nested): (&[IrUnit], &[&str]) = match *adaptor {
+        "module" => (&[IrUnit::Module], &["module", "cgscc", "function"]),
+        "cgscc" | "devirt" => (&[IrUnit::Cgscc], &["cgscc", "function"]),
+        "function" => (&[IrUnit::Function], &["function", "loop", "loop-mssa"]),
+        "loop" | "loop-mssa" => (&[IrUnit::Loop, IrUnit::Other], &["loop"]),
+        // An adaptor LLVM does not have: nothing fits inside it.
+        _ => return Vec::new(),
+    };
+    registry::passes()
+        .into_iter()
+        .filter(
+            |p| matches!(&p.kind, registry::PassKind::Llvm { unit, .. } if units.contains(unit)),
+        )
+        .map(|p| p.name)
+        .chain(nested.iter().map(|n| n.to_string()))
+        .collect()
+}
+
 /// Whether a value of `kind` is a comma-separated list (completion starts
 /// after the last comma).
 pub(crate) fn is_list(kind: Kind) -> bool {

@@ -66,7 +66,7 @@ impl Names {
         let at = |offset: usize| line_start + token_start + offset;
         let (start, mut out) = if before.trim().is_empty() {
             // The command itself.
-            let out = if token.starts_with(':') || token.is_empty() {
+            let mut out: Vec<String> = if token.starts_with(':') || token.is_empty() {
                 commands::COMMANDS
                     .iter()
                     .map(|c| format!(":{}", c.name))
@@ -75,6 +75,11 @@ impl Names {
             } else {
                 Vec::new()
             };
+            // A unique command is complete: the space after it follows,
+            // ready for its first argument (`:lo` → `:load `).
+            if let [only] = out.as_mut_slice() {
+                only.push(' ');
+            }
             (at(0), out)
         } else {
             match before
@@ -169,11 +174,13 @@ impl Names {
                 from = word_start(token, token.len());
             }
             let typed = &token[from..];
-            out.extend(
+            let candidates = if kind == Kind::Pipeline {
+                // Inside an adaptor, the passes of its IR unit.
+                kinds::pipeline_candidates(&open_adaptors(&token[..from]))
+            } else {
                 self.candidates(kind)
-                    .into_iter()
-                    .filter(|c| c.starts_with(typed)),
-            );
+            };
+            out.extend(candidates.into_iter().filter(|c| c.starts_with(typed)));
         }
         // Candidates that complete a sub-word replace only that part.
         if from > 0 {
@@ -198,6 +205,33 @@ impl Names {
             other => kinds::candidates(other),
         }
     }
+}
+
+/// The adaptors still open at the end of pipeline text `head`, outermost
+/// first (`function(loop-mssa(` → `function`, `loop-mssa`;
+/// `function(licm),` → none), by base name (`repeat<2>(` → `repeat`).
+fn open_adaptors(head: &str) -> Vec<&str> {
+    let mut open: Vec<&str> = Vec::new();
+    let (mut angle, mut start) = (0usize, 0usize);
+    for (i, c) in head.char_indices() {
+        match c {
+            '<' => angle += 1,
+            '>' => angle = angle.saturating_sub(1),
+            _ if angle > 0 => {}
+            '(' => {
+                let name = head[start..i].trim();
+                open.push(name.split('<').next().unwrap_or(name).trim());
+                start = i + 1;
+            }
+            ')' => {
+                open.pop();
+                start = i + 1;
+            }
+            ',' => start = i + 1,
+            _ => {}
+        }
+    }
+    open
 }
 
 /// `config.KEY=` for the registered options whose `config.KEY` starts with
@@ -381,7 +415,9 @@ mod tests {
             n.complete(":ru", 3),
             (0, vec![":run".to_string(), ":rust".to_string()])
         );
-        assert_eq!(n.complete(":run", 4), (0, vec![":run".to_string()]));
+        // A unique command comes with the space after it.
+        assert_eq!(n.complete(":run", 4), (0, vec![":run ".to_string()]));
+        assert_eq!(complete(":lo"), vec![":load "]);
         let (start, m) = n.complete(":run mem2reg,inst", 17);
         assert_eq!(start, 13);
         assert!(
@@ -396,7 +432,7 @@ mod tests {
         // The second line of a cell.
         assert_eq!(
             n.complete(":stats\n:expla", 13),
-            (7, vec![":explain".to_string()])
+            (7, vec![":explain ".to_string()])
         );
         assert_eq!(
             complete(":instrument print-c"),
@@ -447,6 +483,37 @@ mod tests {
             complete(":instrument print-changed=instcomb"),
             vec!["instcombine"]
         );
+        // Inside an adaptor, the passes of its IR unit, as LLVM's
+        // pipeline grammar nests them.
+        let top = complete(":run li");
+        assert!(top.contains(&"licm".to_string()), "{top:?}");
+        let in_loop = complete(":run loop-mssa(li");
+        assert!(in_loop.contains(&"licm".to_string()), "{in_loop:?}");
+        assert!(
+            !in_loop.contains(&"libcalls-shrinkwrap".to_string()),
+            "{in_loop:?}"
+        );
+        let in_function = complete(":run function(loop-mssa(licm),li");
+        assert!(
+            in_function.contains(&"libcalls-shrinkwrap".to_string()),
+            "{in_function:?}"
+        );
+        assert!(
+            !in_function.contains(&"licm".to_string()),
+            "{in_function:?}"
+        );
+        let (start, in_loop) = n.complete(":run function(loop-mssa(lo", 26);
+        assert_eq!(start, 24);
+        assert!(in_loop.contains(&"loop-rotate".to_string()), "{in_loop:?}");
+        assert!(
+            !in_loop.contains(&"loop-distribute".to_string()),
+            "{in_loop:?}"
+        );
+        assert!(complete(":run cgscc(inl").contains(&"inline".to_string()));
+        assert!(!complete(":run cgscc(inst").contains(&"instcombine".to_string()));
+        assert!(complete(":run module(function(inst").contains(&"instcombine".to_string()));
+        assert!(complete(":run function(repeat<2>(lo").contains(&"loop-mssa".to_string()));
+        assert!(!complete(":run function(fold").contains(&"fold-int".to_string()));
         // Modules after :use, not passes.
         assert_eq!(complete(":use lo"), vec!["lower"]);
         // Functions of the current module after :asm and :call; buffers

@@ -427,6 +427,11 @@ impl Session {
         line_number: usize,
     ) -> Result<Output> {
         crate::interrupt::clear();
+        // A blank line or a comment (`# …`, as in scripts and cells) does
+        // nothing, wherever it is typed.
+        if args::strip_comment(line.trim()).is_empty() {
+            return Ok(Output::default());
+        }
         self.origin = (origin.to_string(), line_number);
         let args = Args::parse(line)?;
         let command = commands::find(&args.command)?;
@@ -467,7 +472,9 @@ impl Session {
             out.items.push(Item::Stream(printed));
         }
         out.extend(result?);
-        if let Some(entry) = commands::history_entry(command, &args, line, body) {
+        if let Some(entry) =
+            commands::history_entry(command, &args, line, body, self.last_tune.as_deref())
+        {
             self.history.push(entry);
         }
         Ok(out)

@@ -656,6 +656,32 @@ pub fn tune_showing(
     result
 }
 
+/// `pool` without the entries that would run a pass of `disabled` (by
+/// name or inside an adaptor: `licm`, `function(loop-mssa(licm))`), or
+/// `None` when none would; an error when every entry would.
+pub fn without_disabled(
+    pool: &[String],
+    disabled: &std::collections::BTreeSet<String>,
+) -> Result<Option<Vec<String>>> {
+    let runs_disabled = |entry: &str| {
+        entry
+            .split([',', '(', ')'])
+            .map(|name| crate::info::base_name(name.trim()))
+            .any(|name| disabled.contains(name))
+    };
+    if disabled.is_empty() || !pool.iter().any(|e| runs_disabled(e)) {
+        return Ok(None);
+    }
+    let kept: Vec<String> = pool.iter().filter(|e| !runs_disabled(e)).cloned().collect();
+    if kept.is_empty() {
+        return Err(Error::Invalid(format!(
+            "tune: every entry of the pool runs a disabled pass (disabled: {}); enable some with :end, or name a pool= of other passes",
+            disabled.iter().cloned().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(Some(kept))
+}
+
 /// Runs the search (see the module documentation): the baselines, then
 /// each strategy of `spec`, on copies of `module`, checking (and, for a
 /// runtime goal, timing) `check`'s function. `known` are trials already
@@ -668,6 +694,19 @@ pub fn tune(
     on_trial: &mut dyn FnMut(&Trial, &Status),
 ) -> Result<Tuning> {
     spec.validate()?;
+    // Passes the context disables never enter an ordering: pool entries
+    // that would run one are left out of every strategy.
+    let pruned;
+    let spec = match without_disabled(&spec.pool, PassContext::current().disabled())? {
+        Some(pool) => {
+            pruned = TuneSpec {
+                pool,
+                ..spec.clone()
+            };
+            &pruned
+        }
+        None => spec,
+    };
     if spec.goal.needs(Metric::Runtime) && check.is_none() {
         return Err(Error::Invalid(
             "tune: a runtime goal needs a function and its arguments to time".into(),

@@ -45,14 +45,37 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
              :instrument explore records every :run",
         )
     })?;
+    // A function the recording lacks: say whose run it is, which may be
+    // another module's than the current one.
+    let find = |f: &str| {
+        crate::explore::function_index(rec, f).map_err(|e| match e {
+            Error::NotFound { suggestions, .. } => {
+                let hint = match &s.current {
+                    Some(current) if *current != rec.module => format!(
+                        "; the current module is '{current}': :explore {f} run=PIPELINE records a run on it, or :instrument explore records its next :run"
+                    ),
+                    _ => String::new(),
+                };
+                Error::Command {
+                    command: "explore".into(),
+                    message: format!(
+                        "no function named '{f}' in the recorded run ({} on module '{}'){hint}",
+                        rec.pipeline, rec.module
+                    ),
+                    suggestions,
+                }
+            }
+            other => other,
+        })
+    };
     let (function, number) = match words.as_slice() {
         [] => (None, None),
-        [f] => (Some(crate::explore::function_index(rec, f)?), None),
+        [f] => (Some(find(f)?), None),
         [f, n] => {
             let n = n
                 .parse::<usize>()
                 .map_err(|_| err("explore", format!("'{n}' is not a pass number ({usage})")))?;
-            (Some(crate::explore::function_index(rec, f)?), Some(n))
+            (Some(find(f)?), Some(n))
         }
         _ => return Err(err("explore", usage)),
     };

@@ -455,6 +455,11 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     if a.words.first().is_some_and(|w| w == "remarks") {
         return report_remarks(s, a);
     }
+    if let [what] = a.words.as_slice() {
+        if what == "timing" || what == "timing-tree" {
+            return report_timing(s, a, what);
+        }
+    }
     let what = one_word(
         a,
         "what to report: timing, timing-tree, ir-size, changed, counts, bisect, bench, tune or remarks",
@@ -472,7 +477,6 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         };
     }
     let needed = match what {
-        "timing" | "timing-tree" => "timing",
         "changed" => "print-changed",
         "ir-size" | "counts" | "bisect" => what,
         other => {
@@ -484,8 +488,6 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
         }
     };
     match (what, active(s, "report", needed)?) {
-        ("timing", Handle::Timing(t)) => table(&t.report().flat_table(Some(20))),
-        ("timing-tree", Handle::Timing(t)) => table(&t.report().tree_table()),
         ("ir-size", Handle::IrSize(t)) => table(&t.table()),
         ("changed", Handle::PrintChanged(t)) => {
             let (changed, unchanged) = t.counts();
@@ -505,6 +507,108 @@ pub(super) fn report(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outpu
     }
 }
 
+/// `:report timing|timing-tree [run=N|run=all] [top=N]`: the last run
+/// measured unless `run=` says which, or `all` for the total.
+fn report_timing(s: &Session, a: &Args, what: &str) -> Result<Output> {
+    let (mut run, mut top) = (None, Some(20));
+    for (k, v) in &a.settings {
+        match k.as_str() {
+            "run" => run = Some(v.as_str()),
+            "top" if what == "timing" => {
+                top = Some(v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                    err(
+                        "report",
+                        format!("top expects a positive number, got '{v}'"),
+                    )
+                })?)
+            }
+            other => {
+                let top = if what == "timing" { " [top=N]" } else { "" };
+                return Err(err(
+                    "report",
+                    format!("unknown setting '{other}' for {what} (expects {what} [run=N|run=all]{top})"),
+                ));
+            }
+        }
+    }
+    let Handle::Timing(t) = active(s, "report", "timing")? else {
+        return Err(err("report", "the timing instrument has no timing report"));
+    };
+    let (report, which) = timing_run(t, run, "report")?;
+    let mut table = if what == "timing" {
+        report.flat_table(top)
+    } else {
+        report.tree_table()
+    };
+    if let Some((title, note)) = which {
+        table.title = format!("{}, {title}", table.title);
+        table.notes.push(note);
+    }
+    super::table(&table)
+}
+
+/// What `:report timing` and `:plot timing` show of `t` for `run=` (`None`:
+/// the last run; `N`: run N, the first 1; `all`: the total), and, when the
+/// instrument measured more than one run or `run=` was given, how to say
+/// which (a title's end and a note).
+fn timing_run(
+    t: &crate::instrument::Timing,
+    run: Option<&str>,
+    command: &str,
+) -> Result<(crate::instrument::TimingReport, Option<(String, String)>)> {
+    let runs = t.runs();
+    let label = |i: usize| t.run_label(i).unwrap_or_default();
+    let one = |i: usize| t.run_report(i).unwrap_or_else(|| t.report());
+    match run {
+        Some("all") => {
+            let labels: Vec<String> = (0..runs).map(label).collect();
+            let plural = if runs == 1 { "" } else { "s" };
+            Ok((
+                t.report(),
+                Some((
+                    format!("total over {runs} run{plural}"),
+                    format!(
+                        "the total over {runs} run{plural} since the instrument was made: {}",
+                        labels.join("; ")
+                    ),
+                )),
+            ))
+        }
+        Some(n) => {
+            let i = n
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i >= 1 && i <= runs)
+                .ok_or_else(|| {
+                    err(
+                        command,
+                        match runs {
+                            0 => format!("run={n}: the timing instrument has measured no run yet"),
+                            _ => format!("run= expects a run from 1 to {runs} or 'all', got '{n}'"),
+                        },
+                    )
+                })?;
+            Ok((
+                one(i - 1),
+                Some((
+                    format!("run {i} of {runs}: {}", label(i - 1)),
+                    format!("run {i} of the {runs} runs measured; run=all for their total"),
+                )),
+            ))
+        }
+        None if runs > 1 => Ok((
+            one(runs - 1),
+            Some((
+                format!("run {runs} of {runs}: {}", label(runs - 1)),
+                format!(
+                    "the last of {runs} runs measured; run=N for another, run=all for their total"
+                ),
+            )),
+        )),
+        None => Ok((t.report(), None)),
+    }
+}
+
 /// The newest active instrument called `needed`, for a report or a chart.
 fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle> {
     s.instruments
@@ -521,10 +625,10 @@ fn active<'s>(s: &'s Session, command: &str, needed: &str) -> Result<&'s Handle>
 }
 
 const PLOT_USAGE: &str =
-    "expects timing [top=N] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
+    "expects timing [top=N] [run=N|run=all] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]";
 
 /// `:plot`'s line: the chart, the file to write it to, `top=` and `run=`.
-fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<usize>)> {
+fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<&str>)> {
     let (what, out) = match a.words.as_slice() {
         [what] => (what.as_str(), None),
         [what, flag, file] if flag == "--out" => (what.as_str(), Some(file.as_str())),
@@ -541,7 +645,11 @@ fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<usize>)> {
         };
         match (k.as_str(), what) {
             ("top", "timing" | "remarks") => top = positive()?,
-            ("run", "remarks") => run = Some(positive()?),
+            ("run", "remarks") => {
+                positive()?;
+                run = Some(v.as_str())
+            }
+            ("run", "timing") => run = Some(v.as_str()),
             _ => {
                 return Err(err(
                     "plot",
@@ -563,7 +671,14 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     };
     let chart = match what {
         "timing" => match active(s, "plot", "timing")? {
-            Handle::Timing(t) => Chart::timing(&t.report(), top),
+            Handle::Timing(t) => {
+                let (report, which) = timing_run(t, run, "plot")?;
+                let mut chart = Chart::timing(&report, top);
+                if let Some((title, _)) = which {
+                    chart.title = format!("{}, {title}", chart.title);
+                }
+                chart
+            }
             _ => return Err(err("plot", "the timing instrument has no timing report")),
         },
         "ir-size" => match active(s, "plot", "ir-size")? {
@@ -578,7 +693,10 @@ pub(super) fn plot(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
             .ok_or_else(|| err("plot", "no :tune has run yet"))?
             .chart(),
         "remarks" => match active(s, "plot", "remarks")? {
-            Handle::Remarks(r) => Chart::remarks_of_run(r, run, top).map_err(|e| err("plot", e))?,
+            Handle::Remarks(r) => {
+                let run = run.and_then(|r| r.parse().ok());
+                Chart::remarks_of_run(r, run, top).map_err(|e| err("plot", e))?
+            }
             _ => return Err(err("plot", "the remarks instrument has no remark counts")),
         },
         other => {

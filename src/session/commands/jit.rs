@@ -520,7 +520,9 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     }
     let r = r?;
     let mut o = Output::default();
-    if !r.stdout.is_empty() {
+    // With --out, standard output goes to the file only (it may be
+    // binary: a compressor's); standard error is shown as well.
+    if !r.stdout.is_empty() && save.is_none() {
         o.items.push(Item::Stream(r.stdout));
     }
     if !r.stderr.is_empty() {
@@ -534,11 +536,17 @@ pub(super) fn exec(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output>
     if let Some(line) = host {
         o.push_text(line);
     }
-    if let Some(file) = save {
+    if let (Some(file), Some(err_file)) = (save, err_file) {
+        let size = |f: &std::path::Path| match std::fs::metadata(f) {
+            Ok(m) => format!("{} byte{}", m.len(), if m.len() == 1 { "" } else { "s" }),
+            Err(_) => "not written".to_string(),
+        };
         o.push_text(format!(
-            "all of its output: {} (standard output), {}.err (standard error)",
+            "standard output: written to {} ({}), not shown; standard error: {} ({})",
             file.display(),
-            file.display()
+            size(&file),
+            err_file.display(),
+            size(&err_file)
         ));
     }
     Ok(o)

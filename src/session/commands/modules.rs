@@ -326,6 +326,7 @@ fn load_project(
         Link::Yes => {
             let modules = Module::from_compiled(loaded.units, true)?;
             stopped()?;
+            refuse_clashes(&modules)?;
             Module::link_all(modules)?
         }
         Link::Lto => {
@@ -348,6 +349,51 @@ fn load_project(
     s.put_module(name.clone(), m);
     s.current = Some(name);
     text(lines.join("\n"))
+}
+
+/// An error when units define the same symbol (a database holding several
+/// programs, as zlib's holds the library, `example` and `minigzip`): the
+/// symbols, the units defining each, and the `only=` that leaves all but
+/// the first unit of the first clash out.
+fn refuse_clashes(modules: &[Module]) -> Result<()> {
+    let mut defined: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for m in modules {
+        let unit = m.name();
+        for symbol in m.strong_definitions() {
+            defined.entry(symbol).or_default().push(unit.clone());
+        }
+    }
+    let clashes: Vec<(&String, &Vec<String>)> = defined
+        .iter()
+        .filter(|(_, units)| units.len() > 1)
+        .collect();
+    let Some((_, first_units)) = clashes
+        .iter()
+        .find(|(s, _)| *s == "main")
+        .or(clashes.first())
+    else {
+        return Ok(());
+    };
+    let listed: Vec<String> = clashes
+        .iter()
+        .take(3)
+        .map(|(symbol, units)| format!("'{symbol}' in {}", units.join(", ")))
+        .collect();
+    let more = match clashes.len() {
+        n if n > 3 => format!(" and {} more symbols", n - 3),
+        _ => String::new(),
+    };
+    let leave_out: Vec<String> = first_units[1..].iter().map(|u| format!("!{u}")).collect();
+    Err(err(
+        "load",
+        format!(
+            "units define the same symbol, so they cannot be linked into one module: {}{more}; \
+             the database may hold several programs: load one with only= (only={} keeps {}), or each unit as a module with link=no",
+            listed.join("; "),
+            leave_out.join(","),
+            first_units[0]
+        ),
+    ))
 }
 
 /// A project's settings: `link=`, `only=`, `warnings=`.

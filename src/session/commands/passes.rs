@@ -409,6 +409,23 @@ pub(super) fn explain(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
 
 pub(super) fn undo(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     no_args(a)?;
+    // Undo is one stack over every module: its top may be another
+    // module's :run, which is not what `:undo` on this module means.
+    if let (Some((last, _)), Some(current)) = (s.undo.last(), &s.current) {
+        if last != current {
+            let own = if s.undo.iter().any(|(n, _)| n == current) {
+                format!(" (then :use {current} and :undo for the :run on {current})")
+            } else {
+                format!(" ({current} has no :run to undo)")
+            };
+            return Err(err(
+                "undo",
+                format!(
+                    "the last :run was on module '{last}', not on the current module '{current}': to undo it, :use {last} then :undo{own}"
+                ),
+            ));
+        }
+    }
     let (name, snapshot) = s.undo.pop().ok_or_else(|| err("undo", "nothing to undo"))?;
     match s.modules.get_mut(&name) {
         Some(m) => {

@@ -21,6 +21,40 @@ const SETTINGS: &[&str] = &[
     "timeout",
 ];
 
+/// The line `:export` writes for a search `t` that was interrupted, typed
+/// as `line`: what ran, not the whole search again. With one strategy,
+/// its budget becomes the trials done (`trials=37`, `seconds=` dropped);
+/// either way a comment says it was interrupted and how it was typed.
+pub(in crate::session) fn interrupted_line(line: &str, t: &crate::tune::Tuning) -> String {
+    let done = |phase: &str| t.trials.iter().filter(|x| x.phase == phase).count();
+    let strategies: Vec<&String> = t
+        .phases
+        .iter()
+        .filter(|p| *p != crate::tune::BASELINE)
+        .collect();
+    let searched: usize = strategies.iter().map(|p| done(p)).sum();
+    let (head, tail) = match line.find(" -- ") {
+        Some(i) => (&line[..i], &line[i..]),
+        None => (line, ""),
+    };
+    let note = format!(
+        "# interrupted after {searched} trials; typed: {}",
+        line.trim()
+    );
+    match strategies.as_slice() {
+        [only] if done(only) > 0 => {
+            let mut words: Vec<&str> = head
+                .split_whitespace()
+                .filter(|w| !w.starts_with("trials=") && !w.starts_with("seconds="))
+                .collect();
+            let trials = format!("trials={}", done(only));
+            words.push(&trials);
+            format!("{}{tail}   {note}", words.join(" "))
+        }
+        _ => format!("{}   {note} (replaying runs the whole search)", line.trim()),
+    }
+}
+
 /// What `:help tune` adds: the settings and the default pool.
 pub(super) fn details() -> String {
     format!(
