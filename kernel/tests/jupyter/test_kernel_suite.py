@@ -56,7 +56,11 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
     code_generate_error = ":run nosuchpass"
 
     code_execute_result = [
-        {"code": ":help undo", "result": ":undo\n  put the module back as it was before the last :run"},
+        {
+            "code": ":help undo",
+            "result": ":undo\n  put the current module back as it was before the last :run"
+            " (refused, saying which, when the last :run was on another module)",
+        },
         {"code": ":help end", "result": ":end\n  leave the innermost :with context"},
     ]
 
@@ -65,7 +69,8 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
         {"code": CHART, "mime": "image/png"},
     ]
 
-    code_history_pattern = ":help r*"
+    # (a cell the suite runs: code_execute_result's)
+    code_history_pattern = ":help u*"
     supported_history_operations = ("tail", "range", "search")
 
     code_inspect_sample = ":run licm"
