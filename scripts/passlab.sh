@@ -206,17 +206,15 @@ wait_for() {
     return "$status"
 }
 
-# Sets CPU_NOW to the processor time (user and system, whole seconds)
-# used by the processes this shell has waited for: bash's `times`, run in
-# this shell (in a subshell, `$(...)`, it counts the subshell's only).
-children_cpu() {
-    local file="${TMPDIR:-/tmp}/passlab-times.$BASHPID" user system
-    times >"$file"
-    { read -r _ _ && read -r user system; } <"$file"
-    rm -f "$file"
+# processor_time FILE: the processor time (user and system, whole
+# seconds) that bash's `times`, written to FILE, gives for a shell's
+# children (its second line).
+processor_time() {
+    local user system
+    { read -r _ _ && read -r user system; } <"$1"
     # "1m2.345s": minutes and seconds.
-    CPU_NOW=$(awk -v u="$user" -v s="$system" 'function sec(x, p) { split(x, p, "m"); return p[1] * 60 + p[2] }
-        BEGIN { printf "%d\n", sec(u) + sec(s) }')
+    awk -v u="$user" -v s="$system" 'function sec(x, p) { split(x, p, "m"); return p[1] * 60 + p[2] }
+        BEGIN { printf "%d\n", sec(u) + sec(s) }'
 }
 
 # phase NAME COMMAND...: runs the command, says how long it took and how
@@ -232,20 +230,26 @@ children_cpu() {
 # runs a function in this shell (`wait_for`, which waits for this shell's
 # jobs, and checks each step itself).
 phase() {
-    local here="" name start=$SECONDS status=0 cpu
+    local here="" name start=$SECONDS status=0 cpu=""
     [ "$1" = --here ] && { here=1; shift; }
     name=$1
     shift
-    children_cpu
-    cpu=$CPU_NOW
-    if [ -z "$here" ] && declare -F "$1" >/dev/null; then
-        PASSLAB_SOURCED=1 bash -euo pipefail -c 'source "$0"; "$@"' "$SELF" "$@" || status=$?
-    else
+    # The command runs in a bash of its own, which writes its `times` on
+    # its way out: what that bash waited for is the phase's processor
+    # time (this shell's own count would take in the background streams
+    # that it reaps meanwhile).
+    local times="${TMPDIR:-/tmp}/passlab-times.$BASHPID.$RANDOM"
+    local record='trap "times >\"\$PASSLAB_TIMES\"" EXIT'
+    if [ -n "$here" ]; then
         "$@" || status=$?
+    elif declare -F "$1" >/dev/null; then
+        PASSLAB_TIMES=$times PASSLAB_SOURCED=1 bash -euo pipefail -c "$record"'; source "$0"; "$@"' "$SELF" "$@" || status=$?
+    else
+        PASSLAB_TIMES=$times bash -c "$record"'; "$@"' "$SELF" "$@" || status=$?
     fi
-    children_cpu
-    cpu=$((CPU_NOW - cpu))
-    echo "passlab: [$name] took $((SECONDS - start)) s (processor: $cpu s)" >&2
+    [ -s "$times" ] && cpu=" (processor: $(processor_time "$times") s)"
+    rm -f "$times"
+    echo "passlab: [$name] took $((SECONDS - start)) s$cpu" >&2
     [ "$status" -eq 0 ] || echo "passlab: [$name] failed (exit status $status)" >&2
     return "$status"
 }
