@@ -991,3 +991,224 @@ fn counts_add_up_with_bisect_and_trace() {
     let table = counts.table().to_text();
     assert!(table.contains("sroa"), "{table}");
 }
+
+// ---------------------------------------------------------------------------
+// dump-ir, and the instruments' table.
+
+const DUMPED_C: &str = "static int sq(int x) { return x * x; }\n\
+    int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i); return s; }\n\
+    int g(int x) { return x + 0; }\n";
+
+fn session_with_c() -> passlab::session::Session {
+    let mut s = passlab::session::Session::new();
+    s.execute(&format!(":module m --lang c\n{DUMPED_C}."))
+        .unwrap();
+    s
+}
+
+/// The index's rows after its header: (pass, unit, target, file).
+fn index_rows(dir: &std::path::Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(dir.join("index.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn dump_ir_writes_the_module_after_each_pass_that_changed_it_numbered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dumps");
+    let mut s = session_with_c();
+    s.execute(&format!(":instrument dump-ir --out {}", dir.display()))
+        .unwrap();
+    s.execute(":run default<O2>").unwrap();
+    let rows = index_rows(&dir);
+    assert!(rows.len() > 10, "{rows:?}");
+    assert_eq!(rows[0][1], "input");
+    assert_eq!(rows[0][4], "0000-input-m.c.ll");
+    let texts: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            assert_eq!(r[0], i.to_string());
+            assert!(r[4].starts_with(&format!("{i:04}-")), "{r:?}");
+            std::fs::read_to_string(dir.join(&r[4])).unwrap()
+        })
+        .collect();
+    // Each file is the module after a pass that changed it: no two in a
+    // row are the same, and the last is what the run left.
+    for (k, w) in texts.windows(2).enumerate() {
+        assert_ne!(w[0], w[1], "{} and {}", rows[k][4], rows[k + 1][4]);
+    }
+    let shown = s.execute(":show").unwrap().text();
+    assert_eq!(texts.last().unwrap().trim(), shown.trim());
+    // Every file is IR LLVM reads back.
+    for t in &texts {
+        Module::from_ir(t, "dump.ll").unwrap();
+    }
+    let report = s.execute(":report dump-ir").unwrap().text();
+    assert!(
+        report.contains(&format!("{} files", rows.len())),
+        "{report}"
+    );
+}
+
+#[test]
+fn dump_ir_keeps_to_the_passes_and_functions_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let mut s = session_with_c();
+    s.execute(&format!(
+        ":instrument dump-ir=instcombine functions=f --out {}",
+        dir.display()
+    ))
+    .unwrap();
+    s.execute(":run default<O2>").unwrap();
+    let rows = index_rows(&dir);
+    assert!(rows.len() >= 2, "{rows:?}");
+    for r in &rows[1..] {
+        assert_eq!(
+            (r[1].as_str(), r[2].as_str(), r[3].as_str()),
+            ("instcombine", "function", "f")
+        );
+        let text = std::fs::read_to_string(dir.join(&r[4])).unwrap();
+        assert!(text.contains("define") && text.contains("@f("), "{text}");
+        assert!(!text.contains("@g("), "{text}");
+    }
+}
+
+#[test]
+fn dump_ir_writes_only_into_a_folder_it_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = session_with_c();
+    // No folder, a folder of the user's, a file: refused, nothing touched.
+    let e = s.execute(":instrument dump-ir").unwrap_err().to_string();
+    assert!(e.contains("--out DIR"), "{e}");
+    let mine = tmp.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let e = s
+        .execute(&format!(":instrument dump-ir --out {}", mine.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("did not write") && e.contains("notes.txt"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 1);
+    let e = s
+        .execute(&format!(":instrument timing --out {}", mine.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("for dump-ir"), "{e}");
+    // The active dump's folder again, or an earlier dump's: the dump
+    // starts again there (a notebook run twice writes the same files).
+    let dir = tmp.path().join("dumps");
+    s.execute(&format!(":instrument dump-ir --out {}", dir.display()))
+        .unwrap();
+    s.execute(":run sroa").unwrap();
+    assert_eq!(index_rows(&dir).len(), 4, "input, then f, sq and g");
+    s.execute(&format!(
+        ":instrument dump-ir=instcombine --out {}",
+        dir.display()
+    ))
+    .unwrap();
+    assert_eq!(index_rows(&dir).len(), 0);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "index and marker"
+    );
+    let active = s.execute(":instruments").unwrap().text();
+    assert!(active.contains("dump-ir=instcombine --out"), "{active}");
+    s.execute(":instrument clear").unwrap();
+    s.execute(&format!(":instrument dump-ir --out {}", dir.display()))
+        .unwrap();
+    s.execute(":run instcombine").unwrap();
+    assert!(index_rows(&dir).iter().all(|r| r[1] != "sroa"));
+}
+
+#[test]
+fn dump_ir_names_files_safely_whatever_the_ir_calls_things() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let mut s = passlab::session::Session::new();
+    s.execute(
+        ":module evil --lang llvm\n\
+         define i32 @\"/../../x\\22y\"(i32 %a) {\n  %b = add i32 %a, 0\n  ret i32 %b\n}\n.",
+    )
+    .unwrap();
+    s.execute(&format!(":instrument dump-ir --out {}", dir.display()))
+        .unwrap();
+    s.execute(":run instcombine").unwrap();
+    let rows = index_rows(&dir);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1][4], "0001-instcombine-_.._.._x_y.ll");
+    // Nothing was written outside the folder.
+    let outside: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(outside.len(), 1);
+}
+
+#[test]
+fn dump_ir_writes_the_back_ends_changes_in_asm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let mut s = session_with_c();
+    s.execute(&format!(
+        ":instrument dump-ir functions=g --out {}",
+        dir.display()
+    ))
+    .unwrap();
+    s.execute(":asm g").unwrap();
+    let rows = index_rows(&dir);
+    let mir: Vec<_> = rows.iter().filter(|r| r[4].ends_with(".mir")).collect();
+    assert!(!mir.is_empty(), "{rows:?}");
+    assert!(mir
+        .iter()
+        .all(|r| r[3] == "g" && r[2] == "machine function"));
+    assert!(mir.iter().any(|r| r[1].contains("isel")), "{mir:?}");
+}
+
+/// The instruments' recipe (ARCHITECTURE.md): a row of
+/// `session::BUILTINS` is all `:instrument`, `:help`, completion, `:report`
+/// and the reference need.
+#[test]
+fn every_row_of_the_instruments_table_reaches_help_completion_and_reference() {
+    let mut s = passlab::session::Session::new();
+    let help = s.execute(":help instrument").unwrap().text();
+    let reference = passlab::session::reference_markdown();
+    let report_help = s.execute(":help report").unwrap().text();
+    for b in passlab::session::BUILTINS {
+        assert!(
+            help.contains(&format!("  {}", b.usage())),
+            "{}: {help}",
+            b.name
+        );
+        assert!(
+            reference.contains(&format!("| `{}` |", b.usage().replace('|', "\\|"))),
+            "{}",
+            b.name
+        );
+        let line = format!(":instrument {}", &b.name[..2]);
+        let (_, completed) = s.completions().complete(&line, line.len());
+        assert!(
+            completed
+                .iter()
+                .any(|c| c.trim_end_matches(['=', ' ']) == b.name),
+            "{}: {completed:?}",
+            b.name
+        );
+        for r in b.reports {
+            assert!(report_help.contains(&format!("  {}", r.name)), "{}", r.name);
+            // Without its instrument, the report names it.
+            let e = s
+                .execute(&format!(":report {}", r.name))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!(":instrument {}", b.family)), "{e}");
+        }
+    }
+}

@@ -18,6 +18,7 @@ as it was) and is raised to whoever ran it, as in TVM.
 """
 
 from ._passlab import (  # noqa: F401
+    DumpIRInstrument,
     IRSizeInstrument,
     PassCountsInstrument,
     PassTimingInstrument,
@@ -35,6 +36,7 @@ __all__ = [
     "PrintBeforeAll",
     "PrintAfterAll",
     "RemarksInstrument",
+    "DumpIRInstrument",
 ]
 
 

@@ -116,6 +116,9 @@ pub fn to_core(object: &Bound<'_, PyAny>) -> PyResult<Rc<dyn Instrument>> {
     if let Ok(t) = object.cast::<PyPrint>() {
         return Ok(t.get().inner.get()?.clone());
     }
+    if let Ok(t) = object.cast::<PyDumpIr>() {
+        return Ok(t.get().inner.get()?.clone());
+    }
     if let Ok(t) = object.cast::<PyRemarks>() {
         return Ok(t.get().inner.get()?.clone());
     }
@@ -194,6 +197,10 @@ static PRINT: Kind = Kind {
 };
 static REMARKS: Kind = Kind {
     name: "passlab.instrument.RemarksInstrument",
+    instead: INSTRUMENT_INSTEAD,
+};
+static DUMP_IR: Kind = Kind {
+    name: "passlab.instrument.DumpIRInstrument",
     instead: INSTRUMENT_INSTEAD,
 };
 static CHART: Kind = Kind {
@@ -383,6 +390,91 @@ impl PyCounts {
         self.inner.get()?.clear();
         Ok(())
     }
+}
+
+/// Writes the IR after each pass that changed it into numbered files in a
+/// folder passlab makes, with an index (`:instrument dump-ir --out DIR`):
+/// the whole module, or the `functions` named alone; only the `passes`
+/// named, if any. A folder of the user's is refused unless `replace`.
+#[pyclass(name = "DumpIRInstrument", module = "passlab.instrument", frozen)]
+pub struct PyDumpIr {
+    inner: Local<Rc<passlab::instrument::DumpIr>>,
+}
+
+#[pymethods]
+impl PyDumpIr {
+    #[new]
+    #[pyo3(signature = (out, passes=None, functions=None, replace=false))]
+    fn new(
+        out: std::path::PathBuf,
+        passes: Option<Vec<String>>,
+        functions: Option<Vec<String>>,
+        replace: bool,
+    ) -> PyResult<Self> {
+        let row = passlab::session::builtin_named("dump-ir")
+            .ok_or_else(|| PyTypeError::new_err("passlab has no dump-ir instrument"))?;
+        let value = passes.map(|p| p.join(","));
+        let functions = functions.unwrap_or_default();
+        let spec = passlab::session::Spec {
+            value: value.as_deref(),
+            functions: &functions,
+            kinds: &[],
+            out: Some(&out),
+            replace,
+            printed: None,
+        };
+        let made = crate::errors::check((row.make)(&spec))?;
+        let dump = made
+            .any
+            .downcast::<passlab::instrument::DumpIr>()
+            .map_err(|_| PyTypeError::new_err("dump-ir made another instrument"))?;
+        Ok(PyDumpIr {
+            inner: Local::new(dump, &DUMP_IR),
+        })
+    }
+
+    /// The folder written into.
+    #[getter]
+    fn folder(&self) -> PyResult<std::path::PathBuf> {
+        Ok(self.inner.get()?.folder())
+    }
+
+    /// The files written so far, in order: number, pass, unit, target,
+    /// file, instructions.
+    fn dumps<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .get()?
+            .dumps()
+            .into_iter()
+            .map(|x| {
+                let d = PyDict::new(py);
+                d.set_item("number", x.number)?;
+                d.set_item("pass", x.pass)?;
+                d.set_item("unit", x.unit)?;
+                d.set_item("target", x.target)?;
+                d.set_item("file", x.file)?;
+                d.set_item("instructions", x.instructions)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Why writing stopped early (the size limit, an error), or None.
+    #[getter]
+    fn stopped(&self) -> PyResult<Option<String>> {
+        Ok(self.inner.get()?.stopped())
+    }
+}
+
+/// The built-in instruments' table (`:help instrument`): each one's name,
+/// its class in `passlab.instrument` ("" when Python has none) and what it
+/// records.
+#[pyfunction]
+pub fn builtin_instruments() -> Vec<(&'static str, &'static str, &'static str)> {
+    passlab::session::BUILTINS
+        .iter()
+        .map(|b| (b.name, b.python, b.summary))
+        .collect()
 }
 
 /// Writes what a print instrument prints to Python's `sys.stdout`, as the

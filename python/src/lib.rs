@@ -56,11 +56,13 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<instruments::PyCounts>()?;
     m.add_class::<instruments::PyPrint>()?;
     m.add_class::<instruments::PyRemarks>()?;
+    m.add_class::<instruments::PyDumpIr>()?;
     m.add_class::<instruments::PyChart>()?;
     m.add_function(wrap_pyfunction!(passes::parse_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_module_pass, m)?)?;
     m.add_function(wrap_pyfunction!(passes::make_function_pass, m)?)?;
     m.add_function(wrap_pyfunction!(passes::list_passes, m)?)?;
+    m.add_function(wrap_pyfunction!(instruments::builtin_instruments, m)?)?;
     m.add_function(wrap_pyfunction!(context::config_options, m)?)?;
     m.add_function(wrap_pyfunction!(module::feature_names, m)?)?;
     m.add_function(wrap_pyfunction!(passes::pools, m)?)?;

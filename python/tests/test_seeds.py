@@ -279,6 +279,42 @@ def test_pass_timing_instrument_renders_llvm_inner_passes(loop_module):
     assert timing.total_s > 0
 
 
+def test_dump_ir_instrument_writes_numbered_files_into_a_folder_it_makes(tmp_path, loop_module):
+    from passlab.instrument import DumpIRInstrument
+
+    dump = DumpIRInstrument(tmp_path / "dumps", passes=["instcombine", "sroa"])
+    with PassContext(instruments=[dump]):
+        LLVMPass("default<O2>")(loop_module)
+    rows = dump.dumps()
+    assert rows[0]["file"] == "0000-input-sum.c.ll" and rows[0]["pass"] == "input"
+    assert {r["pass"] for r in rows[1:]} == {"instcombine", "sroa"}
+    assert [r["number"] for r in rows] == list(range(len(rows)))
+    assert dump.folder == tmp_path / "dumps" and dump.stopped is None
+    index = (tmp_path / "dumps" / "index.tsv").read_text().splitlines()
+    assert len(index) == len(rows) + 1
+    last = (tmp_path / "dumps" / rows[-1]["file"]).read_text()
+    assert passlab.Module.from_ir(last).instcount == rows[-1]["instructions"]
+    # A folder of the user's is refused, and nothing in it touched.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(passlab.Error, match="did not write"):
+        DumpIRInstrument(mine)
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_every_python_class_the_instruments_table_names_is_exported():
+    import passlab.instrument
+    from passlab._passlab import builtin_instruments
+
+    table = builtin_instruments()
+    assert "dump-ir" in [name for name, _, _ in table]
+    for name, cls, _ in table:
+        if cls:
+            assert cls in passlab.instrument.__all__, name
+            assert isinstance(getattr(passlab.instrument, cls), type), name
+
+
 def test_print_before_and_after_and_remarks(capsys):
     from passlab.instrument import PrintAfterAll, PrintBeforeAll, PrintIRInstrument, RemarksInstrument
 

@@ -16,6 +16,7 @@ import pytest
 
 import passlab
 from passlab.instrument import (
+    DumpIRInstrument,
     IRSizeInstrument,
     PassCountsInstrument,
     PassTimingInstrument,
@@ -67,7 +68,7 @@ def assert_thread_error(error, name):
 
 
 @pytest.fixture(scope="module")
-def objects():
+def objects(tmp_path_factory):
     """One object of every class the package exports that holds state,
     made on this (the main) thread."""
     mod = passlab.Module.from_ir(IR, name="t.ll")
@@ -90,6 +91,7 @@ def objects():
         "counts": counts,
         "printer": printer,
         "remarks": remarks,
+        "dump": DumpIRInstrument(tmp_path_factory.mktemp("t") / "dumps"),
         "chart": timing.chart(),
         "session": passlab.Session(),
     }
@@ -134,6 +136,8 @@ USES = [
     ("counts", "PassCountsInstrument", lambda c: c.rows()),
     ("printer", "PrintIRInstrument", lambda p: p.output()),
     ("remarks", "RemarksInstrument", lambda r: r.rows()),
+    ("dump", "DumpIRInstrument", lambda d: d.dumps()),
+    ("dump", "DumpIRInstrument", lambda d: PassContext(instruments=[d])),
     ("chart", "passlab.Chart", lambda c: c.title),
     ("chart", "passlab.Chart", lambda c: c.svg()),
     ("session", "passlab.Session", lambda s: s.complete(":ru", 3)),

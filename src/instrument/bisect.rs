@@ -168,6 +168,18 @@ impl Bisect {
 }
 
 impl Instrument for Bisect {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            bisect_limit: Some(self.remaining().map_or(u64::MAX, |r| r as u64)),
+            ..super::MachineNeeds::changes()
+        })
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        self.add_back_end(run.decisions.iter().copied());
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         "bisect"
     }

@@ -130,6 +130,20 @@ impl Counts {
 }
 
 impl Instrument for Counts {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds::changes())
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        let rows: Vec<_> = run
+            .passes
+            .iter()
+            .map(|p| (p.label.clone(), p.runs, p.changed))
+            .collect();
+        self.add_measured(&rows);
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         "counts"
     }

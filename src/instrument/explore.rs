@@ -467,6 +467,14 @@ impl State {
 }
 
 impl Instrument for Explore {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            texts: true,
+            recording: true,
+            ..super::MachineNeeds::changes()
+        })
+    }
+
     fn name(&self) -> &str {
         "explore"
     }

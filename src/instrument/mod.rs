@@ -13,7 +13,7 @@
 //!
 //! Built-in instruments, each a small module: [`Timing`], [`IrSize`],
 //! [`PrintPasses`] before/after, [`PrintChanged`],
-//! [`VerifyEach`], [`Bisect`], [`Trace`], [`Counts`] and [`Remarks`]. Their results are
+//! [`VerifyEach`], [`Bisect`], [`Trace`], [`Counts`], [`Remarks`] and [`DumpIr`]. Their results are
 //! data (rows a table or chart can use) with a text rendering, and stay
 //! readable after the context exits, until cleared.
 //!
@@ -52,6 +52,7 @@
 
 mod bisect;
 mod counts;
+mod dump_ir;
 mod explore;
 mod ir_size;
 pub mod print;
@@ -63,6 +64,7 @@ mod verify;
 
 pub use bisect::{Bisect, BisectEntry};
 pub use counts::{Counts, PassCounts};
+pub use dump_ir::{Dump, DumpIr};
 pub use explore::{Explore, FunctionLog, PassNode, Reach, Recording, Version};
 pub use ir_size::{IrSize, SizePoint};
 pub use print::{Change, PassFilter, PrintChanged, PrintPasses, When};
@@ -134,6 +136,85 @@ pub trait Instrument {
     fn run_after_pass(&self, _module: &Module, _pass: &PassRun) -> Result<()> {
         Ok(())
     }
+
+    /// What code generation's probes must record for this instrument to
+    /// see the back end; `None` (the default): it sees nothing of it.
+    fn machine_needs(&self) -> Option<MachineNeeds> {
+        None
+    }
+
+    /// What the back end did, after code generation, for an instrument
+    /// whose [`machine_needs`](Instrument::machine_needs) is `Some`.
+    fn machine_run(&self, _run: &MachineRun) -> Result<()> {
+        Ok(())
+    }
+
+    /// What the instrument prints when a run (a pipeline, or code
+    /// generation) has ended, such as a closing count; empty by default.
+    fn closing(&self) -> String {
+        String::new()
+    }
+}
+
+/// What code generation's probes record for the instruments watching the
+/// back end (the union of theirs is asked for).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MachineNeeds {
+    /// Which executions changed the code.
+    pub changes: bool,
+    /// Each changed function's text (MIR, or IR before instruction
+    /// selection).
+    pub texts: bool,
+    /// The machine verifier after each pass.
+    pub verify: bool,
+    /// The opt-bisect gate, letting this many passes run (`u64::MAX`:
+    /// all, counting them).
+    pub bisect_limit: Option<u64>,
+    /// The optimization remarks, and the `size-info` ones among them.
+    pub remarks: bool,
+    pub size_info: bool,
+    /// The explorer's recording of code generation.
+    pub recording: bool,
+}
+
+impl MachineNeeds {
+    /// Knowing only which executions changed the code (timing, counts).
+    pub fn changes() -> MachineNeeds {
+        MachineNeeds {
+            changes: true,
+            ..MachineNeeds::default()
+        }
+    }
+}
+
+/// One back-end pass summed over its executions.
+#[derive(Clone, Debug)]
+pub struct MachinePass {
+    /// Its name as instruments show it (the command-line argument, or
+    /// LLVM's name when it has none).
+    pub label: String,
+    pub unit: IrUnit,
+    pub runs: u64,
+    pub changed: u64,
+    pub time: Duration,
+}
+
+/// What code generation did, as the instruments watching it are told
+/// (`jit::backend::record`).
+pub struct MachineRun<'a> {
+    /// What made the code (`codegen (O2)`).
+    pub label: &'a str,
+    /// The module's name in the session.
+    pub module: &'a str,
+    /// The whole of code generation.
+    pub total: Duration,
+    /// Each pass, in the order the target added them.
+    pub passes: &'a [MachinePass],
+    /// Each execution, in the order they ran.
+    pub steps: &'a [MachineStep<'a>],
+    /// The opt-bisect gate's decisions: pass, function, whether it ran.
+    pub decisions: &'a [(&'a str, &'a str, bool)],
+    pub remarks: &'a [Remark],
 }
 
 /// One pass as instruments see it: the pass, the IR unit it runs on and

@@ -234,6 +234,18 @@ impl PrintPasses {
 }
 
 impl Instrument for PrintPasses {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            texts: true,
+            ..super::MachineNeeds::changes()
+        })
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        run.steps.iter().for_each(|st| self.machine_step(st));
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         match self.when {
             When::Before => "print-before",
@@ -454,6 +466,22 @@ impl PrintChanged {
 }
 
 impl Instrument for PrintChanged {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            texts: true,
+            ..super::MachineNeeds::changes()
+        })
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        run.steps.iter().for_each(|st| self.machine_step(st));
+        Ok(())
+    }
+
+    fn closing(&self) -> String {
+        self.output()
+    }
+
     fn name(&self) -> &str {
         "print-changed"
     }

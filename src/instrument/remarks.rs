@@ -819,6 +819,22 @@ fn mask_numbers(message: &str) -> String {
 }
 
 impl Instrument for Remarks {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            remarks: true,
+            size_info: self.wants_size_info(),
+            ..super::MachineNeeds::default()
+        })
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        self.add_run(
+            &format!("{} on {}", run.label, run.module),
+            run.remarks.to_vec(),
+        );
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         "remarks"
     }

@@ -186,6 +186,20 @@ fn merge(into: &mut Vec<TimingNode>, from: Vec<TimingNode>) {
 }
 
 impl Instrument for Timing {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds::changes())
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        let rows: Vec<_> = run
+            .passes
+            .iter()
+            .map(|p| (p.label.clone(), p.unit, p.runs, p.time))
+            .collect();
+        self.add_measured(run.label, run.total, &rows);
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         "timing"
     }

@@ -68,6 +68,18 @@ impl VerifyEach {
 }
 
 impl Instrument for VerifyEach {
+    fn machine_needs(&self) -> Option<super::MachineNeeds> {
+        Some(super::MachineNeeds {
+            verify: true,
+            ..super::MachineNeeds::changes()
+        })
+    }
+
+    fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
+        self.add_checked(run.steps.iter().filter(|st| st.changed).count() as u64);
+        Ok(())
+    }
+
     fn name(&self) -> &str {
         "verify"
     }

@@ -13,10 +13,7 @@
 use super::asm::{Assembly, Syntax};
 use super::codegen::GateDecision;
 use super::{Codegen, Probe};
-use crate::instrument::{
-    Bisect, Counts, MachineStep, PrintChanged, PrintPasses, Recording, Remark, Remarks, Timing,
-    VerifyEach,
-};
+use crate::instrument::{Instrument, MachinePass, MachineRun, MachineStep, Recording, Remark};
 use crate::module::Module;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -234,59 +231,25 @@ impl Backend {
     }
 }
 
-/// An active instrument as code generation sees it: the built-ins the
-/// back end's record is handed to, each by what it is told ([`record`]).
-pub enum Watcher<'a> {
-    Timing(&'a Timing),
-    Counts(&'a Counts),
-    PrintBefore(&'a PrintPasses),
-    PrintAfter(&'a PrintPasses),
-    PrintChanged(&'a PrintChanged),
-    Verify(&'a VerifyEach),
-    Bisect(&'a Bisect),
-    Explore,
-    Remarks(&'a Remarks),
-    /// One that sees nothing of the back end (IR sizes, a trace).
-    Blind,
-}
-
-/// The probes and code generation settings the `watchers` need: `None`
-/// when none of them sees the back end. Which runs changed the code
-/// matters to every watcher but the remarks; print and explore need each
-/// changed function's text, verify the machine verifier, bisect the
-/// opt-bisect gate (its remaining count as `cg`'s limit), remarks the
-/// remarks (and `size-info`, only when its filter names it).
-pub fn probe_for(watchers: &[Watcher], cg: &Codegen) -> Option<(Probe, Codegen)> {
-    let mut probe = Probe::default();
+/// The probes and code generation settings the `instruments` need
+/// (the union of their [`MachineNeeds`]): `None` when none of them sees the
+/// back end. Bisect's limit becomes `cg`'s gate.
+pub fn probe_for(instruments: &[Rc<dyn Instrument>], cg: &Codegen) -> Option<(Probe, Codegen)> {
+    let mut probe = Probe {
+        changes: false,
+        ..Probe::default()
+    };
     let mut cg = cg.clone();
     let mut watching = false;
-    probe.changes = watchers
-        .iter()
-        .any(|w| !matches!(w, Watcher::Remarks(_) | Watcher::Blind));
-    for w in watchers {
-        match w {
-            Watcher::Timing(_) | Watcher::Counts(_) => watching = true,
-            Watcher::PrintBefore(_)
-            | Watcher::PrintAfter(_)
-            | Watcher::PrintChanged(_)
-            | Watcher::Explore => {
-                watching = true;
-                probe.texts = true;
-            }
-            Watcher::Verify(_) => {
-                watching = true;
-                probe.verify = true;
-            }
-            Watcher::Bisect(b) => {
-                watching = true;
-                cg.bisect_limit = Some(b.remaining().map_or(u64::MAX, |r| r as u64));
-            }
-            Watcher::Remarks(r) => {
-                watching = true;
-                probe.remarks = true;
-                probe.size_info |= r.wants_size_info();
-            }
-            Watcher::Blind => {}
+    for n in instruments.iter().filter_map(|i| i.machine_needs()) {
+        watching = true;
+        probe.changes |= n.changes;
+        probe.texts |= n.texts;
+        probe.verify |= n.verify;
+        probe.remarks |= n.remarks;
+        probe.size_info |= n.size_info;
+        if n.bisect_limit.is_some() {
+            cg.bisect_limit = n.bisect_limit;
         }
     }
     watching.then_some((probe, cg))
@@ -368,10 +331,10 @@ pub fn record(
     name: &str,
     cg: &Codegen,
     syntax: Syntax,
-    watchers: &[Watcher],
+    instruments: &[Rc<dyn Instrument>],
     previous: Option<&Recording>,
 ) -> Result<Option<Recorded>> {
-    let Some((probe, cg)) = probe_for(watchers, cg) else {
+    let Some((probe, cg)) = probe_for(instruments, cg) else {
         return Ok(None);
     };
     let fp = module.fingerprint();
@@ -393,78 +356,49 @@ pub fn record(
         .collect();
     let passes = backend.per_pass();
     let remarks = remarks(&backend);
+    let label = format!("codegen ({})", cg.label());
+    let machine_passes: Vec<MachinePass> = passes
+        .iter()
+        .map(|p| MachinePass {
+            label: p.label().to_string(),
+            unit: if p.module {
+                crate::llvm::IrUnit::Module
+            } else {
+                crate::llvm::IrUnit::Function
+            },
+            runs: p.runs,
+            changed: p.changed,
+            time: p.time,
+        })
+        .collect();
+    let decisions: Vec<(&str, &str, bool)> = backend
+        .decisions
+        .iter()
+        .map(|d| (d.pass.as_str(), d.function.as_str(), d.ran))
+        .collect();
+    let run = MachineRun {
+        label: &label,
+        module: name,
+        total: backend.total,
+        passes: &machine_passes,
+        steps: &steps,
+        decisions: &decisions,
+        remarks: &remarks,
+    };
     let mut recorded = Vec::new();
-    for w in watchers {
-        match w {
-            Watcher::Timing(t) => {
-                let rows: Vec<_> = passes
-                    .iter()
-                    .map(|p| {
-                        let unit = if p.module {
-                            crate::llvm::IrUnit::Module
-                        } else {
-                            crate::llvm::IrUnit::Function
-                        };
-                        (p.label().to_string(), unit, p.runs, p.time)
-                    })
-                    .collect();
-                t.add_measured(&format!("codegen ({})", cg.label()), backend.total, &rows);
-                recorded.push("timing");
-            }
-            Watcher::Counts(c) => {
-                let rows: Vec<_> = passes
-                    .iter()
-                    .map(|p| (p.label().to_string(), p.runs, p.changed))
-                    .collect();
-                c.add_measured(&rows);
-                recorded.push("counts");
-            }
-            Watcher::PrintBefore(p) | Watcher::PrintAfter(p) => {
-                steps.iter().for_each(|st| p.machine_step(st));
-                recorded.push(if matches!(w, Watcher::PrintBefore(_)) {
-                    "print-before"
-                } else {
-                    "print-after"
-                });
-            }
-            Watcher::PrintChanged(p) => {
-                steps.iter().for_each(|st| p.machine_step(st));
-                recorded.push("print-changed");
-            }
-            Watcher::Verify(v) => {
-                v.add_checked(steps.iter().filter(|st| st.changed).count() as u64);
-                recorded.push("verify");
-            }
-            Watcher::Bisect(b) => {
-                b.add_back_end(
-                    backend
-                        .decisions
-                        .iter()
-                        .map(|d| (d.pass.as_str(), d.function.as_str(), d.ran)),
-                );
-                recorded.push("bisect");
-            }
-            Watcher::Explore => recorded.push("explore"),
-            Watcher::Remarks(r) => {
-                r.add_run(
-                    &format!("codegen ({}) on {name}", cg.label()),
-                    remarks.clone(),
-                );
-                recorded.push("remarks");
-            }
-            Watcher::Blind => {}
+    let mut recording = false;
+    for i in instruments {
+        if let Some(needs) = i.machine_needs() {
+            i.machine_run(&run)?;
+            recorded.push(i.name().to_string());
+            recording |= needs.recording;
         }
     }
-    let recording = (probe.texts && watchers.iter().any(|w| matches!(w, Watcher::Explore)))
+    let recording = (probe.texts && recording)
         .then(|| explored(module, name, &cg, fp, &steps, &remarks, previous));
-    // Print-changed's diffs go to the shared buffer as they are ready: all
-    // of them once its closing count is asked for.
-    let mut printed = String::new();
-    for w in watchers {
-        if let Watcher::PrintChanged(p) = w {
-            printed.push_str(&p.output());
-        }
-    }
+    // What the instruments print at the end (print-changed's diffs, which
+    // go to the shared buffer as they are ready, and its closing count).
+    let printed: String = instruments.iter().map(|i| i.closing()).collect();
     let note = note(&recorded, &passes, &backend, probe.verify);
     Ok(Some(Recorded {
         code,
@@ -516,7 +450,7 @@ fn explored(
 
 /// `the back end recorded for timing, counts: 57 passes, 412 executions,
 /// 3.1 ms`, with the verifier's and the bisect gate's findings.
-fn note(recorded: &[&str], passes: &[BackendPass], backend: &Backend, verify: bool) -> String {
+fn note(recorded: &[String], passes: &[BackendPass], backend: &Backend, verify: bool) -> String {
     let runs: u64 = passes.iter().map(|p| p.runs).sum();
     let mut note = format!(
         "the back end recorded for {}: {} passes, {runs} executions, {:.1} ms",
@@ -577,11 +511,14 @@ mod tests {
 
     #[test]
     fn the_instruments_watching_decide_the_probes() {
+        use crate::instrument::{Bisect, Remarks, Timing, Trace, VerifyEach};
         let cg = Codegen::default();
+        let rc = |i: Rc<dyn Instrument>| i;
         assert!(probe_for(&[], &cg).is_none());
-        assert!(probe_for(&[Watcher::Blind, Watcher::Blind], &cg).is_none());
-        let timing = Timing::new();
-        let (p, c) = probe_for(&[Watcher::Timing(&timing), Watcher::Blind], &cg).unwrap();
+        let blind = rc(Rc::new(Trace::emitting()));
+        assert!(probe_for(&[blind.clone(), blind.clone()], &cg).is_none());
+        let timing = rc(Rc::new(Timing::new()));
+        let (p, c) = probe_for(&[timing, blind], &cg).unwrap();
         assert_eq!(
             p,
             Probe {
@@ -591,22 +528,21 @@ mod tests {
         );
         assert_eq!(c, cg);
         // The remarks alone need no changes; explore needs texts.
-        let remarks = Remarks::new();
-        let (p, _) = probe_for(&[Watcher::Remarks(&remarks)], &cg).unwrap();
-        assert!(p.remarks && !p.changes && !p.texts && !p.size_info && !p.verify);
-        let (p, _) = probe_for(&[Watcher::Remarks(&remarks), Watcher::Explore], &cg).unwrap();
-        assert!(p.remarks && p.changes && p.texts);
-        let verify = VerifyEach::new();
+        let remarks = rc(Rc::new(Remarks::new()));
+        let (p, _) = probe_for(std::slice::from_ref(&remarks), &cg).unwrap();
         assert!(
-            probe_for(&[Watcher::Verify(&verify)], &cg)
-                .unwrap()
-                .0
-                .verify
+            p.remarks && !p.changes && !p.texts && !p.size_info && !p.verify,
+            "{p:?}"
         );
+        let explore = rc(Rc::new(crate::instrument::Explore::new()));
+        let (p, _) = probe_for(&[remarks, explore], &cg).unwrap();
+        assert!(p.remarks && p.changes && p.texts);
+        let verify = rc(Rc::new(VerifyEach::new()));
+        assert!(probe_for(&[verify], &cg).unwrap().0.verify);
         // Bisect's remaining count gates the back end's optional passes.
-        let (_, c) = probe_for(&[Watcher::Bisect(&Bisect::new(Some(7)))], &cg).unwrap();
+        let (_, c) = probe_for(&[rc(Rc::new(Bisect::new(Some(7))))], &cg).unwrap();
         assert_eq!(c.bisect_limit, Some(7));
-        let (_, c) = probe_for(&[Watcher::Bisect(&Bisect::new(None))], &cg).unwrap();
+        let (_, c) = probe_for(&[rc(Rc::new(Bisect::new(None)))], &cg).unwrap();
         assert_eq!(c.bisect_limit, Some(u64::MAX));
     }
 

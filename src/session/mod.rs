@@ -53,6 +53,7 @@ pub mod sweep;
 
 pub use args::Args;
 
+pub use commands::{builtin_named, Builtin, Made, Spec, Takes, BUILTINS};
 pub use commands::{reference_markdown, takes_body, Command, COMMANDS};
 pub use language::{Completeness, Names};
 

@@ -348,7 +348,11 @@ fn record_backend(
     cg: &Codegen,
     syntax: Syntax,
 ) -> Result<Option<Recorded>> {
-    let watchers: Vec<_> = s.instruments.iter().map(|a| a.handle.watcher()).collect();
+    let watchers: Vec<_> = s
+        .instruments
+        .iter()
+        .map(|a| a.handle.instrument())
+        .collect();
     let m = s.module_named("asm", name)?;
     let fp = m.fingerprint();
     let previous = s.recording.as_deref();

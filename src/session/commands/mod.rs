@@ -23,6 +23,7 @@ mod rust;
 mod tune;
 
 pub(crate) use instruments::Handle;
+pub use instruments::{builtin_named, Builtin, Made, Spec, Takes, BUILTINS};
 
 pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
@@ -159,7 +160,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("with", "opt_level=N disabled=P,... required=P,... codegen=N cpu=CPU|host features=+F,... config.KEY=VALUE ...", "enter a pass context nested in the current one", with).set(WITH_SETTINGS),
     cmd("end", "", "leave the innermost :with context", end),
     cmd("context", "", "show the stack of pass contexts", context),
-    cmd("instrument", "timing | ir-size | print-before=P,... | print-after=P,... | print-changed[=P,...] [functions=F,...] | verify | bisect=N | skip=P,... | trace | counts | explore | remarks[=P,...] [kinds=K,...] [functions=F,...] | clear", "add instruments to the passes :run runs and to :asm's code generation (remarks: LLVM's optimization remarks, by the pass that emitted them)", instrument).set(INSTRUMENT_SETTINGS).words(&[&[Kind::OneOf(instruments::INSTRUMENT_NAMES)]]),
+    cmd("instrument", "NAME[=VALUE] ... [functions=F,...] [kinds=K,...] [--out DIR [replace=yes]] | clear", "add instruments to the passes :run runs and to :asm's code generation (:help instrument lists the built-ins, with what each takes and records)", instrument).set(&instruments::INSTRUMENT_SETTINGS).words(&[&[Kind::OneOf(&instruments::INSTRUMENT_NAMES)]]),
     cmd("instruments", "", "list the active instruments", instruments),
     cmd("passes", "[FILTER]", "list the registered passes (Rust and LLVM), optionally those whose name contains FILTER", passes),
     cmd("pass", "NAME = PIPELINE [opt_level=N] [required=P,...]", "define a named sequential pass (usable in pipelines, gated like any pass)", define_pass).set(PASS_SETTINGS).words(&[&[Kind::Free], &[Kind::Free], &[Kind::Pipeline]]),
@@ -183,8 +184,8 @@ pub static COMMANDS: &[Command] = &[
     cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local] [trials=N|seconds=S] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune).set(TUNE_SETTINGS).words(&[&[Kind::Words(&["apply", "save"]), Kind::Function], &[Kind::CallArg]]),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; in a notebook, interactive", explore).set(&[set("run", Kind::Pipeline)]).words(&[&[Kind::Function], &[Kind::Free]]),
     cmd("undo", "", "put the current module back as it was before the last :run (refused, saying which, when the last :run was on another module)", undo),
-    cmd("report", "timing [top=N] [run=N|run=all] | timing-tree [run=N|run=all] | ir-size | changed | counts | bisect | bench | tune | remarks [source [top=N] [--out FILE.html] | runs | compare [RUN RUN] [top=N]] [run=N] [passes=P,...] [kinds=K,...] [functions=F,...]", "show what an instrument recorded (timing: the last run's passes, run=N another run's, run=all the total over every run since the instrument was made; remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(instruments::REPORTS)], &[Kind::Free]]),
-    cmd("plot", "timing [top=N] [run=N|run=all] | ir-size | bench | compile-vs-runtime | tune | remarks [top=N] [run=N] [--out FILE.svg|FILE.png]", "chart what timing, ir-size, the last :bench or :tune, or remarks (by pass and kind) measured (shown inline, or written to FILE)", plot).words(&[&[Kind::OneOf(instruments::CHARTS)], &[Kind::Free]]),
+    cmd("report", "WHAT [SETTINGS] (:help report lists what, with its settings)", "show what an instrument recorded, or the last :bench or :tune (timing: the last run's passes, run=N another run's, run=all the total over every run since the instrument was made; remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(&instruments::REPORTS)], &[Kind::Free]]),
+    cmd("plot", "WHAT [SETTINGS] [--out FILE.svg|FILE.png] (:help plot lists what, with its settings)", "chart what an instrument, or the last :bench or :tune, measured (shown inline, or written to FILE)", plot).words(&[&[Kind::OneOf(&instruments::CHARTS)], &[Kind::Free]]),
     cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export).words(&[&[Kind::Path]]),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
@@ -222,17 +223,6 @@ const WITH_SETTINGS: &[Setting] = &[
     set("features", Kind::Features),
     // Checked as the context is made (the option's own check).
     set("config.", Kind::Free),
-];
-
-const INSTRUMENT_SETTINGS: &[Setting] = &[
-    set("print-before", Kind::WatchedPasses),
-    set("print-after", Kind::WatchedPasses),
-    set("print-changed", Kind::WatchedPasses),
-    set("skip", Kind::Passes),
-    set("remarks", Kind::RemarkPasses),
-    set("functions", Kind::Functions),
-    set("kinds", Kind::ListOf(crate::instrument::RemarkKind::NAMES)),
-    set("bisect", Kind::Free),
 ];
 
 /// `:pass` and `:register`.
@@ -296,9 +286,9 @@ const REPORT_SETTINGS: &[Setting] = &[
 /// (empty for commands whose arguments are names).
 pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
     match command {
-        "instrument" => instruments::INSTRUMENT_NAMES,
-        "report" => instruments::REPORTS,
-        "plot" => instruments::CHARTS,
+        "instrument" => &instruments::INSTRUMENT_NAMES,
+        "report" => &instruments::REPORTS,
+        "plot" => &instruments::CHARTS,
         "tune" => &["apply", "save"],
         "help" => {
             static NAMES: std::sync::LazyLock<Vec<&'static str>> =
@@ -463,6 +453,9 @@ pub(crate) fn command_help(c: &Command) -> String {
         "tune" => format!("\n{}", tune::details()),
         "reduce" => format!("\n{}", reduce::details()),
         "hunt" => format!("\n{}", hunt::details()),
+        "instrument" => format!("\n{}", instruments::details()),
+        "report" => format!("\n{}", instruments::reports_details(false)),
+        "plot" => format!("\n{}", instruments::reports_details(true)),
         "buffer" => format!(
             "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
             PassContext::current()
@@ -537,7 +530,8 @@ pub fn reference_markdown() -> String {
     }
     out.push('\n');
     out.push_str(SYNTAX);
-    out.push('\n');
+    out.push_str("\n\n### Instruments\n\n`:instrument` takes these (`:help instrument`); each row is one entry of the instruments' table.\n\n");
+    out.push_str(&instruments::reference_markdown());
     out
 }
 

@@ -220,8 +220,8 @@ pub(super) fn run_recording(
     let mut explorers = extra.clone().into_iter().collect::<Vec<_>>();
     for i in &s.instruments {
         ctx = ctx.with_instrument(i.handle.instrument());
-        if let Handle::Explore(e) = &i.handle {
-            explorers.push(e.clone());
+        if let Some(e) = i.handle.get::<crate::instrument::Explore>() {
+            explorers.push(e);
         }
     }
     if let Some(e) = &extra {
@@ -239,9 +239,10 @@ pub(super) fn run_recording(
     let remarks: Vec<_> = s
         .instruments
         .iter()
-        .filter_map(|i| match &i.handle {
-            Handle::Remarks(r) => Some((r.clone(), r.mark())),
-            _ => None,
+        .filter_map(|i| i.handle.get::<crate::instrument::Remarks>())
+        .map(|r| {
+            let mark = r.mark();
+            (r, mark)
         })
         .collect();
     let start = std::time::Instant::now();
@@ -277,10 +278,9 @@ pub(super) fn run_recording(
     let mut o = Output::default();
     o.push_text(s.printed.take());
     for i in &s.instruments {
-        if let Handle::PrintChanged(p) = &i.handle {
-            // The closing count (the diffs went to the shared buffer).
-            o.push_text(p.output());
-        }
+        // What each prints when the run ends (print-changed's closing
+        // count; its diffs went to the shared buffer).
+        o.push_text(i.handle.instrument().closing());
     }
     o.push_text(format!(
         "ran {} on {name}: {before} -> {after} instructions [{ms:.1} ms]",
