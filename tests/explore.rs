@@ -59,3 +59,143 @@ fn records_every_pass_and_each_functions_versions() {
     let (ran, changed) = r.counts(f);
     assert!(ran > changed && changed == log.versions.len());
 }
+
+/// A recorded `default<O3>` run on a loop and a function without one.
+fn recorded_o3() -> passlab::instrument::Recording {
+    let src = "int sum(int *a, int n) {\n  int s = 0;\n  for (int i = 0; i < n; i++)\n    s += a[i] * 3;\n  return s;\n}\n\
+               int twice(int x) { return x + x; }\n";
+    let mut m = Module::from_c(src, "s.c").unwrap();
+    let explore = Rc::new(Explore::new());
+    {
+        let _g = PassContext::inherit()
+            .with_instrument(explore.clone())
+            .enter()
+            .unwrap();
+        pipeline::parse("default<O3>")
+            .unwrap()
+            .apply(&mut m)
+            .unwrap();
+    }
+    let mut r = explore.take();
+    r.module = "s".into();
+    r
+}
+
+#[test]
+fn the_pass_search_keeps_numbers_and_names_near_passes_when_nothing_matches() {
+    use passlab::explore::{self, PassSearch};
+    let r = recorded_o3();
+    let f = r.function("sum").unwrap();
+    let search = |pattern: &str, changed_only| PassSearch {
+        pattern: pattern.into(),
+        changed_only,
+    };
+    let all = explore::pass_list(&r, f);
+    let total = all.lines().count() - 1;
+    // A substring, ignoring case: every pass listed holds it, numbered as
+    // in the whole list (so that `:explore sum N` shows its diff).
+    let licm = explore::pass_list_searched(&r, f, &search("LICM", false)).unwrap();
+    let mut lines = licm.lines().skip(1);
+    let head = lines.next().unwrap();
+    let kept: Vec<&str> = lines.collect();
+    assert!(!kept.is_empty());
+    assert_eq!(
+        head,
+        format!("passes matching 'LICM': {} of {total}", kept.len())
+    );
+    for line in &kept {
+        assert!(line.contains("licm"), "{licm}");
+        assert!(all.lines().any(|l| l == *line), "{line} is not in\n{all}");
+    }
+    // The loop a pass ran on matches too.
+    let on_loop = explore::pass_list_searched(&r, f, &search("for.body", false)).unwrap();
+    assert!(
+        on_loop.lines().skip(2).all(|l| l.contains("[loop ")),
+        "{on_loop}"
+    );
+    // A glob over the whole name, and only the passes that changed it.
+    let globbed = explore::pass_list_searched(&r, f, &search("loop-*", true)).unwrap();
+    let kept: Vec<&str> = globbed.lines().skip(2).collect();
+    assert!(
+        kept.iter().any(|l| l.contains("loop-vectorize")),
+        "{globbed}"
+    );
+    for line in &kept {
+        assert!(line.contains(" loop-") && line.contains(" * "), "{globbed}");
+    }
+    // Changed only, with no pattern: as many as changed the function.
+    let changed = explore::pass_list_searched(&r, f, &search("", true)).unwrap();
+    assert_eq!(
+        changed.lines().count() - 2,
+        r.functions[f].versions.len(),
+        "{changed}"
+    );
+    // Nothing matching: the passes that ran whose names are nearest.
+    let e = explore::pass_list_searched(&r, f, &search("licmm", false))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no pass matching 'licmm' ran on sum") && e.contains("'licm'"),
+        "{e}"
+    );
+    let e = explore::pass_list_searched(&r, f, &search("vectorise", false))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("loop-vectorize"), "{e}");
+    // Passes that ran but changed nothing.
+    let e = explore::pass_list_searched(&r, f, &search("licm", true))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("none of them changed it"), "{e}");
+    assert!(explore::pass_list_searched(&r, f, &search("[ab", false)).is_err());
+    // Over the whole run: pass executions numbered in the order they ran.
+    let run = explore::text_searched(&r, None, None, &search("instcombine", true)).unwrap();
+    let first = run.lines().nth(1).unwrap();
+    let n: usize = first.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(&*r.passes[n - 1].name, "instcombine");
+    assert!(r.passes[n - 1].changed && first.contains(" * "), "{run}");
+}
+
+#[test]
+fn the_page_carries_the_pass_search() {
+    use passlab::explore::{self, PassSearch};
+    let r = recorded_o3();
+    let search = PassSearch {
+        pattern: "licm".into(),
+        changed_only: true,
+    };
+    let (page, _) = explore::html(
+        &r,
+        r.function("sum").map(|f| (f, None)),
+        &search,
+        true,
+        1 << 24,
+    );
+    // The controls: the search box, its count, keyboard handling.
+    for needle in [
+        "plab-x-psearch",
+        "search passes",
+        "plab-x-count",
+        "ArrowDown",
+        "Escape",
+        "of ${list.length} passes",
+        "keepSelection",
+        "nearestNames",
+    ] {
+        assert!(page.contains(needle), "the page lacks {needle}");
+    }
+    // The search itself is in the page's (compressed) metadata.
+    let start = page.find("{\"meta\":\"").unwrap() + 9;
+    let meta = &page[start..start + page[start..].find('"').unwrap()];
+    use base64::Engine;
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(meta)
+        .unwrap();
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json).unwrap();
+    assert!(
+        json.contains("\"search\":[\"licm\",true]"),
+        "{}",
+        &json[..200]
+    );
+}
