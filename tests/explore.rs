@@ -199,3 +199,148 @@ fn the_page_carries_the_pass_search() {
         &json[..200]
     );
 }
+
+/// IR text with its metadata numbers left out (`!dbg !`).
+fn numbers(t: &str) -> String {
+    let mut out = String::new();
+    let mut digits = false;
+    for c in t.chars() {
+        if !(digits && c.is_ascii_digit()) {
+            out.push(c);
+        }
+        digits = c == '!' || (digits && c.is_ascii_digit());
+    }
+    out
+}
+
+/// A C function whose lines are known: line 2 the loop, 3 the sum, 4 the
+/// return (and line 1 the helper inlined into it).
+const LINES_C: &str = "static int sq(int x) { return x * x; }\n\
+                       int sum_sq(int *a, int n) { int s = 0; for (int i = 0; i < n; i++)\n\
+                       \x20 s += sq(a[i]);\n\
+                       \x20 return s; }\n";
+
+#[test]
+fn show_ends_instruction_lines_with_their_source_lines_with_g_only() {
+    use passlab::module::Source;
+    use passlab::session::Session;
+    // With -g: each instruction line that has a location says its line.
+    let src = Source::text(passlab::Lang::C, LINES_C, "lines.c").clang_args(["-g"]);
+    let mut m = Module::load(&[src]).unwrap();
+    pipeline::parse("default<O2>")
+        .unwrap()
+        .apply(&mut m)
+        .unwrap();
+    let (text, of) = m.print_function_with_lines("sum_sq").unwrap();
+    let said = |needle: &str| -> Vec<u32> {
+        text.lines()
+            .filter(|l| l.contains(needle))
+            .filter_map(|l| l.rsplit_once(" ; line ")?.1.parse().ok())
+            .collect()
+    };
+    assert_eq!(said("mul nsw i32"), [1], "{text}"); // sq, inlined: its own line
+    assert!(said("load i32").iter().all(|&l| l == 3), "{text}");
+    assert_eq!(said("ret i32"), [4], "{text}");
+    assert!(said("icmp").iter().all(|&l| l == 2), "{text}");
+    assert_eq!(
+        of.iter().flatten().count(),
+        text.lines().filter(|l| l.contains(" ; line ")).count()
+    );
+    // Records, labels and the signature get no comment.
+    for l in text
+        .lines()
+        .filter(|l| l.contains("#dbg_") || l.starts_with("define"))
+    {
+        assert!(!l.contains(" ; line "), "{l}");
+    }
+    // Still IR: parsed back, it prints as the module did.
+    let (whole, _) = m.print_with_lines();
+    assert!(whole.contains(" ; line 3\n"));
+    let back = Module::from_ir(&whole, "back.ll").unwrap();
+    let plain = Module::from_ir(&m.print(), "back.ll").unwrap();
+    assert_eq!(back.print(), plain.print());
+    // The session's :show says the same, and colours IR and source in HTML.
+    let mut s = Session::new();
+    let folder = std::env::temp_dir().join(format!("plab-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("lines.c");
+    std::fs::write(&file, LINES_C).unwrap();
+    s.execute(&format!(":load {} cflags=-g\n:run O2", file.display()))
+        .unwrap();
+    let out = s.execute(":show sum_sq").unwrap();
+    assert_eq!(numbers(&out.text()), numbers(&text));
+    let html = match &out.items[0] {
+        passlab::session::Item::Display(b) => b.get("text/html").unwrap().to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        html.contains("plab-irsrc") && html.contains("data-s=\"0-3\""),
+        "{html}"
+    );
+    assert!(html.contains("s += sq(a[i]);"), "the source pane: {html}");
+    // Without -g: exactly what it printed before, text and HTML.
+    s.execute(&format!(":load {} as plain", file.display()))
+        .unwrap();
+    let plain = s.execute(":show").unwrap();
+    let p = Module::from_c(LINES_C, "lines.c").unwrap();
+    assert_eq!(p.print_with_lines().0, p.print());
+    assert!(!plain.text().contains(" ; line "));
+    match &plain.items[0] {
+        passlab::session::Item::Display(b) => {
+            let want = passlab::session::Bundle::code(
+                b.plain().to_string(),
+                passlab::session::Code::Ir,
+                true,
+            );
+            assert_eq!(b, &want);
+        }
+        other => panic!("{other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn the_explorers_diffs_carry_source_lines_with_g() {
+    use passlab::module::Source;
+    let src = Source::text(passlab::Lang::C, LINES_C, "lines.c").clang_args(["-g"]);
+    let mut m = Module::load(&[src]).unwrap();
+    let explore = Rc::new(Explore::new());
+    {
+        let _g = PassContext::inherit()
+            .with_instrument(explore.clone())
+            .enter()
+            .unwrap();
+        pipeline::parse("default<O2>")
+            .unwrap()
+            .apply(&mut m)
+            .unwrap();
+    }
+    let r = explore.take();
+    let f = r.function("sum_sq").unwrap();
+    let log = &r.functions[f];
+    // Every version says its lines; the last is :show's text.
+    assert!(log.initial.contains(" ; line 3\n"), "{}", log.initial);
+    // (The recording numbers metadata as it prints: the numbers aside.)
+    assert_eq!(
+        numbers(&log.text_at(log.versions.len())),
+        numbers(&m.print_function_with_lines("sum_sq").unwrap().0)
+    );
+    // sroa's diff: the loads and stores it removes were on lines 2-4.
+    let list = passlab::explore::pass_list(&r, f);
+    let n: usize = list
+        .lines()
+        .find(|l| l.contains("sroa") && l.contains('*'))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    let (_, diff) = passlab::explore::pass_diff(&r, f, n).unwrap();
+    assert!(
+        diff.lines()
+            .any(|l| l.starts_with("-  store i32 ") && l.ends_with(" ; line 2")),
+        "{diff}"
+    );
+    // The page colours them: its style has the palette, its script the rule.
+    let (page, _) =
+        passlab::explore::html(&r, Some((f, Some(n))), &Default::default(), true, 1 << 24);
+    assert!(page.contains("td.plab-x-ln.plab-x-s0{background:#fde2e4"));
+    assert!(page.contains("SOURCE_LINE") && page.contains("plab-x-hot"));
+}

@@ -10,6 +10,11 @@
 function plabExplore(root, data, hljs) {
   const UNITS = ["module", "cgscc", "function", "loop", "other"];
   const CONTEXT = 3;
+  // The comment passlab ends an instruction line with when the module has
+  // debug info (src/module/lines.rs), and how many source colours the
+  // page's style has (highlight::SOURCE_COLOURS).
+  const SOURCE_LINE = / ; (line \d+|[^\s;]+:\d+)$/;
+  const SOURCE_COLOURS = 12;
 
   const gunzip = plabGunzip;
   const el = plabEl;
@@ -686,6 +691,7 @@ function plabExplore(root, data, hljs) {
       }
       while (o < old.length) same();
       const table = el("table", "plab-x-diffrows" + (state.sideBySide ? " plab-x-sbs" : ""));
+      const sourceColour = new Map();
       if (state.sideBySide) {
         const cols = el("colgroup");
         for (const w of ["3.5em", "", "3.5em", ""]) {
@@ -703,6 +709,19 @@ function plabExplore(root, data, hljs) {
         return c;
       };
       const numCell = (x) => el("td", "plab-x-ln", x === null ? "" : String(x));
+      // A line's source line (with -g, passlab ends each instruction line
+      // in `; line N`, or `; FILE:N` for another file's): the number cells
+      // take its colour, as :asm colours assembly; hovering a row outlines
+      // every row from the same source line.
+      const sourceOf = (cell, text) => {
+        const m = SOURCE_LINE.exec(text);
+        if (!m) return;
+        const key = m[1];
+        if (!sourceColour.has(key)) sourceColour.set(key, sourceColour.size);
+        cell.classList.add("plab-x-s" + (sourceColour.get(key) % SOURCE_COLOURS));
+        cell.dataset.s = key;
+        cell.title = key;
+      };
       const emit = (kind, left, right) => {
         const tr = el("tr", kind === "-" ? "plab-x-del" : kind === "+" ? "plab-x-ins" : "");
         if (state.sideBySide) {
@@ -711,11 +730,15 @@ function plabExplore(root, data, hljs) {
           const r = right ? [numCell(right[1]), code(right[0])] : [numCell(null), el("td", "plab-x-line plab-x-empty")];
           if (left && kind !== " ") l[1].classList.add("plab-x-delcell");
           if (right && kind !== " ") r[1].classList.add("plab-x-inscell");
+          if (left) sourceOf(l[0], left[0]);
+          if (right) sourceOf(r[0], right[0]);
           tr.append(...l, ...r);
         } else {
           const text = kind === "-" ? left[0] : right[0];
           const c = code(text);
-          tr.append(numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null), el("td", "plab-x-mark", kind), c);
+          const nums = [numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null)];
+          for (const n of nums) sourceOf(n, text);
+          tr.append(...nums, el("td", "plab-x-mark", kind), c);
         }
         tbody.append(tr);
       };
@@ -767,6 +790,24 @@ function plabExplore(root, data, hljs) {
         const n = skipped;
         ops.push(() => skip(n));
       }
+      let hot = [];
+      const cool = () => {
+        for (const c of hot) c.classList.remove("plab-x-hot");
+        hot = [];
+      };
+      table.addEventListener("mouseover", (e) => {
+        const tr = e.target.closest("tr");
+        cool();
+        if (!tr) return;
+        const keys = new Set([...tr.querySelectorAll("td[data-s]")].map((c) => c.dataset.s));
+        for (const c of table.querySelectorAll("td[data-s]")) {
+          if (keys.has(c.dataset.s)) {
+            c.classList.add("plab-x-hot");
+            hot.push(c);
+          }
+        }
+      });
+      table.addEventListener("mouseleave", cool);
       diffView.append(table);
       inSteps("diff", table, ops.length, (j) => ops[j]());
     }

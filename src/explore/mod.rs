@@ -773,9 +773,10 @@ pub fn html(
          <div class=\"plab-x-fallback\">The pipeline explorer needs JavaScript: run the cell (a \
          notebook's stored outputs run scripts only when the notebook is trusted), or open the \
          page written by <code>:explore --out FILE.html</code>.</div></div>\
-         <style>{STYLE}</style>\
+         <style>{STYLE}{}</style>\
          <script type=\"application/json\" id=\"{id}-data\">{{\"meta\":\"{meta}\",\"blobs\":{}}}</script>\
          <script>(function(){{\"use strict\";\n{HLJS}\n{COMMON}\n{SCRIPT}\nplabExplore(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), hljs);\n}})();</script>",
+        source_style(),
         serde_json::Value::Array(blobs_js)
     );
     let page = if standalone {
@@ -799,6 +800,22 @@ pub fn html(
         changed,
     };
     (page, stats)
+}
+
+/// The diffs' source colours: a line's number cells on the colour of its
+/// source line (`:asm`'s palette), outlined while a row from the same
+/// line is hovered.
+fn source_style() -> String {
+    let mut css = String::from(
+        ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-hot{outline:2px solid #333;outline-offset:-1px}",
+    );
+    for (i, c) in crate::highlight::SOURCE_COLOURS.iter().enumerate() {
+        let _ = write!(
+            css,
+            ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-s{i}{{background:{c};color:#444}}"
+        );
+    }
+    css
 }
 
 /// FNV-1a (32 bits) of `text`'s lines, each ended by `\n` (a last line

@@ -150,7 +150,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path).words(&[&[Kind::Path]]),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
-    cmd("show", "[FUNCTION]", "print the current module, or one function", show).words(&[&[Kind::Function]]),
+    cmd("show", "[FUNCTION]", "print the current module, or one function; when it has debug info (cflags=-g) each instruction line ends in its source line (; line N, a comment: still IR), and in a notebook IR and source lines share colours as :asm's do", show).words(&[&[Kind::Function]]),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
     cmd("features", "[instcount] [autophase] [norm] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions: InstCount (70 features), Autophase (56), InstCountNorm (69); the nonzero ones unless zeros", features),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
