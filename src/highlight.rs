@@ -135,7 +135,7 @@ pub fn ir_by_source(
     let mut css = String::from(
         ".plab-irsrc{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
          .plab-irsrc>div{min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
-         .plab-irsrc>div:last-child{flex:2}.plab-irsrc>div:first-child{flex:1}\
+         .plab-irsrc>div:first-of-type{flex:1}.plab-irsrc>div:last-of-type{flex:2}\
          .plab-irsrc .l{white-space:pre;padding:0 8px;min-height:1.45em}\
          .plab-irsrc .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
          .plab-irsrc .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}",
