@@ -83,6 +83,139 @@ pub fn asm_lines(lines: &[String]) -> Option<Vec<String>> {
         .collect()
 }
 
+/// Background colours for source lines and the code that comes from them
+/// (Compiler Explorer's idea: one colour per source line, cycling), in
+/// `:asm`'s assembly, `:show`'s IR and the explorer's diffs.
+pub const SOURCE_COLOURS: [&str; 12] = [
+    "#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d7f0f7", "#fce1c8", "#e4f1d0",
+    "#f5d5e8", "#d9e4dd", "#ece4db", "#dde1f4",
+];
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// IR whose lines come from source lines, as `:asm` shows assembly: the
+/// source lines the IR uses on the left (those `source(path)` gives the
+/// text of), the IR on the right, each source line and its IR lines on one
+/// background colour ([`SOURCE_COLOURS`]), hovering either outlining both.
+/// `of_line[i]` is the source line (file, line) IR line `i` comes from.
+/// `None` when the text is too long ([`MAX_BYTES`]).
+pub fn ir_by_source(
+    text: &str,
+    of_line: &[Option<(&str, u32)>],
+    source: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    use std::collections::BTreeMap;
+    use std::fmt::Write;
+    use syntect::easy::HighlightLines;
+    use syntect::html::{styled_line_to_highlighted_html, IncludeBackground};
+    if text.len() > MAX_BYTES {
+        return None;
+    }
+    // Files and colours in order of first use.
+    let mut files: Vec<&str> = Vec::new();
+    let mut colour: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+    let keys: Vec<Option<(usize, u32)>> = of_line
+        .iter()
+        .map(|l| {
+            let (path, line) = (*l)?;
+            let f = files.iter().position(|p| *p == path).unwrap_or_else(|| {
+                files.push(path);
+                files.len() - 1
+            });
+            let n = colour.len();
+            colour.entry((f, line)).or_insert(n);
+            Some((f, line))
+        })
+        .collect();
+    let key = |(f, l): (usize, u32)| format!("{f}-{l}");
+    let mut css = String::from(
+        ".plab-irsrc{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+         .plab-irsrc>div{min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
+         .plab-irsrc>div:first-of-type{flex:1}.plab-irsrc>div:last-of-type{flex:2}\
+         .plab-irsrc .l{white-space:pre;padding:0 8px;min-height:1.45em}\
+         .plab-irsrc .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
+         .plab-irsrc .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}",
+    );
+    for (i, c) in SOURCE_COLOURS.iter().enumerate() {
+        let _ = write!(css, ".plab-irsrc .c{i}{{background:{c}}}");
+    }
+    for k in colour.keys() {
+        let k = key(*k);
+        let _ = write!(
+            css,
+            ".plab-irsrc:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
+        );
+    }
+    let class = |k: Option<(usize, u32)>| -> String {
+        match k.and_then(|k| colour.get(&k).map(|c| (k, c))) {
+            Some((k, c)) => format!(" c{}\" data-s=\"{}", c % SOURCE_COLOURS.len(), key(k)),
+            None => String::new(),
+        }
+    };
+    // The source pane: per file, its lines from the first to the last one
+    // the IR uses, a long stretch of unused lines folded.
+    let mut src = String::new();
+    for (f, path) in files.iter().enumerate() {
+        let Some(text) = source(path) else { continue };
+        let lines: Vec<&str> = text.lines().collect();
+        let used: Vec<u32> = colour.keys().filter(|k| k.0 == f).map(|k| k.1).collect();
+        let (Some(&first), Some(&last)) = (used.first(), used.last()) else {
+            continue;
+        };
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let _ = write!(src, "<div class=\"h\">{}</div>", escape(name));
+        let mut gap = 0;
+        for line in first..=last.min(first.saturating_add(5000)) {
+            let k = (f, line);
+            if colour.contains_key(&k) {
+                gap = 0;
+            } else {
+                gap += 1;
+                if gap > 3 {
+                    continue;
+                }
+            }
+            let code = lines.get(line as usize - 1).copied().unwrap_or_default();
+            let _ = write!(
+                src,
+                "<div class=\"l{}\"><span class=\"n\">{line}</span>{}</div>",
+                class(colour.contains_key(&k).then_some(k)),
+                escape(code)
+            );
+        }
+    }
+    // The IR, highlighted line by line.
+    let h = highlighter();
+    let syntax = h.syntaxes.find_syntax_by_extension("ll")?;
+    let mut hl = HighlightLines::new(syntax, &h.theme);
+    let mut ir = String::new();
+    for (line, k) in text
+        .lines()
+        .zip(keys.iter().chain(std::iter::repeat(&None)))
+    {
+        let with_end = format!("{line}\n");
+        let body = hl
+            .highlight_line(&with_end, &h.syntaxes)
+            .ok()
+            .and_then(|r| styled_line_to_highlighted_html(&r, IncludeBackground::No).ok())
+            .map(|s| s.trim_end_matches('\n').to_string())
+            .unwrap_or_else(|| escape(line));
+        let _ = write!(ir, "<div class=\"l{}\">{body}</div>", class(*k));
+    }
+    let panes = if src.is_empty() {
+        format!("<div>{ir}</div>")
+    } else {
+        format!("<div>{src}</div><div>{ir}</div>")
+    };
+    Some(format!(
+        "<div class=\"plab-irsrc\"><style>{css}</style>{panes}</div>"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -108,6 +241,35 @@ mod tests {
             super::diff("--- a\n+++ b\n@@ -1 +1 @@\n-  %y = add i32 %x, 0\n+  %y = %x\n").unwrap();
         assert!(html.contains("%y = add i32 %x, 0"), "{html}");
         assert!(html.matches("color:").count() >= 3, "{html}");
+    }
+
+    #[test]
+    fn ir_lines_and_their_source_lines_share_colours() {
+        let ir =
+            "define i32 @f(i32 %x) {\n  %y = add i32 %x, 1 ; line 2\n  ret i32 %y ; line 3\n}\n";
+        let of = [None, Some(("/t/a.c", 2)), Some(("/t/a.c", 3)), None];
+        let src = |p: &str| {
+            (p == "/t/a.c")
+                .then(|| "int f(int x) {\n  int y = x + 1;\n  return y;\n}\n".to_string())
+        };
+        let html = super::ir_by_source(ir, &of, &src).unwrap();
+        // Source line 2 and its IR line share colour 0, line 3 colour 1;
+        // hovering either outlines both.
+        assert_eq!(
+            html.matches("class=\"l c0\" data-s=\"0-2\"").count(),
+            2,
+            "{html}"
+        );
+        assert_eq!(
+            html.matches("class=\"l c1\" data-s=\"0-3\"").count(),
+            2,
+            "{html}"
+        );
+        assert!(html.contains(":has([data-s=\"0-2\"]:hover)"));
+        assert!(html.contains("int y = x + 1;"));
+        // Without the source, the IR alone, still coloured.
+        let alone = super::ir_by_source(ir, &of, &|_| None).unwrap();
+        assert!(!alone.contains("int y") && alone.contains("data-s=\"0-3\""));
     }
 
     #[test]

@@ -10,6 +10,11 @@
 function plabExplore(root, data, hljs) {
   const UNITS = ["module", "cgscc", "function", "loop", "other"];
   const CONTEXT = 3;
+  // The comment passlab ends an instruction line with when the module has
+  // debug info (src/module/lines.rs), and how many source colours the
+  // page's style has (highlight::SOURCE_COLOURS).
+  const SOURCE_LINE = / ; (line \d+|[^\s;]+:\d+)$/;
+  const SOURCE_COLOURS = 12;
 
   const gunzip = plabGunzip;
   const el = plabEl;
@@ -121,7 +126,12 @@ function plabExplore(root, data, hljs) {
     const N = meta.pn.length;
     const F = meta.functions.length;
     const histories = new Map();
-    const state = { f: -1, pass: -1, hideUnchanged: false, sideBySide: false, whole: false, onlyChanged: true, filter: "", onlyMissed: false };
+    const state = { f: -1, pass: -1, hideUnchanged: false, sideBySide: false, whole: false, onlyChanged: true, filter: "", onlyMissed: false, passFilter: "", visible: [] };
+    // `:explore F pass=… changed=yes` fills the pass search.
+    if (meta.search) {
+      state.passFilter = meta.search[0] || "";
+      state.hideUnchanged = !!meta.search[1];
+    }
     // The run's optimization remarks (when a remarks instrument recorded
     // it), by pass execution.
     const R = meta.remarks || { x: [], f: [], k: [], p: [], m: [], l: [], c: [], s: [] };
@@ -317,7 +327,151 @@ function plabExplore(root, data, hljs) {
     // ---- passes
     const passHead = el("div", "plab-x-summary");
     const passList = el("div", "plab-x-list");
-    passPane.append(passHead, toggle("hide passes that changed nothing", "hideUnchanged", renderPasses), passList);
+    // The pass search (the same rule as PassSearch in src/explore/mod.rs):
+    // a part of a pass's name or of the IR unit it ran on, ignoring case,
+    // or a glob (`*`, `?`, `[…]`) over the whole of one of them.
+    const passSearch = el("input", "plab-x-filter plab-x-psearch");
+    passSearch.type = "search";
+    passSearch.placeholder = "search passes (licm, loop-*)";
+    passSearch.title = "a part of a pass's name, or a glob such as loop-*; ↑ ↓ move through the passes, Enter selects, Esc clears";
+    passSearch.setAttribute("aria-label", "search passes");
+    passSearch.value = state.passFilter;
+    const passCount = el("span", "plab-x-count");
+    passCount.setAttribute("aria-live", "polite");
+    const searchRow = el("div", "plab-x-searchrow");
+    searchRow.append(passSearch, passCount);
+    const refilter = () => renderPasses().then(keepSelection);
+    passSearch.addEventListener("input", () => {
+      state.passFilter = passSearch.value.trim();
+      refilter();
+    });
+    passSearch.addEventListener("keydown", (e) => {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        stepPass(e.key === "ArrowDown" ? 1 : -1);
+      } else if (e.key === "Enter") {
+        e.preventDefault();
+        if (!passList.querySelector(".plab-x-sel")) stepPass(1);
+      } else if (e.key === "Escape" && passSearch.value) {
+        e.preventDefault();
+        passSearch.value = "";
+        state.passFilter = "";
+        refilter();
+      }
+    });
+    passPane.append(passHead, searchRow, toggle("hide passes that changed nothing", "hideUnchanged", refilter), passList);
+
+    function passMatcher(pattern) {
+      const needle = pattern.toLowerCase();
+      if (!needle) return null;
+      let test;
+      if (/[*?[]/.test(needle)) {
+        let re = "";
+        for (let j = 0; j < needle.length; j++) {
+          const c = needle[j];
+          const end = c === "[" ? needle.indexOf("]", j + 2) : -1;
+          if (c === "*") re += ".*";
+          else if (c === "?") re += ".";
+          else if (end > 0) {
+            let cls = needle.slice(j + 1, end).replace(/\\/g, "\\\\");
+            if (cls[0] === "!") cls = "^" + cls.slice(1);
+            re += "[" + cls + "]";
+            j = end;
+          } else re += c.replace(/[.+^${}()|\\[\]]/g, "\\$&");
+        }
+        let rx;
+        try {
+          rx = new RegExp("^(?:" + re + ")$", "i");
+        } catch (e) {
+          rx = /(?!)/;
+        }
+        test = (t) => rx.test(t);
+      } else {
+        test = (t) => t.toLowerCase().includes(needle);
+      }
+      return (i) => {
+        if (test(meta.names[meta.pn[i]])) return true;
+        const u = meta.pu[i];
+        if (u === 0 || u === 2) return false;
+        const t = meta.targets[meta.pt[i]];
+        return test(`${UNITS[u]} ${t}`) || test(t);
+      };
+    }
+
+    // The passes' names nearest `word` (as nothing_matched in
+    // src/explore/mod.rs: a small edit distance, or a long shared part).
+    function nearestNames(word, indexes) {
+      const w = word.toLowerCase();
+      const names = [...new Set(indexes.map((i) => meta.names[meta.pn[i]]))];
+      const dist = (a, b) => {
+        let prev = [...Array(b.length + 1).keys()];
+        for (let x = 1; x <= a.length; x++) {
+          const cur = [x];
+          for (let y = 1; y <= b.length; y++) cur.push(Math.min(prev[y] + 1, cur[y - 1] + 1, prev[y - 1] + (a[x - 1] === b[y - 1] ? 0 : 1)));
+          prev = cur;
+        }
+        return prev[b.length];
+      };
+      const common = (a, b) => {
+        let best = 0;
+        let prev = new Array(b.length + 1).fill(0);
+        for (let x = 0; x < a.length; x++) {
+          const cur = new Array(b.length + 1).fill(0);
+          for (let y = 0; y < b.length; y++) if (a[x] === b[y]) best = Math.max(best, (cur[y + 1] = prev[y] + 1));
+          prev = cur;
+        }
+        return best;
+      };
+      const limit = Math.max(2, Math.floor(w.length / 3));
+      const close = names.map((n) => [dist(w, n), n]).filter(([d]) => d <= limit);
+      if (close.length) return close.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)).slice(0, 5).map(([, n]) => n);
+      const least = Math.max(4, Math.ceil((w.length * 3) / 5));
+      return names
+        .map((n) => [common(w, n), n])
+        .filter(([k]) => k >= least)
+        .sort((a, b) => b[0] - a[0] || a[1].length - b[1].length)
+        .slice(0, 5)
+        .map(([, n]) => n);
+    }
+
+    // What the list says when the search keeps no pass.
+    function noneMatch(indexes, changedOnly, on) {
+      const match = passMatcher(state.passFilter);
+      const matching = match ? indexes.filter(match).length : indexes.length;
+      let text;
+      if (matching && changedOnly) text = `${matching} pass${matching === 1 ? "" : "es"}${match ? ` matching '${state.passFilter}'` : ""} ran on ${on}, none changed it`;
+      else {
+        const near = nearestNames(state.passFilter, indexes);
+        text = `no pass matching '${state.passFilter}' ran on ${on}` + (near.length ? `; nearest: ${near.join(", ")}` : "");
+      }
+      passList.append(el("div", "plab-x-more plab-x-nomatch", text));
+    }
+
+    // The row after (1) or before (-1) the selected one, selected.
+    function stepPass(d) {
+      const rows = [...passList.querySelectorAll(".plab-x-pass")];
+      if (!rows.length) return;
+      const at = rows.findIndex((r) => r.classList.contains("plab-x-sel"));
+      const next = rows[at < 0 ? (d > 0 ? 0 : rows.length - 1) : Math.min(rows.length - 1, Math.max(0, at + d))];
+      if (next.plabSelect) next.plabSelect();
+      next.scrollIntoView({ block: "nearest" });
+    }
+
+    // After the list changed: a selected pass the search hides gives way
+    // to the first pass shown that changed the function (or the first shown).
+    function keepSelection() {
+      const shown = state.visible;
+      if (!shown.length) {
+        if (state.passFilter || state.hideUnchanged) {
+          state.pass = -1;
+          renderDiff();
+        }
+        return;
+      }
+      if (shown.some(([i]) => i === state.pass)) return;
+      const first = shown.find(([, , changed]) => changed) || shown[0];
+      selectPass(first[0], first[1]);
+    }
 
     function row(i, number, mark) {
       const r = el("div", "plab-x-row plab-x-pass" + (i === state.pass ? " plab-x-sel" : ""));
@@ -372,11 +526,19 @@ function plabExplore(root, data, hljs) {
           }
         }
       }
-      inSteps("passes", passList, list.length, (k) => {
-        const i = list[k];
-        if (keep && !keep.has(i)) return;
-        const r = row(i, k + 1, sizes.get(i));
-        r.addEventListener("click", () => selectPass(i, k + 1));
+      const match = passMatcher(state.passFilter);
+      const shown = [];
+      list.forEach((i, k) => {
+        if (match ? match(i) && (!state.hideUnchanged || sizes.has(i)) : !keep || keep.has(i)) shown.push([i, k + 1, sizes.has(i)]);
+      });
+      state.visible = shown;
+      passCount.textContent = match || keep ? `${shown.length} of ${list.length} passes` : `${list.length} passes`;
+      if (!shown.length) noneMatch(list, state.hideUnchanged, name);
+      inSteps("passes", passList, shown.length, (k) => {
+        const [i, number] = shown[k];
+        const r = row(i, number, sizes.get(i));
+        r.plabSelect = () => selectPass(i, number);
+        r.addEventListener("click", r.plabSelect);
         passList.append(r);
       });
     }
@@ -384,6 +546,25 @@ function plabExplore(root, data, hljs) {
     // The whole module: the outermost passes; a pass opens to the passes it ran.
     function renderModulePasses() {
       passHead.textContent = `${meta.module}: ${N} pass executions; open a pass to see the passes it ran`;
+      // A search lists the pass executions it keeps, at any depth.
+      const match = passMatcher(state.passFilter);
+      if (match) {
+        const shown = [];
+        for (let i = 0; i < N; i++) if (match(i) && (!state.hideUnchanged || meta.pc[i])) shown.push([i, i + 1, meta.pc[i]]);
+        state.visible = shown;
+        passCount.textContent = `${shown.length} of ${N} passes`;
+        if (!shown.length) noneMatch([...Array(N).keys()], state.hideUnchanged, meta.module);
+        inSteps("passes", passList, shown.length, (k) => {
+          const [i] = shown[k];
+          const r = row(i, i + 1, meta.cb[i].length ? `${meta.cb[i].length} fn` : "");
+          r.plabSelect = () => selectPass(i, i + 1);
+          r.addEventListener("click", r.plabSelect);
+          passList.append(r);
+        });
+        return;
+      }
+      passCount.textContent = state.hideUnchanged ? `${meta.pc.filter((c) => c).length} of ${N} passes` : `${N} passes`;
+      state.visible = [];
       const children = new Map();
       for (let i = 0; i < N; i++) {
         const p = meta.pp[i];
@@ -396,6 +577,8 @@ function plabExplore(root, data, hljs) {
         const frag = document.createDocumentFragment();
         for (const i of shown.slice(0, 2000)) {
           const r = row(i, i + 1, meta.cb[i].length ? `${meta.cb[i].length} fn` : "");
+          r.plabSelect = () => selectPass(i, i + 1);
+          state.visible.push([i, i + 1, meta.pc[i]]);
           const sub = el("div", "plab-x-sub");
           if (children.has(i)) {
             r.classList.add("plab-x-open");
@@ -458,7 +641,7 @@ function plabExplore(root, data, hljs) {
       renderRemarks();
       const i = state.pass;
       if (i < 0) {
-        diffHead.textContent = "select a pass";
+        diffHead.textContent = !state.visible.length && (state.passFilter || state.hideUnchanged) ? "no pass shown: change the search" : "select a pass";
         return;
       }
       if (state.f < 0) {
@@ -508,6 +691,7 @@ function plabExplore(root, data, hljs) {
       }
       while (o < old.length) same();
       const table = el("table", "plab-x-diffrows" + (state.sideBySide ? " plab-x-sbs" : ""));
+      const sourceColour = new Map();
       if (state.sideBySide) {
         const cols = el("colgroup");
         for (const w of ["3.5em", "", "3.5em", ""]) {
@@ -525,6 +709,19 @@ function plabExplore(root, data, hljs) {
         return c;
       };
       const numCell = (x) => el("td", "plab-x-ln", x === null ? "" : String(x));
+      // A line's source line (with -g, passlab ends each instruction line
+      // in `; line N`, or `; FILE:N` for another file's): the number cells
+      // take its colour, as :asm colours assembly; hovering a row outlines
+      // every row from the same source line.
+      const sourceOf = (cell, text) => {
+        const m = SOURCE_LINE.exec(text);
+        if (!m) return;
+        const key = m[1];
+        if (!sourceColour.has(key)) sourceColour.set(key, sourceColour.size);
+        cell.classList.add("plab-x-s" + (sourceColour.get(key) % SOURCE_COLOURS));
+        cell.dataset.s = key;
+        cell.title = key;
+      };
       const emit = (kind, left, right) => {
         const tr = el("tr", kind === "-" ? "plab-x-del" : kind === "+" ? "plab-x-ins" : "");
         if (state.sideBySide) {
@@ -533,11 +730,15 @@ function plabExplore(root, data, hljs) {
           const r = right ? [numCell(right[1]), code(right[0])] : [numCell(null), el("td", "plab-x-line plab-x-empty")];
           if (left && kind !== " ") l[1].classList.add("plab-x-delcell");
           if (right && kind !== " ") r[1].classList.add("plab-x-inscell");
+          if (left) sourceOf(l[0], left[0]);
+          if (right) sourceOf(r[0], right[0]);
           tr.append(...l, ...r);
         } else {
           const text = kind === "-" ? left[0] : right[0];
           const c = code(text);
-          tr.append(numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null), el("td", "plab-x-mark", kind), c);
+          const nums = [numCell(kind === "+" ? null : left[1]), numCell(kind === "-" ? null : right ? right[1] : null)];
+          for (const n of nums) sourceOf(n, text);
+          tr.append(...nums, el("td", "plab-x-mark", kind), c);
         }
         tbody.append(tr);
       };
@@ -589,6 +790,24 @@ function plabExplore(root, data, hljs) {
         const n = skipped;
         ops.push(() => skip(n));
       }
+      let hot = [];
+      const cool = () => {
+        for (const c of hot) c.classList.remove("plab-x-hot");
+        hot = [];
+      };
+      table.addEventListener("mouseover", (e) => {
+        const tr = e.target.closest("tr");
+        cool();
+        if (!tr) return;
+        const keys = new Set([...tr.querySelectorAll("td[data-s]")].map((c) => c.dataset.s));
+        for (const c of table.querySelectorAll("td[data-s]")) {
+          if (keys.has(c.dataset.s)) {
+            c.classList.add("plab-x-hot");
+            hot.push(c);
+          }
+        }
+      });
+      table.addEventListener("mouseleave", cool);
       diffView.append(table);
       inSteps("diff", table, ops.length, (j) => ops[j]());
     }
@@ -601,6 +820,8 @@ function plabExplore(root, data, hljs) {
         if (pass !== undefined && f >= 0) {
           const number = passesOn(f).indexOf(pass) + 1;
           if (number > 0) selectPass(pass, number);
+        } else if (state.passFilter && state.visible.length) {
+          keepSelection();
         } else if (f >= 0 && data.blobs[f]) {
           // The first pass that changed it.
           history(f).then((h) => {

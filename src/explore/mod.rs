@@ -190,9 +190,10 @@ pub fn pass_list(rec: &Recording, f: usize) -> String {
             Some((b, a, false)) => format!("  * {b} -> {a}"),
             None => String::new(),
         };
-        let on = match p.unit {
-            IrUnit::Module | IrUnit::Function => String::new(),
-            u => format!(" [{} {}]", unit_word(u), p.target),
+        let on = if unit_shown(p.unit) {
+            format!(" [{} {}]", unit_word(p.unit), p.target)
+        } else {
+            String::new()
         };
         let said = match remarks.get(&i) {
             Some(1) => "  (1 remark)".to_string(),
@@ -208,6 +209,242 @@ pub fn pass_list(rec: &Recording, f: usize) -> String {
         );
     }
     out
+}
+
+/// A filter on the passes the explorer lists (`:explore FUNCTION
+/// pass=PATTERN changed=yes`, the page's search box and toggle): a pattern
+/// matched, ignoring case, against each pass's name and, where the list
+/// shows it, the IR unit it ran on (`loop for.body`, `cgscc (f, g)`) — a
+/// substring, or with `*`, `?` or `[` a glob over the whole of one of
+/// them; and whether only the passes that changed the function (over the
+/// whole run: that changed anything) are kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassSearch {
+    pub pattern: String,
+    pub changed_only: bool,
+}
+
+impl PassSearch {
+    /// Whether it keeps every pass.
+    pub fn is_empty(&self) -> bool {
+        self.pattern.is_empty() && !self.changed_only
+    }
+
+    /// How the filter reads in a list's heading: `matching 'licm', that changed it`.
+    fn describe(&self, changed: &str) -> String {
+        match (self.pattern.is_empty(), self.changed_only) {
+            (false, true) => format!("matching '{}', that changed {changed}", self.pattern),
+            (false, false) => format!("matching '{}'", self.pattern),
+            (true, _) => format!("that changed {changed}"),
+        }
+    }
+
+    /// A test of a pass by its name and what it ran on; an error if the
+    /// pattern is not a valid glob.
+    fn matcher(&self) -> Result<impl Fn(&crate::instrument::PassNode) -> bool> {
+        let needle = self.pattern.to_lowercase();
+        let glob = if self.pattern.contains(['*', '?', '[']) {
+            Some(glob::Pattern::new(&needle).map_err(|e| {
+                Error::Invalid(format!(
+                    "'{}' is not a valid pattern: {e} (a part of a pass's name such as licm, or a glob such as loop-*)",
+                    self.pattern
+                ))
+            })?)
+        } else {
+            None
+        };
+        let options = glob::MatchOptions {
+            case_sensitive: false,
+            ..glob::MatchOptions::new()
+        };
+        Ok(move |p: &crate::instrument::PassNode| {
+            if needle.is_empty() {
+                return true;
+            }
+            let test = |c: &str| match &glob {
+                Some(g) => g.matches_with(c, options),
+                None => c.to_lowercase().contains(&needle),
+            };
+            test(&p.name)
+                || (unit_shown(p.unit)
+                    && (test(&format!("{} {}", unit_word(p.unit), p.target)) || test(&p.target)))
+        })
+    }
+}
+
+/// The length in bytes of the longest text `a` and `b` share.
+fn longest_common(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut best = 0;
+    let mut prev = vec![0usize; b.len() + 1];
+    for &x in a {
+        let mut cur = vec![0usize; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            if x == y {
+                cur[j + 1] = prev[j] + 1;
+                best = best.max(cur[j + 1]);
+            }
+        }
+        prev = cur;
+    }
+    best
+}
+
+/// Whether the pass lists show the IR unit a pass ran on (not for module
+/// and function passes: the function is the one listed).
+fn unit_shown(u: IrUnit) -> bool {
+    !matches!(u, IrUnit::Module | IrUnit::Function)
+}
+
+/// The error of a search that kept no pass of `ran` (the passes listed
+/// before filtering), naming the passes that ran whose names are nearest.
+fn nothing_matched(rec: &Recording, ran: &[usize], search: &PassSearch, on: &str) -> Error {
+    let mut names: Vec<&str> = ran.iter().map(|&i| &*rec.passes[i].name).collect();
+    names.sort_unstable();
+    names.dedup();
+    let matching = search
+        .matcher()
+        .map(|m| ran.iter().filter(|&&i| m(&rec.passes[i])).count());
+    let message = match matching {
+        Ok(n) if n > 0 => format!(
+            "{n} passes matching '{}' ran on {on}, none of them changed it (changed=no lists them)",
+            search.pattern
+        ),
+        _ if search.pattern.is_empty() => format!("no pass changed {on}"),
+        _ => {
+            let mut near = crate::nearest_names(&search.pattern, names.iter().copied());
+            if near.is_empty() {
+                // Names sharing a long part with the pattern
+                // (`loop-vectorize` for `vectorise`), longest first.
+                let lower = search.pattern.to_lowercase();
+                let least = (lower.chars().count() * 3).div_ceil(5).max(4);
+                let mut shared: Vec<(usize, &str)> = names
+                    .iter()
+                    .map(|n| (longest_common(&lower, n), *n))
+                    .filter(|&(k, _)| k >= least)
+                    .collect();
+                shared.sort_by_key(|&(k, n)| (std::cmp::Reverse(k), n.len()));
+                near = shared
+                    .into_iter()
+                    .take(5)
+                    .map(|(_, n)| n.to_string())
+                    .collect();
+            }
+            let some = if near.is_empty() {
+                format!(
+                    " (passes that ran: {}{})",
+                    names.iter().take(8).copied().collect::<Vec<_>>().join(", "),
+                    if names.len() > 8 { ", …" } else { "" }
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "no pass matching '{}' ran on {on}{some}{}",
+                search.pattern,
+                crate::error::suggest(&near)
+            )
+        }
+    };
+    Error::Invalid(message)
+}
+
+/// The passes on function `f` that `search` keeps, numbered as in
+/// [`pass_list`] (so that `:explore FUNCTION N` shows one), after a line
+/// saying how many of how many; an error naming near pass names when it
+/// keeps none.
+pub fn pass_list_searched(rec: &Recording, f: usize, search: &PassSearch) -> Result<String> {
+    let full = pass_list(rec, f);
+    if search.is_empty() {
+        return Ok(full);
+    }
+    let ran = rec.passes_on(f);
+    let changed: std::collections::HashSet<usize> = rec.functions[f]
+        .versions
+        .iter()
+        .map(|v| v.pass as usize)
+        .collect();
+    let matches = search.matcher()?;
+    let keep: Vec<bool> = ran
+        .iter()
+        .map(|&i| matches(&rec.passes[i]) && (!search.changed_only || changed.contains(&i)))
+        .collect();
+    let kept = keep.iter().filter(|&&k| k).count();
+    let name = &rec.functions[f].name;
+    if kept == 0 {
+        return Err(nothing_matched(rec, &ran, search, name));
+    }
+    let mut lines = full.lines();
+    let mut out = format!(
+        "{}\npasses {}: {kept} of {}\n",
+        lines.next().unwrap_or_default(),
+        search.describe("it"),
+        ran.len()
+    );
+    for (line, k) in lines.zip(keep) {
+        if k {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// The pass executions of the whole run that `search` keeps, numbered
+/// from 1 in the order they ran, each with how many functions it changed;
+/// an error naming near pass names when it keeps none.
+pub fn run_passes_searched(rec: &Recording, search: &PassSearch) -> Result<String> {
+    let matches = search.matcher()?;
+    let mut changed = vec![0usize; rec.passes.len()];
+    for f in &rec.functions {
+        for v in &f.versions {
+            changed[v.pass as usize] += 1;
+        }
+    }
+    let all: Vec<usize> = (0..rec.passes.len()).collect();
+    let kept: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|&i| matches(&rec.passes[i]) && (!search.changed_only || rec.passes[i].changed))
+        .collect();
+    if kept.is_empty() {
+        return Err(nothing_matched(
+            rec,
+            &all,
+            search,
+            &format!("module {}", rec.module),
+        ));
+    }
+    let mut out = format!(
+        "{} on {}: pass executions {}: {} of {}\n",
+        rec.pipeline,
+        rec.module,
+        search.describe("the module"),
+        kept.len(),
+        rec.passes.len()
+    );
+    for i in kept {
+        let p = &rec.passes[i];
+        let on = if unit_shown(p.unit) {
+            format!(" [{} {}]", unit_word(p.unit), p.target)
+        } else {
+            String::new()
+        };
+        let mark = match changed[i] {
+            0 if p.changed => "  *".to_string(),
+            0 => String::new(),
+            1 => "  * 1 function".to_string(),
+            n => format!("  * {n} functions"),
+        };
+        let _ = writeln!(
+            out,
+            "{:>5} {}{}{on}{mark}",
+            i + 1,
+            "  ".repeat(p.depth as usize),
+            p.name
+        );
+    }
+    Ok(out)
 }
 
 /// The diff pass number `n` (1-based, as [`pass_list`] numbers them) made
@@ -276,9 +513,23 @@ pub fn pass_remarks(rec: &Recording, f: usize, n: usize) -> String {
 /// number too that pass's diff on it and its remarks. An error names the
 /// pass number that is out of range.
 pub fn text(rec: &Recording, function: Option<usize>, number: Option<usize>) -> Result<String> {
+    text_searched(rec, function, number, &PassSearch::default())
+}
+
+/// [`text`] with the pass lists filtered by `search`: with no function,
+/// the run's pass executions it keeps (the summary when it keeps all);
+/// with a function, the passes on it it keeps. A pass's diff is not
+/// filtered.
+pub fn text_searched(
+    rec: &Recording,
+    function: Option<usize>,
+    number: Option<usize>,
+    search: &PassSearch,
+) -> Result<String> {
     Ok(match (function, number) {
+        (None, _) if !search.is_empty() => run_passes_searched(rec, search)?,
         (None, _) => summary(rec, 25).to_text(),
-        (Some(f), None) => pass_list(rec, f),
+        (Some(f), None) => pass_list_searched(rec, f, search)?,
         (Some(f), Some(n)) => {
             let (title, diff) = pass_diff(rec, f, n)?;
             let remarks = pass_remarks(rec, f, n);
@@ -328,11 +579,13 @@ fn gzip_base64(data: &[u8]) -> String {
 
 /// The explorer as HTML: a fragment for a notebook output, or with
 /// `standalone` a whole page to save and share. `select` opens a function
-/// (and a pass number on it). Histories beyond `budget` bytes (compressed)
-/// are left out, those of the functions changed least first.
+/// (and a pass number on it); `search` fills the pass list's search box
+/// and toggle. Histories beyond `budget` bytes (compressed) are left out,
+/// those of the functions changed least first.
 pub fn html(
     rec: &Recording,
     select: Option<(usize, Option<usize>)>,
+    search: &PassSearch,
     standalone: bool,
     budget: usize,
 ) -> (String, PageStats) {
@@ -454,6 +707,7 @@ pub fn html(
         "cb": changed_by,
         "functions": functions,
         "select": select.map(|(f, n)| json!([f, n])),
+        "search": [search.pattern, search.changed_only],
             })
             .to_string()
             .as_bytes(),
@@ -519,9 +773,10 @@ pub fn html(
          <div class=\"plab-x-fallback\">The pipeline explorer needs JavaScript: run the cell (a \
          notebook's stored outputs run scripts only when the notebook is trusted), or open the \
          page written by <code>:explore --out FILE.html</code>.</div></div>\
-         <style>{STYLE}</style>\
+         <style>{STYLE}{}</style>\
          <script type=\"application/json\" id=\"{id}-data\">{{\"meta\":\"{meta}\",\"blobs\":{}}}</script>\
          <script>(function(){{\"use strict\";\n{HLJS}\n{COMMON}\n{SCRIPT}\nplabExplore(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), hljs);\n}})();</script>",
+        source_style(),
         serde_json::Value::Array(blobs_js)
     );
     let page = if standalone {
@@ -545,6 +800,22 @@ pub fn html(
         changed,
     };
     (page, stats)
+}
+
+/// The diffs' source colours: a line's number cells on the colour of its
+/// source line (`:asm`'s palette), outlined while a row from the same
+/// line is hovered.
+fn source_style() -> String {
+    let mut css = String::from(
+        ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-hot{outline:2px solid #333;outline-offset:-1px}",
+    );
+    for (i, c) in crate::highlight::SOURCE_COLOURS.iter().enumerate() {
+        let _ = write!(
+            css,
+            ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-s{i}{{background:{c};color:#444}}"
+        );
+    }
+    css
 }
 
 /// FNV-1a (32 bits) of `text`'s lines, each ended by `\n` (a last line
@@ -669,13 +940,13 @@ mod tests {
     #[test]
     fn the_page_embeds_compressed_histories_within_the_budget() {
         let (r, _) = recorded();
-        let (page, stats) = html(&r, None, true, DEFAULT_BUDGET);
+        let (page, stats) = html(&r, None, &PassSearch::default(), true, DEFAULT_BUDGET);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert_eq!(stats.embedded, stats.changed);
         assert!(stats.changed >= 2);
         assert!(page.contains("registerLanguage(\"llvm\""));
         // A tiny budget still embeds one history, and says what it left out.
-        let (_, small) = html(&r, None, false, 1);
+        let (_, small) = html(&r, None, &PassSearch::default(), false, 1);
         assert_eq!(small.embedded, 1);
     }
 }

@@ -372,7 +372,7 @@ impl Explore {
     pub fn new() -> Explore {
         Explore {
             state: RefCell::new(State {
-                tracker: ChangeTracker::new(true),
+                tracker: ChangeTracker::new(true).with_source_lines(),
                 recording: Recording::default(),
                 names: HashMap::default(),
                 open: Vec::new(),

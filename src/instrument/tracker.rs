@@ -115,6 +115,9 @@ pub(crate) fn fingerprint(f: LLVMValueRef) -> u64 {
 pub(crate) struct FunctionPrinter {
     raw: *mut ffi::Printer,
     module: LLVMModuleRef,
+    /// Whether each instruction line ends in its source line (`; line
+    /// 12`, [`crate::module::lines`]) when the function has debug info.
+    source_lines: bool,
 }
 
 impl FunctionPrinter {
@@ -124,7 +127,28 @@ impl FunctionPrinter {
             // drop (or `refresh`) the printer before the module goes away.
             raw: unsafe { ffi::plab_printer_new(module) },
             module,
+            source_lines: false,
         }
+    }
+
+    /// The same printer, its texts with their source lines (for the
+    /// explorer's diffs).
+    pub(crate) fn with_source_lines(mut self, on: bool) -> FunctionPrinter {
+        self.source_lines = on;
+        self
+    }
+
+    pub(crate) fn print(&mut self, f: LLVMValueRef) -> String {
+        let text = self.print_plain(f);
+        if !self.source_lines {
+            return text;
+        }
+        // SAFETY: `f` is a function of the printer's live module.
+        let lines = unsafe { crate::module::lines::instruction_lines(f) };
+        if lines.is_empty() {
+            return text;
+        }
+        crate::module::lines::annotate(&text, &[lines]).0
     }
 
     /// Forgets the numbering (after the module's globals or metadata
@@ -138,7 +162,7 @@ impl FunctionPrinter {
         }
     }
 
-    pub(crate) fn print(&mut self, f: LLVMValueRef) -> String {
+    fn print_plain(&mut self, f: LLVMValueRef) -> String {
         for attempt in 0..2 {
             let mut sinks = ffi::Sinks::default();
             // SAFETY: `self.raw` is this printer's live shim object, `f` a
@@ -231,6 +255,8 @@ pub(crate) struct PassChange {
 /// up to date after each pass for the functions in the pass's scope.
 pub(crate) struct ChangeTracker {
     keep_text: bool,
+    /// Texts with their source lines ([`FunctionPrinter::with_source_lines`]).
+    source_lines: bool,
     module: LLVMModuleRef,
     functions: HashMap<LLVMValueRef, Entry>,
     printer: Option<FunctionPrinter>,
@@ -241,9 +267,16 @@ pub(crate) struct ChangeTracker {
 }
 
 impl ChangeTracker {
+    /// The same tracker, its texts with their source lines.
+    pub(crate) fn with_source_lines(mut self) -> ChangeTracker {
+        self.source_lines = true;
+        self
+    }
+
     pub(crate) fn new(keep_text: bool) -> ChangeTracker {
         ChangeTracker {
             keep_text,
+            source_lines: false,
             module: std::ptr::null_mut(),
             functions: HashMap::default(),
             printer: None,
@@ -266,7 +299,9 @@ impl ChangeTracker {
         self.module = module;
         self.functions.clear();
         self.open.clear();
-        self.printer = self.keep_text.then(|| FunctionPrinter::new(module));
+        self.printer = self
+            .keep_text
+            .then(|| FunctionPrinter::new(module).with_source_lines(self.source_lines));
         for f in module_functions(module) {
             let text = self.printer.as_mut().map(|p| p.print(f));
             self.functions.insert(
@@ -342,7 +377,9 @@ impl ChangeTracker {
             .map(|(_, e)| (e.name.clone(), e))
             .collect();
         self.module = module;
-        self.printer = self.keep_text.then(|| FunctionPrinter::new(module));
+        self.printer = self
+            .keep_text
+            .then(|| FunctionPrinter::new(module).with_source_lines(self.source_lines));
         for f in module_functions(module) {
             if let Some(e) = by_name.remove(&function_name(f)) {
                 self.functions.insert(f, e);

@@ -494,12 +494,8 @@ pub fn parse(text: String, syntax: Syntax, sizes: &BTreeMap<String, u64>) -> Ass
 /// The most bytes of HTML a rendering carries; past it, text only.
 const MAX_HTML_BYTES: usize = 2 << 20;
 
-/// Background colours for source lines and their instructions (Compiler
-/// Explorer's idea: one colour per source line, cycling).
-const COLOURS: [&str; 12] = [
-    "#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d7f0f7", "#fce1c8", "#e4f1d0",
-    "#f5d5e8", "#d9e4dd", "#ece4db", "#dde1f4",
-];
+/// Background colours for source lines and their instructions.
+const COLOURS: [&str; 12] = crate::highlight::SOURCE_COLOURS;
 
 impl Assembly {
     /// The function named `name`.

@@ -17,6 +17,7 @@ mod clang;
 mod edit;
 pub mod features;
 pub mod ir;
+pub mod lines;
 mod lto;
 pub mod project;
 mod source;
@@ -424,6 +425,29 @@ impl Module {
             LLVMDisposeMessage(p);
             Ok(s)
         }
+    }
+
+    /// The whole module as [`print`](Self::print) gives it, each
+    /// instruction line ending in a comment naming its source line (`;
+    /// line 12`) when the module has debug info (`cflags=-g`), with the
+    /// source line of each line of the text ([`lines::annotate`]). Without
+    /// debug info the text is `print`'s.
+    pub fn print_with_lines(&self) -> (String, Vec<Option<lines::SourceLine>>) {
+        // SAFETY: `self.raw` is the live module `self` owns.
+        let locs = unsafe { lines::module_lines(self.raw) };
+        lines::annotate(&self.print(), &locs)
+    }
+
+    /// One function as [`print_function`](Self::print_function) gives it,
+    /// with its source lines as [`print_with_lines`](Self::print_with_lines) adds them.
+    pub fn print_function_with_lines(
+        &self,
+        name: &str,
+    ) -> Result<(String, Vec<Option<lines::SourceLine>>)> {
+        let text = self.print_function(name)?;
+        // SAFETY: `function_ref` gives a function of the live module `self` owns.
+        let locs = unsafe { lines::instruction_lines(self.function_ref(name)?) };
+        Ok(lines::annotate(&text, &[locs]))
     }
 
     pub(crate) fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {

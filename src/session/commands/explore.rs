@@ -3,7 +3,8 @@
 use super::*;
 
 pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    let usage = "expects [FUNCTION [N]] [run=PIPELINE] [--out FILE.html]";
+    let usage =
+        "expects [FUNCTION [N]] [run=PIPELINE] [pass=NAME|GLOB] [changed=yes|no] [--out FILE.html]";
     let mut words: Vec<&str> = a.words.iter().map(String::as_str).collect();
     let out_file = match words.iter().position(|w| *w == "--out") {
         Some(i) if i + 1 < words.len() => {
@@ -20,14 +21,17 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         None => None,
     };
     let mut run = None;
+    let mut search = crate::explore::PassSearch::default();
     for (k, v) in &a.settings {
         match k.as_str() {
             "run" => run = Some(v.clone()),
+            "pass" => search.pattern = v.clone(),
+            "changed" => search.changed_only = matches!(v.as_str(), "yes" | "true"),
             other => {
                 return Err(Error::Command {
                     command: "explore".into(),
                     message: format!("unknown setting '{other}' ({usage})"),
-                    suggestions: crate::nearest_names(other, ["run"]),
+                    suggestions: crate::nearest_names(other, ["run", "pass", "changed"]),
                 })
             }
         }
@@ -79,18 +83,19 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         }
         _ => return Err(err("explore", usage)),
     };
-    let plain =
-        crate::explore::text(rec, function, number).map_err(|e| err("explore", e.to_string()))?;
+    let plain = crate::explore::text_searched(rec, function, number, &search)
+        .map_err(|e| err("explore", e.to_string()))?;
     let select = function.map(|f| (f, number));
     if let Some(path) = out_file {
-        let (page, stats) = crate::explore::html(rec, select, true, crate::explore::budget());
+        let (page, stats) =
+            crate::explore::html(rec, select, &search, true, crate::explore::budget());
         crate::folder::write_file(std::path::Path::new(&path), &page, ":explore --out")?;
         o.push_text(stats.note(&path));
         return Ok(o);
     }
     let mut bundle = super::super::Bundle::text(plain);
     if s.html {
-        let (page, _) = crate::explore::html(rec, select, false, crate::explore::budget());
+        let (page, _) = crate::explore::html(rec, select, &search, false, crate::explore::budget());
         bundle.data.push(("text/html".into(), page));
     }
     o.items.push(Item::Display(bundle));

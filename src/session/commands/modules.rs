@@ -530,11 +530,32 @@ pub(super) fn use_module(s: &mut Session, a: &Args, _: Option<&str>) -> Result<O
 
 pub(super) fn show(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let m = s.module()?;
-    match a.words.as_slice() {
-        [] => code(s, m.print(), Code::Ir),
-        [f] => code(s, m.print_function(f)?, Code::Ir),
-        _ => Err(err("show", "expects at most one function name")),
+    // With debug info each instruction line ends in `; line N`, and the
+    // HTML colours it with its source line as :asm does.
+    let (text, lines) = match a.words.as_slice() {
+        [] => m.print_with_lines(),
+        [f] => m.print_function_with_lines(f)?,
+        _ => return Err(err("show", "expects at most one function name")),
+    };
+    if lines.iter().all(Option::is_none) {
+        return code(s, text, Code::Ir);
     }
+    let html = if s.html {
+        let of_line: Vec<Option<(&str, u32)>> = lines
+            .iter()
+            .map(|l| l.as_ref().map(|l| (&*l.path, l.line)))
+            .collect();
+        crate::highlight::ir_by_source(&text, &of_line, &|path| source_text(s, path))
+    } else {
+        None
+    };
+    let mut bundle = super::super::Bundle::code(text, Code::Ir, s.html && html.is_none());
+    bundle
+        .data
+        .extend(html.map(|h| ("text/html".to_string(), h)));
+    let mut o = Output::default();
+    o.items.push(Item::Display(bundle));
+    Ok(o)
 }
 
 pub(super) fn stats(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
