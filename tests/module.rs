@@ -363,3 +363,44 @@ fn empty_or_endless_input_is_an_error() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The observation spaces' recipe (ARCHITECTURE.md): a row of
+/// `module::spaces::SPACES` is a space of `:features` (by its name, in any
+/// case), of `:help features`, completion and the reference.
+#[test]
+fn every_observation_space_of_the_table_reaches_features_help_and_completion() {
+    let mut s = passlab::session::Session::new();
+    s.execute(
+        ":module m --lang llvm\ndefine i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n.",
+    )
+    .unwrap();
+    let help = s.execute(":help features").unwrap().text();
+    for space in passlab::module::spaces::SPACES {
+        assert!(
+            help.contains(&format!("  {}\n", space.name)),
+            "{}: {help}",
+            space.name
+        );
+        let shown = s
+            .execute(&format!(":features {}", space.name.to_lowercase()))
+            .unwrap()
+            .text();
+        assert!(
+            shown.contains(space.name) || space.name == "Ir",
+            "{}: {shown}",
+            space.name
+        );
+        let line = format!(":features {}", &space.name[..2]);
+        let (_, completed) = s.completions().complete(&line, line.len());
+        assert!(
+            completed.iter().any(|c| c.trim() == space.name),
+            "{}: {completed:?}",
+            space.name
+        );
+    }
+    let e = s.execute(":features norm").unwrap_err().to_string();
+    assert!(
+        e.contains("valid are: InstCount, Autophase, InstCountNorm"),
+        "{e}"
+    );
+}

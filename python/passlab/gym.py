@@ -19,9 +19,11 @@ environment (``llvm-ic-v0``) on LLVM 19.
   module as ``:run`` runs it: ``actions="size"`` (default: -Oz's own
   pipeline as its 43 pieces, then passes that shrink code), ``"default"``,
   or a list of pass texts.
-* Observations (``observation_space=``): ``InstCount`` (70 counts),
-  ``Autophase`` (56), ``InstCountNorm`` (69 fractions), ``Ir`` (the text),
-  ``IrInstructionCount``; CompilerGym's definitions. Any of them on demand:
+* Observations (``observation_space=``): the core's observation spaces
+  (``OBSERVATION_SPACES``, ``:help features``): ``InstCount`` (70 counts),
+  ``Autophase`` (56), ``InstCountNorm`` (69 densities, float32),
+  ``IrInstructionCount``, ``Ir`` (the text), ``IrSha1``; CompilerGym's
+  definitions, dtypes and bounds. Any of them on demand:
   ``env.unwrapped.observation["Autophase"]``.
 * Rewards (``reward_space=``): ``IrInstructionCountOz`` (default:
   instructions removed by the step over those -Oz removes from the
@@ -63,7 +65,9 @@ ENV_ID = "passlab/LlvmInstCount-v0"
 
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".ll", ".bc")
 
-OBSERVATION_SPACES = ("InstCount", "Autophase", "InstCountNorm", "Ir", "IrInstructionCount")
+# The core's table of observation spaces (`:help features`), by name.
+_SPACES = {row["name"]: row for row in _passlab.observation_spaces()}
+OBSERVATION_SPACES = tuple(_SPACES)
 # -Oz's own pipeline as the actions that make it, one after the other.
 OZ_ORDERING = tuple(_passlab.oz_ordering())
 
@@ -213,16 +217,13 @@ class LlvmEnv(gymnasium.Env):
 
     @staticmethod
     def _space(name):
-        big = np.iinfo(np.int64).max
-        if name == "InstCount":
-            return spaces.Box(0, big, shape=(70,), dtype=np.int64)
-        if name == "Autophase":
-            return spaces.Box(0, big, shape=(56,), dtype=np.int64)
-        if name == "InstCountNorm":
-            return spaces.Box(0.0, np.finfo(np.float64).max, shape=(69,), dtype=np.float64)
-        if name == "IrInstructionCount":
-            return spaces.Box(0, big, shape=(1,), dtype=np.int64)
-        return spaces.Text(max_length=1 << 30, min_length=0, charset=string.printable)
+        row = _SPACES[name]
+        if row["len"] is None:
+            return spaces.Text(max_length=1 << 30, min_length=0, charset=string.printable)
+        dtype = np.dtype(row["dtype"])
+        info = np.iinfo(dtype) if dtype.kind == "i" else np.finfo(dtype)
+        high = info.max if row["high"] is None else row["high"]
+        return spaces.Box(dtype.type(row["low"]), dtype.type(high), shape=(row["len"],), dtype=dtype)
 
     def _load(self, source):
         key = _name(source)
@@ -245,15 +246,11 @@ class LlvmEnv(gymnasium.Env):
     def _observe(self, space):
         if self.module is None:
             raise passlab_error("no episode: call reset() first")
-        if space == "Ir":
-            return self.module.text()
-        if space == "IrInstructionCount":
-            return np.array([self.module.instcount], dtype=np.int64)
-        if space == "InstCountNorm":
-            return np.array(self.module.features(space), dtype=np.float64)
-        if space in ("InstCount", "Autophase"):
-            return np.array(self.module.features(space), dtype=np.int64)
-        raise passlab_error(f"unknown observation space '{space}'; valid are: {', '.join(OBSERVATION_SPACES)}")
+        row = _SPACES.get(space)
+        if row is None:
+            raise passlab_error(f"unknown observation space '{space}'; valid are: {', '.join(OBSERVATION_SPACES)}")
+        value = self.module.features(space)
+        return value if row["len"] is None else np.array(value, dtype=row["dtype"])
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)

@@ -65,6 +65,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(instruments::builtin_instruments, m)?)?;
     m.add_function(wrap_pyfunction!(context::config_options, m)?)?;
     m.add_function(wrap_pyfunction!(module::feature_names, m)?)?;
+    m.add_function(wrap_pyfunction!(module::observation_spaces, m)?)?;
     m.add_function(wrap_pyfunction!(passes::pools, m)?)?;
     m.add_function(wrap_pyfunction!(search::tune_instructions, m)?)?;
     m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;

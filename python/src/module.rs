@@ -132,38 +132,34 @@ fn gone() -> PyErr {
     )
 }
 
-/// CompilerGym's feature spaces.
-#[derive(Clone, Copy)]
-pub enum Space {
-    InstCount,
-    Autophase,
-    InstCountNorm,
+/// An observation space by CompilerGym's name (any case).
+fn observation_space(name: &str) -> PyResult<&'static passlab::module::spaces::ObservationSpace> {
+    passlab::module::spaces::space(name).map_err(errors::to_py)
 }
 
-/// A feature space by CompilerGym's name (any case).
-pub fn feature_space(name: &str) -> PyResult<Space> {
-    match name.to_ascii_lowercase().as_str() {
-        "instcount" => Ok(Space::InstCount),
-        "autophase" => Ok(Space::Autophase),
-        "instcountnorm" => Ok(Space::InstCountNorm),
-        _ => Err(errors::to_py(passlab::Error::Invalid(format!(
-            "unknown feature space '{name}'; valid are: InstCount, Autophase, InstCountNorm"
-        )))),
-    }
-}
-
-/// The names of a feature space's values, in order.
+/// The names of a space's values, in order (empty for text).
 #[pyfunction]
 pub fn feature_names(space: &str) -> PyResult<Vec<String>> {
-    use passlab::module::features as f;
-    Ok(match feature_space(space)? {
-        Space::InstCount => f::instcount_names().iter().map(|s| s.to_string()).collect(),
-        Space::Autophase => f::AUTOPHASE.iter().map(|s| s.to_string()).collect(),
-        Space::InstCountNorm => f::instcount_names()[1..]
-            .iter()
-            .map(|s| format!("{s}Norm"))
-            .collect(),
-    })
+    Ok((observation_space(space)?.names)())
+}
+
+/// The observation spaces' table: each space's name, NumPy dtype, length
+/// (None: text), bounds and what it is.
+#[pyfunction]
+pub fn observation_spaces<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+    passlab::module::spaces::SPACES
+        .iter()
+        .map(|s| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("name", s.name)?;
+            d.set_item("dtype", s.dtype.numpy())?;
+            d.set_item("len", s.len)?;
+            d.set_item("low", s.low)?;
+            d.set_item("high", s.high)?;
+            d.set_item("summary", s.summary)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// What `__reduce__` gives pickle: `Module.from_bitcode` and its arguments.
@@ -377,17 +373,19 @@ impl PyModule_ {
         Ok(d)
     }
 
-    /// CompilerGym's observation features of the module: `InstCount` (70
-    /// counts), `Autophase` (56) or `InstCountNorm` (69 fractions), with
-    /// CompilerGym's definitions (see `feature_names`).
+    /// The module as an observation space sees it, by CompilerGym's name
+    /// (any case; `passlab.gym.OBSERVATION_SPACES`): a list of ints or
+    /// floats for a vector (`InstCount`, `Autophase`, `InstCountNorm`,
+    /// `IrInstructionCount`; the names in `feature_names`), a string for
+    /// text (`Ir`, `IrSha1`).
     #[pyo3(signature = (space="InstCount"))]
     fn features(&self, py: Python<'_>, space: &str) -> PyResult<Py<PyAny>> {
-        let space = feature_space(space)?;
-        let f = self.get()?.features();
-        Ok(match space {
-            Space::InstCount => f.instcount.into_pyobject(py)?.into_any().unbind(),
-            Space::Autophase => f.autophase.into_pyobject(py)?.into_any().unbind(),
-            Space::InstCountNorm => f.instcount_norm().into_pyobject(py)?.into_any().unbind(),
+        use passlab::module::spaces::Observation;
+        let space = observation_space(space)?;
+        Ok(match self.get()?.observe(space) {
+            Observation::Ints(v) => v.into_pyobject(py)?.into_any().unbind(),
+            Observation::Floats(v) => v.into_pyobject(py)?.into_any().unbind(),
+            Observation::Text(t) => t.into_pyobject(py)?.into_any().unbind(),
         })
     }
 

@@ -47,6 +47,36 @@ def test_spaces_and_reward(adler32):
     assert total == pytest.approx(1.0)
 
 
+def test_every_observation_space_of_the_table_is_observed_as_declared(adler32):
+    """The observation spaces' recipe: a row of the core's table is a space
+    of `:features`, `Module.features` and the gym, with its dtype, shape
+    and bounds (CompilerGym's: InstCountNorm is float32 in [0, 1])."""
+    import hashlib
+
+    from passlab._passlab import feature_names, observation_spaces
+
+    rows = observation_spaces()
+    assert [r["name"] for r in rows] == list(passlab.gym.OBSERVATION_SPACES)
+    env = passlab.gym.LlvmEnv(benchmark=adler32)
+    env.reset(seed=0)
+    session = passlab.Session()
+    session.execute_each(f":load {adler32}", lambda items, last: None)
+    for r in rows:
+        value = env.observation[r["name"]]
+        space = passlab.gym.LlvmEnv._space(r["name"])
+        assert space.contains(value), r["name"]
+        if r["len"] is None:
+            assert isinstance(value, str)
+        else:
+            assert value.shape == (r["len"],) and value.dtype == np.dtype(r["dtype"]), r["name"]
+            assert len(feature_names(r["name"])) == r["len"]
+        # :features knows it by the same name, in any case.
+        session.execute_each(f":features {r['name'].lower()}", lambda items, last: None)
+    assert env.observation["IrSha1"] == hashlib.sha1(env.module.text().encode()).hexdigest()
+    assert passlab.gym.LlvmEnv._space("InstCountNorm").dtype == np.float32
+    assert feature_names("InstCountNorm")[0] == "TotalBlocksDensity"
+
+
 def test_a_seeded_episode_repeats(zlib):
     def episode(seed):
         env = passlab.gym.LlvmEnv(benchmark=zlib)

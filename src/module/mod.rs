@@ -21,6 +21,7 @@ pub mod lines;
 mod lto;
 pub mod project;
 mod source;
+pub mod spaces;
 mod stats;
 
 pub use clang::{clang_path, command_line, Level};

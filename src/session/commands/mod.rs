@@ -153,7 +153,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
     cmd("show", "[FUNCTION]", "print the current module, or one function; when it has debug info (cflags=-g) each instruction line ends in its source line (; line N, a comment: still IR), and in a notebook IR and source lines share colours as :asm's do", show).words(&[&[Kind::Function]]),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
-    cmd("features", "[instcount] [autophase] [norm] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions: InstCount (70 features), Autophase (56), InstCountNorm (69); the nonzero ones unless zeros", features),
+    cmd("features", "[SPACE...] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions (:help features lists them); of vectors, the nonzero values unless zeros", features).words(&[&[Kind::OneOf(&modules::FEATURE_WORDS)]]),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
     cmd("diff", "A B [FUNCTION]", "unified diff of two modules' IR, or of one function in both (one on one side only shows as added or removed)", diff).words(&[&[Kind::Module], &[Kind::Module], &[Kind::Function]]),
     cmd("save", "PATH", "write the current module (.bc: bitcode, otherwise IR text)", save).words(&[&[Kind::Path]]),
@@ -454,6 +454,7 @@ pub(crate) fn command_help(c: &Command) -> String {
         "reduce" => format!("\n{}", reduce::details()),
         "hunt" => format!("\n{}", hunt::details()),
         "instrument" => format!("\n{}", instruments::details()),
+        "features" => format!("\n{}", modules::features_details()),
         "report" => format!("\n{}", instruments::reports_details(false)),
         "plot" => format!("\n{}", instruments::reports_details(true)),
         "buffer" => format!(

@@ -2,6 +2,7 @@
 //! :save.
 
 use super::*;
+use crate::module::spaces::{Observation, ObservationSpace, SPACES};
 
 pub(super) fn module(s: &mut Session, a: &Args, body: Option<&str>) -> Result<Output> {
     let name = a
@@ -564,7 +565,51 @@ pub(super) fn stats(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output
 }
 
 /// What `:features` may show.
-const FEATURE_SPACES: &[&str] = &["instcount", "autophase", "norm", "zeros"];
+const fn count_spaces() -> usize {
+    SPACES.len() + 1
+}
+
+/// What `:features` takes: each observation space's name, and `zeros`.
+pub(super) const FEATURE_WORDS: [&str; count_spaces()] = {
+    let mut out = ["zeros"; count_spaces()];
+    let mut i = 0;
+    while i < SPACES.len() {
+        out[i] = SPACES[i].name;
+        i += 1;
+    }
+    out
+};
+
+/// `:help features`'s list: each space with what it is.
+pub(super) fn features_details() -> String {
+    let mut out = String::from("  observation spaces (any case; none named: ");
+    let shown: Vec<&str> = SPACES
+        .iter()
+        .filter(|s| s.shown_by_default)
+        .map(|s| s.name)
+        .collect();
+    out.push_str(&shown.join(" and "));
+    out.push_str(
+        "):
+",
+    );
+    for s in SPACES {
+        out.push_str(&format!(
+            "  {}
+      {} ({})
+",
+            s.name,
+            s.summary,
+            s.dtype.numpy()
+        ));
+    }
+    out.push_str(
+        "  zeros
+      list the features that are 0 too
+",
+    );
+    out
+}
 
 pub(super) fn features(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     if let Some((k, _)) = a.settings.first() {
@@ -572,55 +617,63 @@ pub(super) fn features(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Out
             "features",
             format!(
                 "takes no settings ('{k}='): the spaces to show, {}",
-                FEATURE_SPACES.join(", ")
+                FEATURE_WORDS.join(", ")
             ),
         ));
     }
-    for w in &a.words {
-        if !FEATURE_SPACES.contains(&w.as_str()) {
-            return Err(Error::Command {
-                command: "features".into(),
-                message: format!(
-                    "no feature space '{w}': instcount (CompilerGym's InstCount, 70), autophase (Autophase, 56), norm (InstCountNorm, 69), and zeros to list the features that are 0 too"
-                ),
-                suggestions: crate::nearest_names(w, FEATURE_SPACES.iter().copied()),
-            });
-        }
-    }
     let zeros = a.words.iter().any(|w| w == "zeros");
-    let mut spaces: Vec<&str> = a
+    let mut spaces = a
         .words
         .iter()
-        .map(String::as_str)
         .filter(|w| *w != "zeros")
-        .collect();
+        .map(|w| crate::module::spaces::space(w))
+        .collect::<Result<Vec<_>>>()?;
     if spaces.is_empty() {
-        spaces = vec!["instcount", "autophase"];
+        spaces = SPACES.iter().filter(|s| s.shown_by_default).collect();
     }
-    let f = s.module()?.features();
+    let m = s.module()?;
     let mut o = Output::default();
     for space in spaces {
-        if space == "norm" {
-            let names = crate::module::features::instcount_names();
-            let mut t = Table::new(
-                &format!(
-                    "InstCountNorm (CompilerGym, 69 features: each InstCount value over TotalInsts = {}){}",
-                    f.instcount[0],
-                    if zeros { "" } else { ", zeros left out" }
-                ),
-                &["index>", "feature", "value>"],
-            );
-            for (i, (n, v)) in names[1..].iter().zip(f.instcount_norm()).enumerate() {
-                if zeros || v != 0.0 {
-                    t.push([i.to_string(), format!("{n}Density"), format!("{v:.4}")]);
-                }
+        match m.observe(space) {
+            Observation::Text(t) if space.name == "Ir" => o.push_text(t),
+            Observation::Text(t) => o.push_text(format!("{}: {t}", space.name)),
+            Observation::Ints(v) => {
+                let values: Vec<String> = v.iter().map(i64::to_string).collect();
+                o.push_table(&space_table(space, &values, zeros, |i| v[i] != 0));
             }
-            o.push_table(&t);
-        } else {
-            o.push_table(&f.table(space, !zeros));
+            Observation::Floats(v) => {
+                let values: Vec<String> = v.iter().map(|x| format!("{x:.4}")).collect();
+                o.push_table(&space_table(space, &values, zeros, |i| v[i] != 0.0));
+            }
         }
     }
     Ok(o)
+}
+
+/// A vector space's values as a table: index, name, value; only the
+/// nonzero ones unless `zeros`.
+fn space_table(
+    space: &ObservationSpace,
+    values: &[String],
+    zeros: bool,
+    nonzero: impl Fn(usize) -> bool,
+) -> Table {
+    let mut t = Table::new(
+        &format!(
+            "{} (CompilerGym, {} feature{}){}",
+            space.name,
+            values.len(),
+            if values.len() == 1 { "" } else { "s" },
+            if zeros { "" } else { ", zeros left out" }
+        ),
+        &["index>", "feature", "value>"],
+    );
+    for (i, (n, v)) in (space.names)().into_iter().zip(values).enumerate() {
+        if zeros || nonzero(i) {
+            t.push([i.to_string(), n, v.clone()]);
+        }
+    }
+    t
 }
 
 pub(super) fn copy(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
