@@ -31,6 +31,7 @@ from ._passlab import (  # noqa: F401
     DependencyCycleError,
     Error,
     FunctionSetChangedError,
+    Graph,
     InstrumentError,
     InternalError,
     InterruptedError,
