@@ -268,3 +268,84 @@ fn bad_input_is_refused() {
     // Nothing was changed by the refusals.
     assert!(s.execute(":cfg diamond --out /nonexistent/x.dot").is_err());
 }
+
+#[test]
+fn graphs_from_text_are_graphs_from_the_module() {
+    let m = module();
+    for f in ["diamond", "sum", "sw"] {
+        let text = m.print_function(f).unwrap();
+        assert_eq!(
+            passlab::module::Cfg::from_text(f, &text).as_ref(),
+            Some(&m.cfg(f).unwrap()),
+            "{f}"
+        );
+    }
+    let m = Module::from_ir(
+        r#"declare void @g()
+declare i32 @__gxx_personality_v0(...)
+define void @"q\22{<|>}"(i1 %c, i32 %x) personality ptr @__gxx_personality_v0 {
+entry:
+  br i1 %c, label %"x\22y", label %0, !prof !0
+"x\22y":
+  invoke void @g() to label %0 unwind label %lp
+0:
+  switch i32 %x, label %"a b\22" [ i32 -5, label %"a b\22"
+                                   i32 3, label %done ]
+"a b\22":
+  br label %0
+done:
+  ret void
+lp:
+  %l = landingpad { ptr, i32 } cleanup
+  resume { ptr, i32 } %l
+}
+!0 = !{!"branch_weights", i32 1, i32 2}
+"#,
+        "eh",
+    )
+    .unwrap();
+    let f = "q\"{<|>}";
+    let cfg = m.cfg(f).unwrap();
+    let labels: Vec<&str> = cfg.edges.iter().map(|e| e.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["true", "false", "normal", "unwind", "default, -5", "3", ""]
+    );
+    let text = m.print_function(f).unwrap();
+    assert_eq!(passlab::module::Cfg::from_text(f, &text), Some(cfg));
+}
+
+#[test]
+fn the_explorer_draws_a_pass_before_and_after_in_a_notebook() {
+    if !has_dot() {
+        return eprintln!("dot not installed: skipped");
+    }
+    let mut s = session();
+    s.set_html(true);
+    s.execute(":explore run=simplifycfg").unwrap();
+    let o = s.execute(":explore diamond 2").unwrap();
+    let pair = o
+        .items
+        .iter()
+        .find_map(|i| match i {
+            Item::Display(b) if b.plain().starts_with("cfg: ") => Some(b.clone()),
+            _ => None,
+        })
+        .expect("the graphs beside the diff");
+    let plain = pair.plain();
+    assert!(
+        plain.contains("cfg: diamond before simplifycfg (pass 2): 4 blocks"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("cfg: diamond after simplifycfg (pass 2): 1 block"),
+        "{plain}"
+    );
+    assert_eq!(pair.get("text/html").unwrap().matches("<svg").count(), 2);
+    // A pass that did not change it, or a terminal: no graphs.
+    let o = s.execute(":explore diamond 1").unwrap();
+    assert!(!o.text().contains("cfg: "), "{}", o.text());
+    s.set_html(false);
+    let o = s.execute(":explore diamond 2").unwrap();
+    assert!(!o.text().contains("cfg: "), "{}", o.text());
+}

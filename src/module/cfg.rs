@@ -62,6 +62,145 @@ impl Cfg {
     }
 }
 
+impl Cfg {
+    /// The graph of a function from its IR text as LLVM prints it (what
+    /// the explorer recorded of each version, with no module to parse it
+    /// in): the blocks as [`Module::cfg`] gives them, the edges read from
+    /// each block's terminator. `None` when the text holds no body.
+    pub fn from_text(function: &str, text: &str) -> Option<Cfg> {
+        let blocks = split_blocks(text);
+        if blocks.is_empty() {
+            return None;
+        }
+        let index = |name: &str| blocks.iter().position(|b| b.name == name);
+        let mut edges: Vec<Edge> = Vec::new();
+        for (from, b) in blocks.iter().enumerate() {
+            let Some(term) = b.lines.last() else { continue };
+            for (to, label) in successors(term) {
+                let Some(to) = index(&to) else { continue };
+                add_edge(&mut edges, from, to, label);
+            }
+        }
+        Some(Cfg {
+            function: function.to_string(),
+            blocks,
+            edges,
+        })
+    }
+}
+
+/// The successors a terminator's text names, in LLVM's order, with their
+/// labels (as [`Module::cfg`] gives them).
+fn successors(term: &str) -> Vec<(String, String)> {
+    // Metadata attachments follow the operands.
+    let term = match term.find(", !") {
+        Some(i) => &term[..i],
+        None => term,
+    };
+    let targets = label_targets(term);
+    let opcode = term
+        .split_whitespace()
+        .find(|w| !w.starts_with('%') && *w != "=")
+        .unwrap_or("");
+    let plain = |labels: &[&str]| -> Vec<(String, String)> {
+        targets
+            .iter()
+            .enumerate()
+            .map(|(i, (t, _))| (t.clone(), labels.get(i).copied().unwrap_or("").to_string()))
+            .collect()
+    };
+    match opcode {
+        "br" if targets.len() == 2 => plain(&["true", "false"]),
+        "switch" => targets
+            .iter()
+            .enumerate()
+            .map(|(i, (t, before))| {
+                let label = if i == 0 {
+                    "default".to_string()
+                } else {
+                    // `i32 7, label %x`: the value is the word before the comma.
+                    before
+                        .trim_end()
+                        .trim_end_matches(',')
+                        .split_whitespace()
+                        .last()
+                        .unwrap_or("case")
+                        .to_string()
+                };
+                (t.clone(), label)
+            })
+            .collect(),
+        "invoke" => plain(&["normal", "unwind"]),
+        "callbr" => {
+            let mut v = plain(&["fallthrough"]);
+            for e in v.iter_mut().skip(1) {
+                e.1 = "indirect".into();
+            }
+            v
+        }
+        "indirectbr" => targets
+            .iter()
+            .map(|(t, _)| (t.clone(), "indirect".to_string()))
+            .collect(),
+        "catchswitch" | "cleanupret" => targets
+            .iter()
+            .map(|(t, before)| {
+                let label = if before.trim_end().ends_with("unwind") {
+                    "unwind"
+                } else if opcode == "catchswitch" {
+                    "catch"
+                } else {
+                    ""
+                };
+                (t.clone(), label.to_string())
+            })
+            .collect(),
+        _ => plain(&[]),
+    }
+}
+
+/// Each `label %NAME` of `text`: the name as a label line shows it, and
+/// the text between the previous target and this one.
+fn label_targets(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut from = 0;
+    while let Some(at) = rest.find("label %") {
+        let before = &text[from..from + at];
+        let name_start = &rest[at + "label %".len()..];
+        let name = if let Some(q) = name_start.strip_prefix('"') {
+            match q.find('"') {
+                Some(end) => &name_start[..end + 2],
+                None => name_start,
+            }
+        } else {
+            let end = name_start
+                .find(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '$')))
+                .unwrap_or(name_start.len());
+            &name_start[..end]
+        };
+        out.push((name.to_string(), before.to_string()));
+        let consumed = at + "label %".len() + name.len();
+        from += consumed;
+        rest = &rest[consumed..];
+    }
+    out
+}
+
+/// Adds the edge `from` → `to` taken on `label`, or joins the label to
+/// the edge already there (several switch cases to one block).
+fn add_edge(edges: &mut Vec<Edge>, from: usize, to: usize, label: String) {
+    match edges.iter_mut().find(|e| e.from == from && e.to == to) {
+        Some(e) if e.label.is_empty() || label.is_empty() => {}
+        Some(e) if e.label == label => {}
+        Some(e) => {
+            e.label.push_str(", ");
+            e.label.push_str(&label);
+        }
+        None => edges.push(Edge { from, to, label }),
+    }
+}
+
 impl Module {
     /// The control-flow graph of the function `name`. An unknown name is
     /// [`Error::NotFound`] with the nearest names; a function only declared
@@ -163,15 +302,7 @@ unsafe fn structure(f: LLVMValueRef) -> (Vec<String>, Vec<Edge>) {
                 };
                 // Several successors to one block (switch cases, both arms
                 // of a br): one edge, its labels joined.
-                match edges.iter_mut().find(|e| e.from == from && e.to == to) {
-                    Some(e) if e.label.is_empty() || label.is_empty() => {}
-                    Some(e) if e.label == label => {}
-                    Some(e) => {
-                        e.label.push_str(", ");
-                        e.label.push_str(&label);
-                    }
-                    None => edges.push(Edge { from, to, label }),
-                }
+                add_edge(&mut edges, from, to, label);
             }
         }
         (names, edges)
@@ -218,9 +349,14 @@ fn split_blocks(text: &str) -> Vec<Block> {
             continue;
         }
         if line.starts_with(char::is_whitespace) {
-            // A switch's cases are lines of their own, up to its `]`.
+            // Instructions are indented by two spaces; a line indented
+            // more continues the one before (a switch's cases, an invoke's
+            // `to label`, a landingpad's clauses; a switch's closing `]`), except a
+            // debug record.
+            let continues = (line.starts_with("   ") && !line.trim_start().starts_with("#dbg_"))
+                || line.trim() == "]";
             if let Some(open) = blocks.last_mut().and_then(|b| b.lines.last_mut()) {
-                if open.starts_with("switch ") && !open.ends_with(']') {
+                if continues {
                     open.push(' ');
                     open.push_str(line.trim());
                     continue;
