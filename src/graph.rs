@@ -27,6 +27,8 @@ pub const MAX_LINES: usize = 12;
 /// The most blocks a graph is drawn with (a larger function is refused:
 /// Graphviz would take minutes and the picture could not be read).
 pub const MAX_BLOCKS: usize = 2_000;
+/// Blocks past which a graph is laid out coarsely (straight edges).
+const LARGE: usize = 120;
 /// Characters of an instruction shown before it is cut.
 const LINE_WIDTH: usize = 80;
 /// How long `dot` may take.
@@ -180,6 +182,12 @@ pub fn dot(cfg: &Cfg, title: &str, max_lines: usize) -> String {
         "  graph [label=\"{}\", labelloc=t, fontname=\"monospace\", fontsize=12];\n",
         escape(title)
     ));
+    if cfg.blocks.len() > LARGE {
+        // Graphviz's defaults take minutes here (positioning to the
+        // optimum, curved edges routed around hundreds of blocks): a few
+        // rounds and straight edges take seconds.
+        out.push_str("  graph [nslimit=1, nslimit1=1, mclimit=0.5, splines=line];\n");
+    }
     out.push_str("  node [shape=box, fontname=\"monospace\", fontsize=10];\n");
     out.push_str("  edge [fontname=\"monospace\", fontsize=9];\n");
     for (i, b) in cfg.blocks.iter().enumerate() {
@@ -443,6 +451,30 @@ mod tests {
             g.dot
         );
         assert!(g.dot.contains("… 20 more"), "{}", g.dot);
+    }
+
+    #[test]
+    fn large_graphs_are_laid_out_coarsely() {
+        let chain = |n: usize| Cfg {
+            function: "f".into(),
+            blocks: (0..n)
+                .map(|i| Block {
+                    name: format!("b{i}"),
+                    lines: vec!["br label %next".into()],
+                })
+                .collect(),
+            edges: (1..n)
+                .map(|i| Edge {
+                    from: i - 1,
+                    to: i,
+                    label: String::new(),
+                })
+                .collect(),
+        };
+        assert!(!dot(&chain(LARGE), "t", 12).contains("splines=line"));
+        assert!(dot(&chain(LARGE + 1), "t", 12).contains("splines=line"));
+        let e = Graph::new(&chain(MAX_BLOCKS + 1), "t", 12).unwrap_err();
+        assert!(e.to_string().contains("at most 2000"), "{e}");
     }
 
     #[test]
