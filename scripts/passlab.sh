@@ -7,8 +7,8 @@
 #   bash scripts/passlab.sh book    # build the guide into target/book
 #
 # Set-up is idempotent and non-interactive: on a fresh Debian bookworm
-# machine (root, Rust toolchain only) it installs LLVM 19, clang 19, g++
-# and python3-venv from Debian's packages, and the Jupyter packages the kernel's
+# machine (root, Rust toolchain only) it installs LLVM 19, clang 19, g++,
+# Graphviz and python3-venv from Debian's packages, and the Jupyter packages the kernel's
 # tests use into a virtualenv (target/venv); what is there already is kept.
 set -euo pipefail
 SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
@@ -36,8 +36,8 @@ setup() {
     # always a C++ compiler).
     # cmake and lld-19: the projects' builds (compile_commands.json) and
     # the clang -flto builds passlab's link-time pipelines are checked
-    # against.
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake lld-19
+    # against. graphviz: dot lays out :cfg's control-flow graphs.
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake lld-19 graphviz
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null

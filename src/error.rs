@@ -49,7 +49,7 @@ pub enum ErrorKind {
     Command,
     /// A chart could not be drawn or encoded.
     Chart,
-    /// One of LLVM's tools that passlab runs (llvm-mca) failed.
+    /// A tool passlab runs (LLVM's llvm-mca, Graphviz's dot) failed.
     Tool,
     /// An interrupt stopped a pass (the module is as it was).
     Interrupted,

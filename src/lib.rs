@@ -37,6 +37,7 @@ mod error;
 pub mod explore;
 mod ffi;
 pub mod folder;
+pub mod graph;
 pub mod highlight;
 pub mod info;
 pub mod instrument;

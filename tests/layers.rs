@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("user", &["user"]),
     ("jit", &["jit"]),
     ("chart", &["chart"]),
+    ("graph", &["graph"]),
     ("explore", &["explore"]),
     ("tune", &["tune"]),
     ("reduce", &["reduce"]),

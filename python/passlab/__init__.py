@@ -13,6 +13,8 @@ TVM's pass infrastructure (the seeds)::
     print(mod.instcount)
 
 * :class:`Module`: LLVM IR from C or C++ (clang-19), IR text, bitcode.
+* :class:`Graph`: a function's control-flow graph (``mod.cfg("f")``),
+  laid out by Graphviz, shown as a picture in a notebook.
 * :mod:`passlab.transform`: ``PassContext``, passes, ``module_pass``.
 * :mod:`passlab.instrument`: ``pass_instrument`` and the built-in
   instruments.
@@ -31,6 +33,7 @@ from ._passlab import (  # noqa: F401
     DependencyCycleError,
     Error,
     FunctionSetChangedError,
+    Graph,
     InstrumentError,
     InternalError,
     InterruptedError,

@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 
 mod context;
 mod errors;
+mod graph;
 mod instruments;
 mod ir;
 mod jit;
@@ -50,6 +51,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jit::PyBuffer>()?;
     m.add_class::<jit::PyJit>()?;
     m.add_class::<jit::PyAssembly>()?;
+    m.add_class::<graph::PyGraph>()?;
     m.add_class::<passes::PyFunctionPass>()?;
     m.add_class::<instruments::PyTiming>()?;
     m.add_class::<instruments::PyIrSize>()?;

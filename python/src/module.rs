@@ -307,6 +307,21 @@ impl PyModule_ {
         crate::jit::asm(slf, function, opt_level, syntax, all)
     }
 
+    /// The control-flow graph of `function` (`passlab.Graph`: a picture in
+    /// a notebook, `.dot`, `.svg`, `.text`), laid out by Graphviz; with
+    /// `after`, in a copy of the module after that pipeline ran on it
+    /// (this module stays as it is); blocks longer than `lines` are
+    /// shortened.
+    #[pyo3(signature = (function, after=None, lines=passlab::graph::MAX_LINES))]
+    fn cfg(
+        slf: &Bound<'_, Self>,
+        function: &str,
+        after: Option<&str>,
+        lines: usize,
+    ) -> PyResult<crate::graph::PyGraph> {
+        crate::graph::cfg(slf, function, after, lines)
+    }
+
     /// In a notebook: the summary, and the IR highlighted as passlab's
     /// kernel shows it (when it is not too long to).
     #[pyo3(signature = (include=None, exclude=None))]

@@ -13,6 +13,7 @@
 //! pass: `Module::extract`, which runs `strip-dead-internals`, is defined
 //! beside that pass in `crate::passes`.
 
+pub mod cfg;
 mod clang;
 mod edit;
 pub mod features;
@@ -24,6 +25,7 @@ mod source;
 pub mod spaces;
 mod stats;
 
+pub use cfg::Cfg;
 pub use clang::{clang_path, command_line, Level};
 pub use features::Features;
 pub use source::{Lang, Source};

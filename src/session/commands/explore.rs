@@ -99,5 +99,53 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
         bundle.data.push(("text/html".into(), page));
     }
     o.items.push(Item::Display(bundle));
+    // In a notebook, a pass picked by number: the function's control-flow
+    // graph before and after it, beside its diff.
+    if let (true, Some(f), Some(n)) = (s.html, function, number) {
+        match pass_graphs(rec, f, n) {
+            Ok(Some(b)) => o.items.push(Item::Display(b)),
+            Ok(None) => {}
+            Err(e) => o.push_text(format!("(no control-flow graphs: {e})")),
+        }
+    }
     Ok(o)
+}
+
+/// Function `f`'s control-flow graphs before and after pass number `n`
+/// (as `:explore` numbers them) side by side, when that pass changed it;
+/// drawn from the recorded texts.
+fn pass_graphs(rec: &crate::instrument::Recording, f: usize, n: usize) -> Result<Option<Bundle>> {
+    let passes = rec.passes_on(f);
+    let Some(&i) = n.checked_sub(1).and_then(|k| passes.get(k)) else {
+        return Ok(None);
+    };
+    let log = &rec.functions[f];
+    let Some(k) = log.versions.iter().position(|v| v.pass as usize == i) else {
+        return Ok(None);
+    };
+    let pass = &rec.passes[i].name;
+    let mut plain = String::new();
+    let mut html = String::from(
+        "<div class=\"plab-cfg-pair\" style=\"display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start\">",
+    );
+    for (when, text) in [("before", log.text_at(k)), ("after", log.text_at(k + 1))] {
+        // A function the pass deleted (or made) has no text on one side.
+        let Some(cfg) = crate::module::Cfg::from_text(&log.name, &text) else {
+            continue;
+        };
+        let title = format!("cfg: {} {when} {pass} (pass {n})", log.name);
+        let g = crate::graph::Graph::new(&cfg, &title, crate::graph::MAX_LINES)?;
+        plain.push_str(&g.text);
+        html.push_str(&format!(
+            "<div style=\"max-width:100%;overflow:auto\">{}</div>",
+            g.svg()?
+        ));
+    }
+    html.push_str("</div>");
+    Ok(Some(Bundle {
+        data: vec![
+            ("text/plain".into(), plain.trim_end().to_string()),
+            ("text/html".into(), html),
+        ],
+    }))
 }

@@ -6,11 +6,12 @@
 //! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
 //! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
 //! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`,
-//! `remarks.rs`.
+//! `remarks.rs`, `graph.rs` (`:cfg`).
 //! `history_entry` decides what `:export` keeps of a command.
 
 mod contexts;
 mod explore;
+mod graph;
 mod hunt;
 mod instruments;
 mod jit;
@@ -28,6 +29,7 @@ pub use instruments::{builtin_named, Builtin, Made, Spec, Takes, BUILTINS};
 pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
 use explore::explore;
+use graph::cfg;
 use hunt::hunt;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, exec, time};
@@ -152,6 +154,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
     cmd("show", "[FUNCTION]", "print the current module, or one function; when it has debug info (cflags=-g) each instruction line ends in its source line (; line N, a comment: still IR), and in a notebook IR and source lines share colours as :asm's do", show).words(&[&[Kind::Function]]),
+    cmd("cfg", "FUNCTION [after=PIPELINE] [lines=N] [--out FILE.svg|FILE.png|FILE.dot]", "a function's control-flow graph, laid out by Graphviz: its blocks with their instructions (a block longer than lines=, default 12, shows its first ones, how many more and its terminator), edges labelled by what takes them (true/false, switch cases, default, unwind); after=: in a copy of the module after PIPELINE ran on it under the current context (the module stays as it is); in a notebook a picture, in a terminal the blocks as text and the picture written to a file (--out: that file, .svg, .png or Graphviz's .dot text)", cfg).set(&[set("after", Kind::Pipeline), set("lines", Kind::Free)]).words(&[&[Kind::Function]]),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
     cmd("features", "[SPACE...] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions (:help features lists them); of vectors, the nonzero values unless zeros", features).words(&[&[Kind::OneOf(&modules::FEATURE_WORDS)]]),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
