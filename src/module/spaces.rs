@@ -147,7 +147,16 @@ pub fn space(name: &str) -> Result<&'static ObservationSpace> {
                 "unknown observation space '{name}'; valid are: {}",
                 names().join(", ")
             ),
-            suggestions: crate::nearest_names(name, SPACES.iter().map(|s| s.name)),
+            // Compared in lower case, as names are matched; shown as named.
+            suggestions: {
+                let lower: Vec<String> =
+                    SPACES.iter().map(|s| s.name.to_ascii_lowercase()).collect();
+                crate::nearest_names(&name.to_ascii_lowercase(), lower.iter().map(String::as_str))
+                    .iter()
+                    .filter_map(|n| SPACES.iter().find(|s| s.name.eq_ignore_ascii_case(n)))
+                    .map(|s| s.name.to_string())
+                    .collect()
+            },
         })
 }
 
@@ -210,7 +219,11 @@ mod tests {
             .unwrap();
         let sum = String::from_utf8(out.stdout).unwrap();
         assert_eq!(d, sum.split_whitespace().next().unwrap());
-        let e = space("instcnt").unwrap_err().to_string();
+        let Err(e) = space("instcnt") else {
+            panic!("instcnt is no space")
+        };
+        let e = e.to_string();
         assert!(e.contains("InstCount, Autophase"), "{e}");
+        assert!(e.contains("did you mean 'InstCount'"), "{e}");
     }
 }
