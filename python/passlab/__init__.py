@@ -23,6 +23,7 @@ TVM's pass infrastructure (the seeds)::
 
 from ._passlab import (  # noqa: F401
     LLVM_VERSION,
+    __version__,
     ChartError,
     CodegenError,
     CommandError,
@@ -37,6 +38,7 @@ from ._passlab import (  # noqa: F401
     InvalidError,
     IoError,
     LinkError,
+    MissingFileError,
     Module,
     NotFoundError,
     Session,
@@ -61,6 +63,7 @@ def load_ipython_extension(ipython):
 
 
 __all__ = [
+    "__version__",
     "Module",
     "JIT",
     "Buffer",

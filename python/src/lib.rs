@@ -71,6 +71,7 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::opt_spelling, m)?)?;
     m.add_function(wrap_pyfunction!(passes::sample_corpus, m)?)?;
     m.add("LLVM_VERSION", "19")?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
 
