@@ -131,7 +131,7 @@ def _sources(benchmark):
             raise passlab_error(f"{path}: no {', '.join(SOURCE_SUFFIXES)} files in this folder")
         return files
     if not path.exists():
-        raise _passlab.IoError(f"{path}: no such file or folder")
+        raise _passlab.MissingFileError(f"{path}: no such file or folder")
     if path.suffix not in SOURCE_SUFFIXES:
         raise passlab_error(f"{path}: not a benchmark; valid suffixes are {', '.join(SOURCE_SUFFIXES)}")
     return [path]
@@ -236,9 +236,8 @@ class LlvmEnv(gymnasium.Env):
                 # compiles the samples.
                 args = [f"-I{source.parent}"] + self.clang_args
                 module = Module.from_c(source, level=self.level, args=args)
-            oz = module.copy()
             with PassContext(opt_level=2, config=OPT19_CONFIG):
-                LLVMPass("default<Oz>")(oz)
+                oz = LLVMPass("default<Oz>")(module)
             self._loaded[key] = (module, oz.instcount)
         return self._loaded[key]
 
@@ -288,7 +287,7 @@ class LlvmEnv(gymnasium.Env):
         action = int(action)
         before = self.module.fingerprint
         with self._context:
-            self._passes[action](self.module)
+            self._passes[action](self.module, inplace=True)
         self.actions.append(action)
         count = self.module.instcount
         removed = self._previous - count
