@@ -480,6 +480,16 @@ pub fn opt_spelling(element: &str) -> (Vec<String>, String) {
     passlab::pipeline::opt_spelling(element)
 }
 
+/// `text` (pass texts joined by commas) as one `opt-19 -passes=` pipeline
+/// that runs each element alone over the whole module with fresh analyses,
+/// as passlab runs a list, under the current context's tuning: the
+/// pipeline and the plugins it loads; None when opt-19 cannot run it as
+/// one text (a passlab pass, an element needing options).
+#[pyfunction]
+pub fn opt_pipeline(text: &str) -> Option<(String, Vec<String>)> {
+    passlab::pipeline::llvm_spelling(text).map(|s| (s.passes, s.plugins))
+}
+
 /// -Oz's own pipeline as the actions that make it, one after the other.
 #[pyfunction]
 pub fn oz_ordering() -> Vec<String> {
