@@ -10,10 +10,14 @@ environment (``llvm-ic-v0``) on LLVM 19.
     env.unwrapped.validate()          # the episode replayed by opt-19
 
 * ``benchmark``: a C, C++, IR or bitcode file, a folder of them, a
-  :class:`passlab.Module`, a list of these, or ``"samples"``: the 28 C
-  files of the guide's leaderboard (zlib and Lua); an episode takes one (chosen
-  with the environment's random generator, or ``options={"benchmark": x}``
-  in ``reset``). C is compiled as CompilerGym's cBench-v1 was:
+  :class:`passlab.Module`, a list of these, or ``"samples"`` (the default):
+  the 28 C files of the guide's leaderboard (zlib and Lua); an episode
+  takes one (chosen with the environment's random generator, or
+  ``reset(benchmark=x)`` / ``options={"benchmark": x}``, kept for the
+  later resets as CompilerGym keeps it).
+* CompilerGym's contract besides: ``fork()``, ``copy.deepcopy``, pickling,
+  ``multistep``, ``state`` and ``apply(state)``, ``commandline()`` (one
+  opt-19 command line), ``in_episode``, ``episode_reward``. C is compiled as CompilerGym's cBench-v1 was:
   ``clang-19 -O1 -Xclang -disable-llvm-passes`` (``level="O1"``).
 * Actions: ``Discrete(n)`` over a pool of passes, each run over the whole
   module as ``:run`` runs it: ``actions="size"`` (default: -Oz's own
