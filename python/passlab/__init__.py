@@ -50,7 +50,7 @@ from ._passlab import (  # noqa: F401
     UnknownPassError,
     VerifyError,
 )
-from . import instrument, ir, transform  # noqa: F401
+from . import data, instrument, ir, transform  # noqa: F401
 from .jit import JIT, Assembly, Buffer  # noqa: F401
 
 
@@ -71,4 +71,5 @@ __all__ = [
     "transform",
     "instrument",
     "ir",
+    "data",
 ]

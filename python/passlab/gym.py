@@ -62,7 +62,7 @@ except ImportError as e:  # pragma: no cover - depends on the venv
         "or install passlab with its gym extra (pip install './python[gym]')"
     ) from e
 
-from . import _passlab
+from . import _passlab, data
 from ._passlab import Module
 from .transform import LLVMPass, PassContext
 
@@ -94,18 +94,8 @@ def passlab_error(message):
 
 
 def sample_inputs():
-    """passlab's sample inputs (``target/inputs`` of the passlab checkout
-    this package was built from, or of ``PASSLAB_SOURCE``), linked there by
-    the set-up."""
-    root = os.environ.get("PASSLAB_SOURCE")
-    root = pathlib.Path(root) if root else pathlib.Path(__file__).resolve().parents[2]
-    folder = root / "target" / "inputs"
-    if not (folder / "zlib").is_dir():
-        raise _passlab.IoError(
-            f"{folder}: passlab's sample inputs are not there; run the set-up "
-            "(bash scripts/passlab.sh setup) in a passlab checkout and set PASSLAB_SOURCE to it"
-        )
-    return folder
+    """passlab's sample inputs (:func:`passlab.data.sample_inputs`)."""
+    return data.sample_inputs()
 
 
 def samples():
