@@ -9,16 +9,20 @@ TVM's pass infrastructure (the seeds)::
     mod = passlab.Module.from_c("int sq(int x) { return x * x; }")
     seq = Sequential([LLVMPass("mem2reg"), LLVMPass("instcombine")])
     with PassContext(opt_level=2):
-        mod = seq(mod)
+        mod = seq(mod)          # a new module; seq(mod, inplace=True) changes mod
     print(mod.instcount)
 
 * :class:`Module`: LLVM IR from C or C++ (clang-19), IR text, bitcode.
 * :mod:`passlab.transform`: ``PassContext``, passes, ``module_pass``.
 * :mod:`passlab.instrument`: ``pass_instrument`` and the built-in
   instruments.
-* :class:`Error` and one subclass per kind of error; :class:`ThreadError`
-  (also a ``RuntimeError``) for an object used on a thread other than the
-  one that made it.
+* :class:`Error` and one subclass per kind of error, each also the
+  built-in class Python code raises for such a failure
+  (``UnknownPassError`` is a ``LookupError``, ``MissingFileError`` a
+  ``FileNotFoundError``, ...); :class:`ThreadError` (also a
+  ``RuntimeError``) for an object used on a thread other than the one that
+  made it.
+* :mod:`passlab.data`: the sample programs (zlib, Lua).
 """
 
 from ._passlab import (  # noqa: F401
