@@ -35,8 +35,10 @@ print(repr(mod))
 # ## Passes and contexts
 #
 # `Module.from_c` compiles C with clang-19 into the IR clang hands its own
-# `-O2` pipeline. A pass is a callable: `mod = seq(mod)` runs it on the
-# module (in place; `mod.copy()` keeps the original). A `Sequential` runs its
+# `-O2` pipeline. A pass is a callable: `new = seq(mod)` runs it on a
+# copy of the module and returns the copy, `mod` left as it was (TVM's modules
+# are values; `seq(mod, inplace=True)` or `mod.apply(seq)` changes `mod`
+# itself). A `Sequential` runs its
 # passes in order, each gated by the current `PassContext`: its opt level and
 # its required and disabled passes — here the `licm` element is disabled, so
 # it does not run. `PrintIR` prints the module where it stands in a
@@ -48,10 +50,9 @@ seq = Sequential([
     LLVMPass("loop-mssa(licm)"),
     LLVMPass("simplifycfg"),
 ])
-small = mod.copy()
 with PassContext(opt_level=3, disabled_pass=["loop-mssa(licm)"]) as ctx:
     print(PassContext.current() is ctx, ctx)
-    small = seq(small)
+    small = seq(mod)
 print(mod.instcount, "->", small.instcount, "instructions")
 
 sq = passlab.Module.from_c("int sq(int x) { return x * x; }", name="sq.c")
@@ -86,9 +87,9 @@ class Shrinkage:
 
 shrink = Shrinkage()
 timing = PassTimingInstrument()
-o2 = mod.copy()
 with PassContext(instruments=[shrink, timing]):
-    LLVMPass("default<O2>")(o2)
+    o2 = LLVMPass("default<O2>")(mod)
+    profile = timing.render()   # inside: as TVM's, it is cleared when the context exits
 
 import pandas as pd
 table = pd.DataFrame(
@@ -98,10 +99,10 @@ table = pd.DataFrame(
 print(repr(table))
 
 # The built-in instruments are there too: `PassTimingInstrument` (TVM's, with
-# `render()`), `IRSizeInstrument` and `PassCountsInstrument`, their results as
+# `render()`, read inside its `with`), `IRSizeInstrument` and `PassCountsInstrument`, their results as
 # rows or `pandas` frames.
 
-print("\n".join(timing.render().splitlines()[:6]))
+print("\n".join(profile.splitlines()[:6]))
 
 # ## A pass in Python, beside LLVM's
 #
@@ -127,10 +128,9 @@ def strength_reduce(func, mod, ctx):
         inst.erase()
 
 grid = passlab.Module.from_c("long offset(long row, long col) { return (row * 64 + col) * 8; }", name="grid.c")
-ours, llvms = grid.copy(), grid.copy()
 with PassContext(opt_level=2):
-    Sequential([strength_reduce])(ours)
-    Sequential([LLVMPass("mem2reg"), LLVMPass("instcombine")])(llvms)
+    ours = Sequential([strength_reduce])(grid)
+    llvms = Sequential([LLVMPass("mem2reg"), LLVMPass("instcombine")])(grid)
 print(ours.text("offset"))
 print(llvms.text("offset"))
 

@@ -9,7 +9,7 @@ TVM's pass infrastructure (the seeds)::
     mod = passlab.Module.from_c("int sq(int x) { return x * x; }")
     seq = Sequential([LLVMPass("mem2reg"), LLVMPass("instcombine")])
     with PassContext(opt_level=2):
-        mod = seq(mod)
+        mod = seq(mod)          # a new module; seq(mod, inplace=True) changes mod
     print(mod.instcount)
 
 * :class:`Module`: LLVM IR from C or C++ (clang-19), IR text, bitcode.
@@ -18,13 +18,18 @@ TVM's pass infrastructure (the seeds)::
 * :mod:`passlab.transform`: ``PassContext``, passes, ``module_pass``.
 * :mod:`passlab.instrument`: ``pass_instrument`` and the built-in
   instruments.
-* :class:`Error` and one subclass per kind of error; :class:`ThreadError`
-  (also a ``RuntimeError``) for an object used on a thread other than the
-  one that made it.
+* :class:`Error` and one subclass per kind of error, each also the
+  built-in class Python code raises for such a failure
+  (``UnknownPassError`` is a ``LookupError``, ``MissingFileError`` a
+  ``FileNotFoundError``, ...); :class:`ThreadError` (also a
+  ``RuntimeError``) for an object used on a thread other than the one that
+  made it.
+* :mod:`passlab.data`: the sample programs (zlib, Lua).
 """
 
 from ._passlab import (  # noqa: F401
     LLVM_VERSION,
+    __version__,
     ChartError,
     CodegenError,
     CommandError,
@@ -40,6 +45,7 @@ from ._passlab import (  # noqa: F401
     InvalidError,
     IoError,
     LinkError,
+    MissingFileError,
     Module,
     NotFoundError,
     Session,
@@ -51,7 +57,7 @@ from ._passlab import (  # noqa: F401
     UnknownPassError,
     VerifyError,
 )
-from . import instrument, ir, transform  # noqa: F401
+from . import data, instrument, ir, transform  # noqa: F401
 from .jit import JIT, Assembly, Buffer  # noqa: F401
 
 
@@ -64,6 +70,7 @@ def load_ipython_extension(ipython):
 
 
 __all__ = [
+    "__version__",
     "Module",
     "JIT",
     "Buffer",
@@ -71,4 +78,5 @@ __all__ = [
     "transform",
     "instrument",
     "ir",
+    "data",
 ]

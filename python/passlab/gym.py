@@ -10,10 +10,14 @@ environment (``llvm-ic-v0``) on LLVM 19.
     env.unwrapped.validate()          # the episode replayed by opt-19
 
 * ``benchmark``: a C, C++, IR or bitcode file, a folder of them, a
-  :class:`passlab.Module`, a list of these, or ``"samples"``: the 28 C
-  files of the guide's leaderboard (zlib and Lua); an episode takes one (chosen
-  with the environment's random generator, or ``options={"benchmark": x}``
-  in ``reset``). C is compiled as CompilerGym's cBench-v1 was:
+  :class:`passlab.Module`, a list of these, or ``"samples"`` (the default):
+  the 28 C files of the guide's leaderboard (zlib and Lua); an episode
+  takes one (chosen with the environment's random generator, or
+  ``reset(benchmark=x)`` / ``options={"benchmark": x}``, kept for the
+  later resets as CompilerGym keeps it).
+* CompilerGym's contract besides: ``fork()``, ``copy.deepcopy``, pickling,
+  ``multistep``, ``state`` and ``apply(state)``, ``commandline()`` (one
+  opt-19 command line), ``in_episode``, ``episode_reward``. C is compiled as CompilerGym's cBench-v1 was:
   ``clang-19 -O1 -Xclang -disable-llvm-passes`` (``level="O1"``).
 * Actions: ``Discrete(n)`` over a pool of passes, each run over the whole
   module as ``:run`` runs it: ``actions="size"`` (default: -Oz's own
@@ -39,13 +43,16 @@ depends on a setting opt-19 does not have. Episodes never end on their own
 ``max_episode_steps`` to ``gymnasium.make`` for ``truncated``.
 """
 
+import copy
 import dataclasses
 import os
 import pathlib
+import shlex
 import shutil
 import string
 import subprocess
 import tempfile
+import time
 
 try:
     import gymnasium
@@ -57,7 +64,7 @@ except ImportError as e:  # pragma: no cover - depends on the venv
         "or install passlab with its gym extra (pip install './python[gym]')"
     ) from e
 
-from . import _passlab
+from . import _passlab, data
 from ._passlab import Module
 from .transform import LLVMPass, PassContext
 
@@ -91,18 +98,8 @@ def passlab_error(message):
 
 
 def sample_inputs():
-    """passlab's sample inputs (``target/inputs`` of the passlab checkout
-    this package was built from, or of ``PASSLAB_SOURCE``), linked there by
-    the set-up."""
-    root = os.environ.get("PASSLAB_SOURCE")
-    root = pathlib.Path(root) if root else pathlib.Path(__file__).resolve().parents[2]
-    folder = root / "target" / "inputs"
-    if not (folder / "zlib").is_dir():
-        raise _passlab.IoError(
-            f"{folder}: passlab's sample inputs are not there; run the set-up "
-            "(bash scripts/passlab.sh setup) in a passlab checkout and set PASSLAB_SOURCE to it"
-        )
-    return folder
+    """passlab's sample inputs (:func:`passlab.data.sample_inputs`)."""
+    return data.sample_inputs()
 
 
 def samples():
@@ -125,6 +122,8 @@ def _sources(benchmark):
         out = []
         for b in benchmark:
             out.extend(_sources(b))
+        if not out:
+            raise passlab_error("an empty list of benchmarks: give at least one")
         return out
     if isinstance(benchmark, Module):
         return [benchmark.copy()]
@@ -135,9 +134,11 @@ def _sources(benchmark):
             raise passlab_error(f"{path}: no {', '.join(SOURCE_SUFFIXES)} files in this folder")
         return files
     if not path.exists():
-        raise _passlab.IoError(f"{path}: no such file or folder")
+        raise _passlab.MissingFileError(f"{path}: no such file or folder")
     if path.suffix not in SOURCE_SUFFIXES:
         raise passlab_error(f"{path}: not a benchmark; valid suffixes are {', '.join(SOURCE_SUFFIXES)}")
+    if path.stat().st_size == 0:
+        raise passlab_error(f"{path}: an empty file is not a benchmark")
     return [path]
 
 
@@ -162,6 +163,25 @@ class ValidationResult:
         return not self.errors
 
 
+@dataclasses.dataclass
+class EnvState:
+    """An episode as CompilerGym's ``CompilerEnvState``: the benchmark, the
+    actions (as ``commandline``, and as indices), the episode's reward so
+    far, and its wall time (not compared)."""
+
+    benchmark: str
+    commandline: str
+    actions: list
+    reward: float
+    walltime: float = dataclasses.field(default=0.0, compare=False)
+
+
+def pickle_copy(env):
+    import pickle
+
+    return pickle.loads(pickle.dumps(env))
+
+
 class _Observations:
     """``env.observation[space]``: any observation space, computed now."""
 
@@ -179,7 +199,7 @@ class LlvmEnv(gymnasium.Env):
 
     def __init__(
         self,
-        benchmark=None,
+        benchmark="samples",
         observation_space="InstCount",
         reward_space="IrInstructionCountOz",
         actions="size",
@@ -206,14 +226,18 @@ class LlvmEnv(gymnasium.Env):
         # Checked now: an unknown pass is an error at make(), not mid-episode.
         self._passes = [LLVMPass(a) for a in self.action_names]
         self._context = PassContext(opt_level=2, config=OPT19_CONFIG)
-        self._benchmarks = _sources(benchmark)
+        # No benchmark (gymnasium.make's default): the shipped samples.
+        self._benchmarks = _sources("samples" if benchmark is None else benchmark)
+        self._forced = None  # a benchmark reset(benchmark=...) keeps
         self._loaded = {}  # name -> (pristine module, -Oz's count)
         self.action_space = spaces.Discrete(len(self.action_names))
         self.observation_space = self._space(observation_space)
         self.observation = _Observations(self)
         self.module = None
-        self.benchmark = None
+        self._benchmark = None
         self.actions = []
+        self.episode_reward = 0.0
+        self._started = time.time()
 
     @staticmethod
     def _space(name):
@@ -237,9 +261,10 @@ class LlvmEnv(gymnasium.Env):
                 # compiles the samples.
                 args = [f"-I{source.parent}"] + self.clang_args
                 module = Module.from_c(source, level=self.level, args=args)
-            oz = module.copy()
             with PassContext(opt_level=2, config=OPT19_CONFIG):
-                LLVMPass("default<Oz>")(oz)
+                oz = LLVMPass("default<Oz>")(module)
+            if not module.functions:
+                raise passlab_error(f"{key}: an empty benchmark (no function with a body)")
             self._loaded[key] = (module, oz.instcount)
         return self._loaded[key]
 
@@ -252,17 +277,53 @@ class LlvmEnv(gymnasium.Env):
         value = self.module.features(space)
         return value if row["len"] is None else np.array(value, dtype=row["dtype"])
 
-    def reset(self, *, seed=None, options=None):
+    @property
+    def benchmark(self):
+        """The episode's benchmark (its name). Set it (or give
+        ``reset(benchmark=...)``) to use that benchmark for every later
+        episode, from the next ``reset()`` on; set None to draw again."""
+        return self._benchmark
+
+    @benchmark.setter
+    def benchmark(self, benchmark):
+        self._forced = None if benchmark is None else self._resolve(benchmark)
+
+    @property
+    def in_episode(self):
+        return self.module is not None
+
+    def _resolve(self, benchmark):
+        """One benchmark: a name of this environment's benchmarks, or what
+        ``benchmark=`` takes (its first)."""
+        if isinstance(benchmark, str):
+            for source in self._benchmarks:
+                if _name(source) == benchmark:
+                    return source
+        if isinstance(benchmark, EnvState):
+            return self._resolve(benchmark.benchmark)
+        return _sources(benchmark)[0]
+
+    def reset(self, *, seed=None, options=None, benchmark=None):
+        """A new episode. ``benchmark=`` (or ``options={"benchmark": ...}``)
+        chooses its benchmark and keeps it for the later ``reset()``s, as
+        CompilerGym's does; else the one kept, else one drawn with the
+        environment's random generator."""
         super().reset(seed=seed)
         options = options or {}
-        if "benchmark" in options:
-            source = _sources(options["benchmark"])[0]
+        if benchmark is None:
+            benchmark = options.get("benchmark")
+        if benchmark is not None:
+            self._forced = self._resolve(benchmark)
+        if self._forced is not None:
+            source = self._forced
         else:
             source = self._benchmarks[int(self.np_random.integers(len(self._benchmarks)))]
         pristine, oz = self._load(source)
         self.module = pristine.copy()
-        self.benchmark = _name(source)
+        self._benchmark = _name(source)
         self.actions = []
+        self.episode_reward = 0.0
+        self._started = time.time()
         self._initial = self.module.instcount
         self._previous = self._initial
         self._oz = oz
@@ -285,7 +346,7 @@ class LlvmEnv(gymnasium.Env):
         action = int(action)
         before = self.module.fingerprint
         with self._context:
-            self._passes[action](self.module)
+            self._passes[action](self.module, inplace=True)
         self.actions.append(action)
         count = self.module.instcount
         removed = self._previous - count
@@ -296,8 +357,79 @@ class LlvmEnv(gymnasium.Env):
         else:
             reward = float(removed)
         self._previous = count
+        self.episode_reward += float(reward)
         info = self._info(self.action_names[action], self.module.fingerprint == before)
         return self._observe(self.observation_space_name), float(reward), False, False, info
+
+    def multistep(self, actions):
+        """Several steps (CompilerGym's ``multistep``): the last observation,
+        the sum of the rewards, terminated, truncated and the last info."""
+        actions = list(actions)
+        if not actions:
+            raise passlab_error("multistep needs at least one action")
+        total = 0.0
+        for action in actions:
+            obs, reward, terminated, truncated, info = self.step(action)
+            total += reward
+        return obs, total, terminated, truncated, info
+
+    @property
+    def state(self):
+        """The episode as an :class:`EnvState` (CompilerGym's ``env.state``)."""
+        if self.module is None:
+            raise passlab_error("no episode: call reset() first")
+        return EnvState(
+            benchmark=self.benchmark,
+            commandline=self.commandline(),
+            actions=list(self.actions),
+            reward=self.episode_reward,
+            walltime=time.time() - self._started,
+        )
+
+    def apply(self, state):
+        """Replays ``state`` (an :class:`EnvState`) from a new episode on its
+        benchmark (CompilerGym's ``apply``)."""
+        self.reset(benchmark=state.benchmark)
+        if state.actions:
+            self.multistep(state.actions)
+
+    def fork(self):
+        """An independent copy of the environment and its episode, at the
+        same point (CompilerGym's ``fork``): the module is copied, the
+        benchmarks loaded so far are shared (they are never changed).
+        Before ``reset()``, an episode is started first, as CompilerGym's."""
+        if self.module is None:
+            self.reset()
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._loaded = dict(self._loaded)
+        new.module = self.module.copy()
+        new.actions = list(self.actions)
+        new.action_space = copy.deepcopy(self.action_space)
+        new._np_random = copy.deepcopy(self._np_random)
+        new.observation = _Observations(new)
+        return new
+
+    def __deepcopy__(self, memo):
+        return self.fork() if self.module is not None else pickle_copy(self)
+
+    def __getstate__(self):
+        # Modules pickle as bitcode; passes and the context are made again.
+        state = dict(self.__dict__)
+        for key in ("_passes", "_context", "observation"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._passes = [LLVMPass(a) for a in self.action_names]
+        self._context = PassContext(opt_level=2, config=OPT19_CONFIG)
+        self.observation = _Observations(self)
+
+    def close(self):
+        """Ends the episode (``in_episode`` is then False)."""
+        self.module = None
+        super().close()
 
     def render(self):
         if self.render_mode == "ansi":
@@ -305,17 +437,55 @@ class LlvmEnv(gymnasium.Env):
         return None
 
     def commandline(self):
-        """The episode's actions as opt-19 commands, one process per action
-        (how :meth:`validate` replays them)."""
+        """The episode as one command line for a shell, CompilerGym's
+        ``opt input.bc -o output.bc`` with opt-19's spelling:
+        ``opt-19 --relocation-model=pic -passes='module(a,invalidate<all>,b)'
+        input.bc -o output.bc``, each action over the whole module with
+        fresh analyses, as passlab runs it (``input.bc`` is the episode's
+        starting module: ``env.observation["Ir"]`` before any step, or the
+        benchmark compiled as the environment compiles it). An action that
+        opt-19 runs with options of its own (-Oz's inliner) is a command of
+        its own, joined with ``&&``."""
         names = [self.action_names[a] for a in self.actions]
-        lines, at = [], "input.bc"
-        for i, name in enumerate(names):
-            out = f"step{i + 1}.bc"
-            options, passes = _passlab.opt_spelling(name)
-            flags = "".join(f"{o} " for o in options)
-            lines.append(f"opt-19 --relocation-model=pic {flags}-passes='{passes}' {at} -o {out}")
-            at = out
-        return "\n".join(lines)
+        groups = []  # (options, [names]) of consecutive actions
+        for name in names:
+            options, _ = _passlab.opt_spelling(name)
+            if groups and groups[-1][0] == options:
+                groups[-1][1].append(name)
+            else:
+                groups.append((options, [name]))
+        if not groups:
+            return "opt-19 --relocation-model=pic input.bc -o output.bc"
+        commands = []
+        for i, (options, group) in enumerate(groups):
+            at = "input.bc" if i == 0 else f"step{i}.bc"
+            out = "output.bc" if i == len(groups) - 1 else f"step{i + 1}.bc"
+            parts, plugins = [], []
+            for name in group:
+                parts.append(self._opt_element(_passlab.opt_spelling(name)[1], plugins))
+            passes = parts[0] if len(parts) == 1 else f"module({',invalidate<all>,'.join(parts)})"
+            words = ["opt-19", "--relocation-model=pic", *options]
+            words += [f"-load-pass-plugin={p}" for p in plugins]
+            words += [f"-passes={passes}", at, "-o", out]
+            commands.append(" ".join(shlex.quote(w) for w in words))
+        return " && ".join(commands)
+
+    def _opt_element(self, element, plugins):
+        """One action as opt-19's -passes= spells it to run alone over the
+        whole module (``function(loop-mssa(licm))``), as the environment's
+        context tunes it; a pass LLVM prints as its expansion
+        (``scc-oz-module-inliner``, whose printing loses -Oz's inline
+        parameters) as written, which opt-19 runs as passlab does."""
+        with self._context:
+            spelled = _passlab.opt_pipeline(element)
+        if spelled is None:  # pragma: no cover - every pool action is LLVM's
+            raise passlab_error(f"opt-19 cannot run '{element}' as one pipeline")
+        text, needs = spelled
+        plugins.extend(p for p in needs if p not in plugins)
+        base = element.split("<")[0]
+        if "(" not in element and base not in text:
+            return element
+        return text
 
     def validate(self, opt="opt-19"):
         """Replays the episode with opt-19 — the starting module as bitcode,

@@ -5,7 +5,7 @@ machine code.
 
     import numpy as np, passlab
     mod = passlab.Module.from_c("long dot(const int *a, const int *b, int n) { ... }")
-    passlab.transform.LLVMPass("default<O2>")(mod)
+    mod = passlab.transform.LLVMPass("default<O2>")(mod)
     jit = passlab.JIT(mod)                        # code generator level 2, the module's processor
     a = passlab.Buffer("i32", 1000, fill="range")  # shared memory; np.asarray(a) is a view
     jit.call("dot", a, a, 1000)

@@ -1,10 +1,11 @@
 """Passes and the contexts they run in: TVM's ``tvm.transform`` over LLVM.
 
-A pass is called on a module, ``mod = pass_(mod)``; it changes ``mod`` in
-place and returns it (passlab modules are mutable: ``mod.copy()`` keeps the
-original). If the pass fails — an error, a Python exception in a Python
-pass or an instrument, IR that no longer verifies — the module is left as
-it was and the error is raised.
+A pass is called on a module, ``new = pass_(mod)``, and returns a new
+module, ``mod`` left as it was (TVM's value semantics).
+``pass_(mod, inplace=True)``, or ``mod.apply(pass_)``, changes ``mod``
+itself and returns it, without the copy. If the pass fails — an error, a
+Python exception in a Python pass or an instrument, IR that no longer
+verifies — the error is raised and ``mod`` is as it was.
 """
 
 import functools
@@ -62,7 +63,9 @@ def _decorator(kind, method, signature, make, pass_func, opt_level, name, requir
             @functools.wraps(fn, updated=())
             def instantiate(*args, **kwargs):
                 instance = fn(*args, **kwargs)
-                return make(getattr(instance, method), pass_name, opt_level, required)
+                # The pass forwards attribute access to the instance (TVM's):
+                # cm = CountMuls(); mod = cm(mod); cm.n
+                return make(getattr(instance, method), pass_name, opt_level, required, instance)
 
             return instantiate
         if not callable(fn):
@@ -79,9 +82,11 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
 
     Decorating a function ``transform(mod, ctx)`` gives the pass; decorating
     a class with ``transform_module(self, mod, ctx)`` gives a class whose
-    instances are passes. The function changes ``mod`` in place (returning
-    ``None`` or ``mod``) or returns another :class:`passlab.Module` to take
-    its place::
+    instances are passes (forwarding attribute access to the class's
+    instance, as TVM's). The function returns the module that takes
+    ``mod``'s place — a pass called on ``mod`` makes a new one — or changes
+    ``mod`` in place (through :mod:`passlab.ir`, or
+    ``pass_(mod, inplace=True)``) and returns ``None`` or ``mod``::
 
         @module_pass(opt_level=1, name="o3-inside")
         def o3_inside(mod, ctx):

@@ -198,9 +198,15 @@ impl PyPassContext {
     }
 
     /// Replaces this (entered, innermost) context's instruments: the old
-    /// ones' exit_pass_ctx, then the new ones' enter_pass_ctx.
-    fn override_instruments(slf: Bound<'_, Self>, instruments: Vec<Py<PyAny>>) -> PyResult<()> {
+    /// ones' exit_pass_ctx, then the new ones' enter_pass_ctx; `None` (as
+    /// TVM's) leaves it with none.
+    #[pyo3(signature = (instruments))]
+    fn override_instruments(
+        slf: Bound<'_, Self>,
+        instruments: Option<Vec<Py<PyAny>>>,
+    ) -> PyResult<()> {
         let py = slf.py();
+        let instruments = instruments.unwrap_or_default();
         read(&slf)?;
         let innermost = ENTERED.with(|e| e.borrow().last().map(|c| c.bind(py).is(&slf)));
         if innermost != Some(true) {

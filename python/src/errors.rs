@@ -6,7 +6,7 @@
 
 use passlab::ErrorKind;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError};
+use pyo3::exceptions::{PyBaseException, PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -19,76 +19,122 @@ create_exception!(
     "Every error passlab raises; `kind` names its kind."
 );
 
-macro_rules! kinds {
-    ($($kind:ident => $class:ident, $doc:literal;)*) => {
-        $(create_exception!(passlab, $class, Error, $doc);)*
+/// Each kind's class: its name, the built-in class it also derives from
+/// (what Python code, TVM or CompilerGym would raise for such a failure, so
+/// that `except LookupError` catches an unknown pass as it would in TVM),
+/// and its docstring. The table in docs/src/python.md lists the same.
+const KINDS: [(ErrorKind, &str, &str, &str); 20] = [
+    (ErrorKind::Parse, "ParseError", "ValueError", "Malformed LLVM IR text or bitcode (also a ValueError)."),
+    (ErrorKind::Compile, "CompileError", "OSError", "clang rejected a C or C++ source: a failed compile job (also an OSError)."),
+    (ErrorKind::Link, "LinkError", "ValueError", "Modules could not be linked together (also a ValueError)."),
+    (ErrorKind::Codegen, "CodegenError", "RuntimeError", "LLVM's code generator failed on a module (also a RuntimeError)."),
+    (ErrorKind::Io, "IoError", "OSError", "Reading or writing a file failed (also an OSError)."),
+    (ErrorKind::UnknownPass, "UnknownPassError", "LookupError", "A pass name is not in the registry (also a LookupError)."),
+    (ErrorKind::Pipeline, "PipelineError", "ValueError", "LLVM's pipeline parser rejected pipeline text (also a ValueError)."),
+    (ErrorKind::DependencyCycle, "DependencyCycleError", "ValueError", "Required passes depend on each other in a cycle (also a ValueError)."),
+    (ErrorKind::Config, "ConfigError", "AttributeError", "A configuration key is unknown, or its value has the wrong type (also an AttributeError, as TVM's)."),
+    (ErrorKind::PassFailed, "PassFailedError", "RuntimeError", "A pass returned an error, panicked or crashed; the module is as it was (also a RuntimeError)."),
+    (ErrorKind::Verify, "VerifyError", "ValueError", "The IR does not verify (also a ValueError)."),
+    (ErrorKind::FunctionSetChanged, "FunctionSetChangedError", "RuntimeError", "A function pass added or removed functions (also a RuntimeError)."),
+    (ErrorKind::NotFound, "NotFoundError", "KeyError", "A name (function, module) does not exist (also a KeyError)."),
+    (ErrorKind::Instrument, "InstrumentError", "RuntimeError", "An instrument's hook failed (also a RuntimeError)."),
+    (ErrorKind::Command, "CommandError", "ValueError", "A command of the command language was misused (also a ValueError)."),
+    (ErrorKind::Chart, "ChartError", "RuntimeError", "A chart could not be drawn (also a RuntimeError)."),
+    (ErrorKind::Tool, "ToolError", "OSError", "One of LLVM's tools failed: a failed job (also an OSError)."),
+    (ErrorKind::Interrupted, "InterruptedError", "RuntimeError", "An interrupt stopped a pass; the module is as it was (also a RuntimeError)."),
+    (ErrorKind::Invalid, "InvalidError", "ValueError", "An invalid argument (also a ValueError)."),
+    (ErrorKind::Internal, "InternalError", "RuntimeError", "A bug in passlab; the module is as it was (also a RuntimeError)."),
+];
 
-        fn class_of(py: Python<'_>, kind: ErrorKind) -> Bound<'_, pyo3::types::PyType> {
-            match kind {
-                $(ErrorKind::$kind => py.get_type::<$class>(),)*
-                #[allow(unreachable_patterns)]
-                _ => py.get_type::<Error>(),
-            }
-        }
+/// The classes of `KINDS`, in its order, then `MissingFileError`.
+static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
 
-        /// Adds the classes to the extension module.
-        pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-            let py = m.py();
-            m.add("Error", py.get_type::<Error>())?;
-            $(m.add(stringify!($class), py.get_type::<$class>())?;)*
-            m.add("ThreadError", thread_error_type(py)?)?;
-            Ok(())
-        }
-    };
+/// `type(name, (first, second), {...})`: a class deriving from both, with
+/// `BaseException`'s `__str__` (a `KeyError`'s would quote the message).
+fn both(
+    py: Python<'_>,
+    name: &str,
+    first: &Bound<'_, PyType>,
+    second: &Bound<'_, PyAny>,
+    doc: &str,
+) -> PyResult<Py<PyType>> {
+    let bases = PyTuple::new(py, [first.as_any(), second])?;
+    let namespace = PyDict::new(py);
+    namespace.set_item("__module__", "passlab")?;
+    namespace.set_item("__doc__", doc)?;
+    namespace.set_item(
+        "__str__",
+        py.get_type::<PyBaseException>().getattr("__str__")?,
+    )?;
+    let class = py.get_type::<PyType>().call1((name, bases, namespace))?;
+    Ok(class.cast_into::<PyType>()?.unbind())
 }
 
-kinds! {
-    Parse => ParseError, "Malformed LLVM IR text or bitcode.";
-    Compile => CompileError, "clang rejected a C or C++ source.";
-    Link => LinkError, "Modules could not be linked together.";
-    Codegen => CodegenError, "LLVM's code generator failed on a module.";
-    Io => IoError, "Reading or writing a file failed.";
-    UnknownPass => UnknownPassError, "A pass name is not in the registry.";
-    Pipeline => PipelineError, "LLVM's pipeline parser rejected pipeline text.";
-    DependencyCycle => DependencyCycleError, "Required passes depend on each other in a cycle.";
-    Config => ConfigError, "A configuration key is unknown, or its value has the wrong type.";
-    PassFailed => PassFailedError, "A pass returned an error, panicked or crashed; the module is as it was.";
-    Verify => VerifyError, "The IR does not verify.";
-    FunctionSetChanged => FunctionSetChangedError, "A function pass added or removed functions.";
-    NotFound => NotFoundError, "A name (function, module) does not exist.";
-    Instrument => InstrumentError, "An instrument's hook failed.";
-    Command => CommandError, "A command of the command language was misused.";
-    Chart => ChartError, "A chart could not be drawn.";
-    Tool => ToolError, "One of LLVM's tools failed.";
-    Interrupted => InterruptedError, "An interrupt stopped a pass; the module is as it was.";
-    Invalid => InvalidError, "An invalid argument.";
-    Internal => InternalError, "A bug in passlab; the module is as it was.";
+fn classes(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
+    CLASSES.get_or_try_init(py, || {
+        let builtins = py.import("builtins")?;
+        let error = py.get_type::<Error>();
+        let mut out = KINDS
+            .iter()
+            .map(|(_, name, builtin, doc)| {
+                both(py, name, &error, &builtins.getattr(*builtin)?, doc)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let io = out[4].bind(py).clone();
+        out.push(both(
+            py,
+            "MissingFileError",
+            &io,
+            &builtins.getattr("FileNotFoundError")?,
+            "A file to read does not exist (an IoError, also a FileNotFoundError).",
+        )?);
+        Ok(out)
+    })
+}
+
+/// The class for an error of `kind` (a missing file's: `MissingFileError`).
+fn class_of<'py>(py: Python<'py>, kind: ErrorKind, missing_file: bool) -> Bound<'py, PyType> {
+    let Ok(classes) = classes(py) else {
+        return py.get_type::<Error>();
+    };
+    if missing_file {
+        return classes[KINDS.len()].bind(py).clone();
+    }
+    match KINDS.iter().position(|(k, ..)| *k == kind) {
+        Some(i) => classes[i].bind(py).clone(),
+        None => py.get_type::<Error>(),
+    }
+}
+
+/// Adds the classes to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("Error", py.get_type::<Error>())?;
+    let classes = classes(py)?;
+    for class in classes {
+        let class = class.bind(py);
+        m.add(class.name()?.to_string(), class)?;
+    }
+    m.add("ThreadError", thread_error_type(py)?)?;
+    Ok(())
 }
 
 /// `passlab.ThreadError`: a subclass of both `passlab.Error` and
 /// `RuntimeError` (what Python raises for an object used where it cannot
-/// be), which `create_exception!` cannot make (one base), so it is made as
-/// `type("ThreadError", (Error, RuntimeError), {...})` once.
+/// be), made once as the kinds' classes are.
 static THREAD_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn thread_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     THREAD_ERROR
         .get_or_try_init(py, || {
-            let bases = PyTuple::new(
+            both(
                 py,
-                [py.get_type::<Error>(), py.get_type::<PyRuntimeError>()],
-            )?;
-            let namespace = PyDict::new(py);
-            namespace.set_item("__module__", "passlab")?;
-            namespace.set_item(
-                "__doc__",
+                "ThreadError",
+                &py.get_type::<Error>(),
+                py.get_type::<PyRuntimeError>().as_any(),
                 "A passlab object was used on a thread other than the one that made it \
                  (each object belongs to its thread); also a RuntimeError.",
-            )?;
-            let class = py
-                .get_type::<PyType>()
-                .call1(("ThreadError", bases, namespace))?;
-            Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
+            )
         })
         .map(|class| class.bind(py))
 }
@@ -146,7 +192,9 @@ pub fn to_py(e: passlab::Error) -> PyErr {
         return raised;
     }
     Python::attach(|py| {
-        let class = class_of(py, e.kind());
+        let missing =
+            matches!(&e, passlab::Error::Io { message, .. } if message.contains("no such file"));
+        let class = class_of(py, e.kind(), missing);
         PyErr::from_type(class, e.to_string())
     })
 }

@@ -105,7 +105,7 @@ impl Instrument for PyInstrument {
 /// The core instrument for a Python object given as one.
 pub fn to_core(object: &Bound<'_, PyAny>) -> PyResult<Rc<dyn Instrument>> {
     if let Ok(t) = object.cast::<PyTiming>() {
-        return Ok(t.get().inner.get()?.clone());
+        return Ok(Rc::new(ClearedOnExit(t.get().inner.get()?.clone())));
     }
     if let Ok(t) = object.cast::<PyIrSize>() {
         return Ok(t.get().inner.get()?.clone());
@@ -158,6 +158,44 @@ pub fn to_core(object: &Bound<'_, PyAny>) -> PyResult<Rc<dyn Instrument>> {
         name: class.name()?.to_string(),
         has,
     }))
+}
+
+/// The timing instrument as TVM's: its records are cleared when the context
+/// it was given to exits (read them with `render()` inside the `with`), and
+/// when `override_instruments` replaces it. The core's (the REPL's `:with
+/// timing`) keeps them until cleared.
+struct ClearedOnExit(Rc<Timing>);
+
+impl Instrument for ClearedOnExit {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn enter_pass_ctx(&self) -> passlab::Result<()> {
+        self.0.enter_pass_ctx()
+    }
+    fn exit_pass_ctx(&self) -> passlab::Result<()> {
+        let exited = self.0.exit_pass_ctx();
+        self.0.clear();
+        exited
+    }
+    fn should_run(&self, module: &Module, pass: &PassRun) -> passlab::Result<bool> {
+        self.0.should_run(module, pass)
+    }
+    fn run_before_pass(&self, module: &Module, pass: &PassRun) -> passlab::Result<()> {
+        self.0.run_before_pass(module, pass)
+    }
+    fn run_after_pass(&self, module: &Module, pass: &PassRun) -> passlab::Result<()> {
+        self.0.run_after_pass(module, pass)
+    }
+    fn machine_needs(&self) -> Option<passlab::instrument::MachineNeeds> {
+        self.0.machine_needs()
+    }
+    fn machine_run(&self, run: &passlab::instrument::MachineRun) -> passlab::Result<()> {
+        self.0.machine_run(run)
+    }
+    fn closing(&self) -> String {
+        self.0.closing()
+    }
 }
 
 fn secs(d: std::time::Duration) -> f64 {

@@ -72,8 +72,10 @@ fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(search::tune_instructions, m)?)?;
     m.add_function(wrap_pyfunction!(passes::oz_ordering, m)?)?;
     m.add_function(wrap_pyfunction!(passes::opt_spelling, m)?)?;
+    m.add_function(wrap_pyfunction!(passes::opt_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(passes::sample_corpus, m)?)?;
     m.add("LLVM_VERSION", "19")?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
 

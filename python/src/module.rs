@@ -16,12 +16,17 @@ use std::cell::Cell;
 use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
 
 /// An LLVM IR module: from C or C++ (clang-19, as clang hands it to its
 /// pipeline), IR text, bitcode or a file.
 #[pyclass(name = "Module", module = "passlab")]
 pub struct PyModule_ {
     holder: Local<Holder>,
+    /// Set when a pass was called on this module (lent to a Python pass)
+    /// without `inplace`: its result is a new module, which the Python
+    /// pass must return, or it is lost.
+    pub passed_on: AtomicBool,
 }
 
 static KIND: Kind = Kind {
@@ -44,6 +49,7 @@ impl PyModule_ {
     pub fn owned(module: passlab::Module) -> Self {
         PyModule_ {
             holder: Local::new(Holder::Owned(module), &KIND),
+            passed_on: AtomicBool::new(false),
         }
     }
 
@@ -91,6 +97,16 @@ impl PyModule_ {
 }
 
 impl PyModule_ {
+    /// Whether this is a module lent to an instrument to read.
+    pub fn lent_to_read(&self) -> bool {
+        matches!(self.holder.get(), Ok(Holder::Lent { mutable: false, .. }))
+    }
+
+    /// Whether this is a module lent to a Python pass to change.
+    pub fn lent_to_change(&self) -> bool {
+        matches!(self.holder.get(), Ok(Holder::Lent { mutable: true, .. }))
+    }
+
     /// The module for an edit through the IR API: only a module lent to a
     /// Python pass, which verifies the IR when it returns and puts the
     /// module back if it fails.
@@ -192,6 +208,7 @@ pub fn lend<R>(
                 },
                 &KIND,
             ),
+            passed_on: AtomicBool::new(false),
         },
     )?;
     f(&object)
@@ -433,6 +450,16 @@ impl PyModule_ {
                 ir: None,
             })
         })
+    }
+
+    /// Runs `pass_` on this module itself (`pass_(mod, inplace=True)`) and
+    /// returns it; on an error the module is as it was.
+    fn apply<'py>(
+        slf: Bound<'py, Self>,
+        pass_: PyRef<'_, crate::passes::PyPass>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::passes::apply_in_place(&pass_.pass, &slf)?;
+        Ok(slf)
     }
 
     /// An independent copy (what a lent module gives to keep).

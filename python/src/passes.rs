@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::BTreeSet;
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// The names of the passes made in Python (module and function passes,
@@ -100,6 +101,15 @@ impl PyPassInfo {
 
 #[pymethods]
 impl PyPassInfo {
+    /// `PassInfo(opt_level, name, required=None, traceable=False)`, TVM's
+    /// constructor (`traceable` is accepted and has no use here).
+    #[new]
+    #[pyo3(signature = (opt_level, name, required=None, traceable=false))]
+    fn new(opt_level: u32, name: &str, required: Option<Vec<String>>, traceable: bool) -> Self {
+        let _ = traceable;
+        Self::of(&PassInfo::new(name, opt_level).requires(required.unwrap_or_default()))
+    }
+
     fn __repr__(&self) -> String {
         let mut s = format!(
             "PassInfo(name={:?}, opt_level={}, required={:?}",
@@ -113,30 +123,86 @@ impl PyPassInfo {
     }
 }
 
-/// A pass: `mod = pass_(mod)` runs it on `mod` (in place; the same module
-/// is returned) under the current PassContext. If it fails, `mod` is as it
-/// was and the error is raised.
+/// A pass: `new = pass_(mod)` runs it under the current PassContext on a
+/// copy of `mod` and returns the copy, `mod` left as it was (TVM's modules
+/// are values); `pass_(mod, inplace=True)`, or `mod.apply(pass_)`, changes
+/// `mod` itself and returns it. If the pass fails the error is raised and
+/// `mod` is as it was.
 #[pyclass(name = "Pass", module = "passlab.transform", subclass, frozen)]
 pub struct PyPass {
     pub pass: PassRef,
+    /// The instance of a class decorated with `module_pass` or
+    /// `function_pass`, whose attributes the pass forwards (TVM's).
+    pub instance: Option<Py<PyAny>>,
+}
+
+impl PyPass {
+    pub fn new(pass: PassRef) -> Self {
+        PyPass {
+            pass,
+            instance: None,
+        }
+    }
+}
+
+/// Runs `pass` on `module` itself: the core's transactional apply.
+pub fn apply_in_place(pass: &PassRef, module: &Bound<'_, PyModule_>) -> PyResult<()> {
+    let py = module.py();
+    let mut m = module.try_borrow_mut().map_err(|_| {
+        PyTypeError::new_err(
+            "this module is being transformed by a pass already; \
+             a hook or pass gets the module it may use as its argument",
+        )
+    })?;
+    let core = m.get_mut()?;
+    let pass = pass.clone();
+    run_core(py, || pass.apply(core))
 }
 
 #[pymethods]
 impl PyPass {
-    fn __call__<'py>(&self, module: Bound<'py, PyModule_>) -> PyResult<Bound<'py, PyModule_>> {
+    #[pyo3(signature = (module, inplace=false))]
+    fn __call__<'py>(
+        &self,
+        module: Bound<'py, PyModule_>,
+        inplace: bool,
+    ) -> PyResult<Bound<'py, PyModule_>> {
         let py = module.py();
-        {
-            let mut m = module.try_borrow_mut().map_err(|_| {
-                PyTypeError::new_err(
-                    "this module is being transformed by a pass already; \
-                     a hook or pass gets the module it may use as its argument",
-                )
-            })?;
-            let core = m.get_mut()?;
-            let pass = self.pass.clone();
-            run_core(py, || pass.apply(core))?;
+        if inplace {
+            apply_in_place(&self.pass, &module)?;
+            return Ok(module);
         }
-        Ok(module)
+        let mut copy = {
+            let this = crate::module::read(&module)?;
+            if this.lent_to_read() {
+                // A pass run from a hook would call the hooks again, on
+                // and on.
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "this module is lent to an instrument to read; an instrument \
+                     cannot change it or run passes on it (write a pass)",
+                ));
+            }
+            if this.lent_to_change() {
+                this.passed_on.store(true, Ordering::Relaxed);
+            }
+            this.get()?.copy()
+        };
+        drop(module);
+        let pass = self.pass.clone();
+        run_core(py, || pass.apply(&mut copy))?;
+        Bound::new(py, PyModule_::owned(copy))
+    }
+
+    /// Attributes of the decorated class's instance (`cm = CountMuls();
+    /// cm(mod); cm.n`), as TVM's class passes forward them.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match &self.instance {
+            Some(instance) => Ok(instance.bind(py).getattr(name)?.unbind()),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'{}' pass has no attribute '{name}'",
+                self.pass.info().name
+            ))),
+        }
     }
 
     /// The pass's PassInfo.
@@ -151,7 +217,7 @@ impl PyPass {
         self.pass
             .children()
             .iter()
-            .map(|p| PyPass { pass: p.clone() })
+            .map(|p| PyPass::new(p.clone()))
             .collect()
     }
 
@@ -175,7 +241,7 @@ impl PyLlvmPass {
     #[new]
     fn new(name: &str) -> PyResult<(Self, PyPass)> {
         let pass = check(registry::get_pass(name))?;
-        Ok((PyLlvmPass, PyPass { pass }))
+        Ok((PyLlvmPass, PyPass::new(pass)))
     }
 }
 
@@ -203,9 +269,7 @@ impl PySequential {
         note_name(name);
         Ok((
             PySequential,
-            PyPass {
-                pass: Arc::new(Sequential::with_info(info, passes)),
-            },
+            PyPass::new(Arc::new(Sequential::with_info(info, passes))),
         ))
     }
 }
@@ -219,12 +283,7 @@ impl PyPrintIr {
     #[new]
     #[pyo3(signature = (header=""))]
     fn new(header: &str) -> (Self, PyPass) {
-        (
-            PyPrintIr,
-            PyPass {
-                pass: Arc::new(PrintIr::new(header)),
-            },
-        )
+        (PyPrintIr, PyPass::new(Arc::new(PrintIr::new(header))))
     }
 }
 
@@ -242,13 +301,14 @@ pub struct PyFunctionPass;
 /// marked optnone are skipped; adding or removing functions is an error;
 /// an exception leaves the module as it was and is raised as itself.
 #[pyfunction]
-#[pyo3(signature = (transform, name, opt_level, required=None))]
+#[pyo3(signature = (transform, name, opt_level, required=None, instance=None))]
 pub fn make_function_pass(
     py: Python<'_>,
     transform: Py<PyAny>,
     name: &str,
     opt_level: u32,
     required: Option<Vec<String>>,
+    instance: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyFunctionPass>> {
     if name.trim().is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -284,6 +344,7 @@ pub fn make_function_pass(
     });
     let init = PyClassInitializer::from(PyPass {
         pass: Arc::new(pass),
+        instance,
     })
     .add_subclass(PyFunctionPass);
     Py::new(py, init)
@@ -292,7 +353,7 @@ pub fn make_function_pass(
 /// A pipeline as `:run` takes it (`mem2reg,instcombine`, `default<O2>`).
 #[pyfunction]
 pub fn parse_pipeline(text: &str) -> PyResult<PyPass> {
-    check(passlab::pipeline::parse(text)).map(|pass| PyPass { pass })
+    check(passlab::pipeline::parse(text)).map(PyPass::new)
 }
 
 /// A module pass whose body is `transform(mod, ctx)`, a Python callable:
@@ -300,13 +361,14 @@ pub fn parse_pipeline(text: &str) -> PyResult<PyPass> {
 /// its place. An exception leaves the module as it was and is raised to the
 /// caller as itself.
 #[pyfunction]
-#[pyo3(signature = (transform, name, opt_level, required=None))]
+#[pyo3(signature = (transform, name, opt_level, required=None, instance=None))]
 pub fn make_module_pass(
     py: Python<'_>,
     transform: Py<PyAny>,
     name: &str,
     opt_level: u32,
     required: Option<Vec<String>>,
+    instance: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyModulePass>> {
     if name.trim().is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -321,6 +383,19 @@ pub fn make_module_pass(
             let result = lend(py, NonNull::from(&mut *m), true, |lent| {
                 let ctx = context::current(py)?;
                 let out = transform.bind(py).call1((lent.clone(), ctx))?;
+                if out.is_none() && crate::module::read(lent)?.passed_on.load(Ordering::Relaxed) {
+                    let message = format!(
+                        "module pass '{pass_name}' called a pass on its module and returned None: \
+                         a pass returns a new module (TVM's value semantics) and leaves its input \
+                         as it was; return that module, or call the pass with inplace=True"
+                    );
+                    PyErr::warn(
+                        py,
+                        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                        &std::ffi::CString::new(message).unwrap_or_default(),
+                        1,
+                    )?;
+                }
                 if out.is_none() || out.is(lent) {
                     return Ok(None);
                 }
@@ -346,6 +421,7 @@ pub fn make_module_pass(
     });
     let init = PyClassInitializer::from(PyPass {
         pass: Arc::new(pass),
+        instance,
     })
     .add_subclass(PyModulePass);
     Py::new(py, init)
@@ -402,6 +478,16 @@ pub fn sample_corpus() -> Vec<&'static str> {
 #[pyfunction]
 pub fn opt_spelling(element: &str) -> (Vec<String>, String) {
     passlab::pipeline::opt_spelling(element)
+}
+
+/// `text` (pass texts joined by commas) as one `opt-19 -passes=` pipeline
+/// that runs each element alone over the whole module with fresh analyses,
+/// as passlab runs a list, under the current context's tuning: the
+/// pipeline and the plugins it loads; None when opt-19 cannot run it as
+/// one text (a passlab pass, an element needing options).
+#[pyfunction]
+pub fn opt_pipeline(text: &str) -> Option<(String, Vec<String>)> {
+    passlab::pipeline::llvm_spelling(text).map(|s| (s.passes, s.plugins))
 }
 
 /// -Oz's own pipeline as the actions that make it, one after the other.

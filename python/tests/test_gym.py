@@ -102,11 +102,10 @@ def test_validate_replays_the_episode_with_opt19(adler32):
     assert result.okay(), result.errors
     assert result.opt_instcount == env.module.instcount
     assert result.opt_oz_instcount == result.passlab_oz_instcount
-    # One opt-19 command per step (an action with LLVM options spells them
-    # before -passes=).
-    steps = env.commandline().splitlines()
-    assert len(steps) == 20 and all(s.startswith("opt-19 --relocation-model=pic ") for s in steps)
-    assert all(f"-o step{i}.bc" in s for i, s in enumerate(steps, 1))
+    # One command line (test_compiler_gym_peer.py runs it in opt-19).
+    line = env.commandline()
+    assert "\n" not in line and line.startswith("opt-19 --relocation-model=pic ")
+    assert line.endswith(" -o output.bc")
 
 
 def test_time_limit_truncates(adler32):
@@ -128,8 +127,8 @@ def test_benchmarks_from_modules_lists_and_options(adler32, zlib):
 
 
 def test_bad_inputs_are_clear_errors(adler32, tmp_path):
-    with pytest.raises(passlab.Error, match="no benchmark"):
-        passlab.gym.LlvmEnv()
+    with pytest.raises(passlab.Error, match="an empty list of benchmarks"):
+        passlab.gym.LlvmEnv(benchmark=[])
     with pytest.raises(passlab.IoError, match="no such file"):
         passlab.gym.LlvmEnv(benchmark=tmp_path / "nope.c")
     with pytest.raises(passlab.Error, match="no .c, .cc"):

@@ -16,7 +16,7 @@ def test_passes_by_name_with_parameters(loop_module):
     seq = parse_pipeline("mem2reg,instcombine")
     assert [q.info.name for q in seq.passes] == ["mem2reg", "instcombine"]
     assert isinstance(seq, passlab.transform.Pass)
-    LLVMPass("function(loop-mssa(licm))")(loop_module)
+    loop_module = LLVMPass("function(loop-mssa(licm))")(loop_module)
     names = {p["name"] for p in list_passes()}
     assert {"instcombine", "licm", "strip-dead-internals"} <= names
 
@@ -53,7 +53,7 @@ def test_passes_that_write_files_or_start_programs_are_refused(tmp_path):
 def test_a_python_pass_that_raises_leaves_the_module(loop_module):
     @module_pass(opt_level=0)
     def half_done(mod, ctx):
-        LLVMPass("default<O2>")(mod)
+        mod = LLVMPass("default<O2>")(mod)
         raise KeyError("on purpose")
 
     before = str(loop_module)
@@ -94,7 +94,7 @@ def test_an_instrument_cannot_change_the_module(loop_module):
 
     with pytest.raises(RuntimeError, match="an instrument cannot change it"):
         with PassContext(instruments=[Meddler()]):
-            LLVMPass("mem2reg")(loop_module)
+            loop_module = LLVMPass("mem2reg")(loop_module)
 
 
 def test_instruments_are_checked():
@@ -115,10 +115,10 @@ def test_instruments_are_checked():
 def test_a_module_in_use_cannot_be_passed_again(loop_module):
     @module_pass(opt_level=0)
     def reenter(mod, ctx):
-        LLVMPass("instcombine")(loop_module)  # the outer module, not the lent one
+        LLVMPass("instcombine")(loop_module, inplace=True)  # the outer module, not the lent one
 
     with pytest.raises(TypeError, match="being transformed by a pass already"):
-        reenter(loop_module)
+        reenter(loop_module, inplace=True)
 
 
 def test_sequential_of_python_and_llvm_passes(loop_module):
@@ -130,5 +130,5 @@ def test_sequential_of_python_and_llvm_passes(loop_module):
 
     seq = Sequential([note, LLVMPass("sroa"), note, LLVMPass("instcombine"), note], opt_level=1, name="mine")
     assert seq.info.name == "mine"
-    seq(loop_module)
+    loop_module = seq(loop_module)
     assert seen[0] > seen[1] >= seen[2] == loop_module.instcount
