@@ -341,6 +341,6 @@ fn the_explorers_diffs_carry_source_lines_with_g() {
     // The page colours them: its style has the palette, its script the rule.
     let (page, _) =
         passlab::explore::html(&r, Some((f, Some(n))), &Default::default(), true, 1 << 24);
-    assert!(page.contains("td.plab-x-ln.plab-x-s0{background:#fde2e4"));
+    assert!(page.contains("td.plab-x-ln.plab-x-s0{box-shadow:inset 8px 0 0 #fde2e4"));
     assert!(page.contains("SOURCE_LINE") && page.contains("plab-x-hot"));
 }

@@ -802,9 +802,11 @@ pub fn html(
     (page, stats)
 }
 
-/// The diffs' source colours: a line's number cells on the colour of its
-/// source line (`:asm`'s palette), outlined while a row from the same
-/// line is hovered.
+/// The diffs' source colours: a line's number cells striped on their left
+/// with the colour of its source line (`:asm`'s palette; a stripe, so that
+/// the cell keeps the diff's own colour and a pink source line does not
+/// read as a deletion), outlined while a row from the same line is
+/// hovered.
 fn source_style() -> String {
     let mut css = String::from(
         ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-hot{outline:2px solid #333;outline-offset:-1px}",
@@ -812,7 +814,7 @@ fn source_style() -> String {
     for (i, c) in crate::highlight::SOURCE_COLOURS.iter().enumerate() {
         let _ = write!(
             css,
-            ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-s{i}{{background:{c};color:#444}}"
+            ".plab-explore table.plab-x-diffrows td.plab-x-ln.plab-x-s{i}{{box-shadow:inset 8px 0 0 {c}}}"
         );
     }
     css
