@@ -1087,6 +1087,11 @@ fn dump_ir_writes_only_into_a_folder_it_made() {
     // No folder, a folder of the user's, a file: refused, nothing touched.
     let e = s.execute(":instrument dump-ir").unwrap_err().to_string();
     assert!(e.contains("--out DIR"), "{e}");
+    let e = s
+        .execute(":instrument dump-ir --out")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--out expects a folder"), "{e}");
     let mine = tmp.path().join("mine");
     std::fs::create_dir(&mine).unwrap();
     std::fs::write(mine.join("notes.txt"), "mine").unwrap();
@@ -1192,7 +1197,8 @@ fn every_row_of_the_instruments_table_reaches_help_completion_and_reference() {
             "{}",
             b.name
         );
-        let line = format!(":instrument {}", &b.name[..2]);
+        // Completion matches a fixed set of words in any case.
+        let line = format!(":instrument {}", b.name[..2].to_uppercase());
         let (_, completed) = s.completions().complete(&line, line.len());
         assert!(
             completed

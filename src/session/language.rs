@@ -180,7 +180,16 @@ impl Names {
             } else {
                 self.candidates(kind)
             };
-            out.extend(candidates.into_iter().filter(|c| c.starts_with(typed)));
+            // Words of a fixed set match in any case (`irsha` → `IrSha1`),
+            // as the commands take them; names exactly.
+            let any_case = matches!(kind, Kind::OneOf(_));
+            out.extend(candidates.into_iter().filter(|c| {
+                c.starts_with(typed)
+                    || (any_case
+                        && c.len() >= typed.len()
+                        && c.is_char_boundary(typed.len())
+                        && c[..typed.len()].eq_ignore_ascii_case(typed))
+            }));
         }
         // Candidates that complete a sub-word replace only that part.
         if from > 0 {
@@ -438,6 +447,14 @@ mod tests {
             complete(":instrument print-c"),
             vec!["print-changed", "print-changed="]
         );
+        // A fixed set's words in any case (the spaces are taken so);
+        // names exactly.
+        assert_eq!(complete(":features irsha"), vec!["IrSha1"]);
+        assert_eq!(
+            complete(":features instc"),
+            vec!["InstCount", "InstCountNorm"]
+        );
+        assert!(complete(":diff SU").is_empty());
         // Past the first argument of :diff, modules again, then functions.
         assert_eq!(complete(":diff sum su"), vec!["sum"]);
         assert_eq!(complete(":diff sum lower su"), vec!["sum", "sum_squares"]);

@@ -418,11 +418,13 @@ fn requested(a: &Args) -> Result<Requested> {
         ));
     }
     let mut words = a.words.clone();
-    let out = super::take_out(
-        &mut words,
-        "instrument",
-        ": a folder for dump-ir, which passlab makes",
-    )?;
+    if words.last().is_some_and(|w| w == "--out") {
+        return Err(err(
+            "instrument",
+            "--out expects a folder: :instrument dump-ir --out DIR (a new folder, which passlab makes)",
+        ));
+    }
+    let out = super::take_out(&mut words, "instrument", "")?;
     let mut r = Requested {
         items: Vec::new(),
         kinds: Vec::new(),
