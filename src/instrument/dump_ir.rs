@@ -256,10 +256,7 @@ impl Instrument for DumpIr {
     }
 
     fn machine_needs(&self) -> Option<super::MachineNeeds> {
-        Some(super::MachineNeeds {
-            texts: true,
-            ..super::MachineNeeds::changes()
-        })
+        Some(super::MachineNeeds::texts())
     }
 
     fn machine_run(&self, run: &super::MachineRun) -> Result<()> {

@@ -185,6 +185,14 @@ impl MachineNeeds {
             ..MachineNeeds::default()
         }
     }
+
+    /// Each changed function's text too (print, dump-ir).
+    pub fn texts() -> MachineNeeds {
+        MachineNeeds {
+            texts: true,
+            ..MachineNeeds::changes()
+        }
+    }
 }
 
 /// One back-end pass summed over its executions.

@@ -235,10 +235,7 @@ impl PrintPasses {
 
 impl Instrument for PrintPasses {
     fn machine_needs(&self) -> Option<super::MachineNeeds> {
-        Some(super::MachineNeeds {
-            texts: true,
-            ..super::MachineNeeds::changes()
-        })
+        Some(super::MachineNeeds::texts())
     }
 
     fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
@@ -467,10 +464,7 @@ impl PrintChanged {
 
 impl Instrument for PrintChanged {
     fn machine_needs(&self) -> Option<super::MachineNeeds> {
-        Some(super::MachineNeeds {
-            texts: true,
-            ..super::MachineNeeds::changes()
-        })
+        Some(super::MachineNeeds::texts())
     }
 
     fn machine_run(&self, run: &super::MachineRun) -> Result<()> {
