@@ -1,4 +1,4 @@
-//! Compiles the C++ shim (`shim/shim.cpp`, `shim/clang.cpp`, `shim/mc.cpp`, `shim/remarks.cpp`) against LLVM 19
+//! Compiles the C++ shim (`shim/*.cpp`: the runner, JIT symbol queries, fingerprints, the printer, clang, the machine-code layer, remarks, LTO) against LLVM 19
 //! and clang 19, and tells the crate where LLVM's tools live.
 use std::process::Command;
 
@@ -18,6 +18,11 @@ fn llvm_config(arg: &str) -> String {
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
+    println!("cargo:rerun-if-changed=shim/shim.h");
+    println!("cargo:rerun-if-changed=shim/hash.h");
+    println!("cargo:rerun-if-changed=shim/jit_symbols.cpp");
+    println!("cargo:rerun-if-changed=shim/fingerprint.cpp");
+    println!("cargo:rerun-if-changed=shim/printer.cpp");
     println!("cargo:rerun-if-changed=shim/clang.cpp");
     println!("cargo:rerun-if-changed=shim/mc.cpp");
     println!("cargo:rerun-if-changed=shim/remarks.cpp");
@@ -28,6 +33,9 @@ fn main() {
     build
         .cpp(true)
         .file("shim/shim.cpp")
+        .file("shim/jit_symbols.cpp")
+        .file("shim/fingerprint.cpp")
+        .file("shim/printer.cpp")
         .file("shim/clang.cpp")
         .file("shim/mc.cpp")
         .file("shim/remarks.cpp")
