@@ -166,16 +166,15 @@ fn no_module_uses_a_layer_above_its_own() {
 }
 
 /// Within the base too: no module reaches itself through the others.
-#[test]
-fn no_module_imports_in_a_circle() {
-    let mut edges: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for (file, own, used) in uses() {
-        edges.entry(own).or_default().entry(used).or_insert(file);
-    }
-    // Depth-first search; a back edge is a circle, printed with the files.
+/// Edges between modules (or files), each with the file that makes it.
+type Edges = BTreeMap<String, BTreeMap<String, String>>;
+
+/// A circle in `edges`, written out with the files, if there is one
+/// (depth-first search: a back edge is a circle).
+fn circle(edges: &Edges) -> Option<String> {
     fn visit(
         m: &str,
-        edges: &BTreeMap<String, BTreeMap<String, String>>,
+        edges: &Edges,
         path: &mut Vec<String>,
         done: &mut Vec<String>,
     ) -> Option<String> {
@@ -201,11 +200,116 @@ fn no_module_imports_in_a_circle() {
         None
     }
     let mut done = Vec::new();
-    for m in edges.keys() {
-        if let Some(circle) = visit(m, &edges, &mut Vec::new(), &mut done) {
-            panic!("modules import each other in a circle: {circle}");
+    edges
+        .keys()
+        .find_map(|m| visit(m, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_module_imports_in_a_circle() {
+    let mut edges = Edges::new();
+    for (file, own, used) in uses() {
+        edges.entry(own).or_default().entry(used).or_insert(file);
+    }
+    if let Some(circle) = circle(&edges) {
+        panic!("modules import each other in a circle: {circle}");
+    }
+}
+
+/// Whether `code` (a file of `module`) takes from its sibling file
+/// `sibling`: `super::sibling`, `crate::module::sibling`, or `sibling` in a
+/// `use super::{...}` list.
+fn takes_from_sibling(code: &str, module: &str, sibling: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let at_word = |prefix: &str| {
+        code.match_indices(prefix).any(|(i, p)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + p.len()..].chars().next();
+            !before.is_some_and(|c| ident(c) || c == ':') && !after.is_some_and(ident)
+        })
+    };
+    let listed = code.match_indices("use super::{").any(|(i, p)| {
+        let list = &code[i + p.len()..];
+        let list = &list[..list.find('}').unwrap_or(list.len())];
+        list.split(|c: char| !ident(c)).any(|w| w == sibling)
+    });
+    at_word(&format!("super::{sibling}"))
+        || at_word(&format!("crate::{module}::{sibling}"))
+        || listed
+}
+
+/// The files of a module read bottom-up too: none takes from a sibling that
+/// takes from it, directly or around (`mod.rs`, which declares them, aside).
+#[test]
+fn no_file_imports_a_sibling_in_a_circle() {
+    let mut by_dir: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for (rel, text) in sources() {
+        let p = Path::new(&rel);
+        let (Some(dir), Some(stem)) = (p.parent(), p.file_stem()) else {
+            continue;
+        };
+        let (dir, stem) = (
+            dir.display().to_string(),
+            stem.to_string_lossy().into_owned(),
+        );
+        if !dir.is_empty() && stem != "mod" {
+            by_dir.entry(dir).or_default().push((stem, code(&text)));
         }
     }
+    for (dir, files) in &by_dir {
+        let module = dir.replace('/', "::");
+        let mut edges = Edges::new();
+        for (f, text) in files {
+            for (g, _) in files.iter().filter(|(g, _)| g != f) {
+                if takes_from_sibling(text, &module, g) {
+                    edges
+                        .entry(f.clone())
+                        .or_default()
+                        .insert(g.clone(), format!("{dir}/{f}.rs"));
+                }
+            }
+        }
+        if let Some(circle) = circle(&edges) {
+            panic!("files of src/{dir} import each other in a circle: {circle}");
+        }
+    }
+}
+
+#[test]
+fn the_sibling_check_sees_each_way_of_taking() {
+    assert!(takes_from_sibling(
+        "use super::asm::Assembly;",
+        "jit",
+        "asm"
+    ));
+    assert!(takes_from_sibling(
+        "let r = crate::jit::asm::f();",
+        "jit",
+        "asm"
+    ));
+    assert!(takes_from_sibling(
+        "use super::{asm, probes::Reader};",
+        "jit",
+        "asm"
+    ));
+    assert!(!takes_from_sibling(
+        "use super::asmx::A; use super::super::asm;",
+        "jit",
+        "asm"
+    ));
+    let mut edges = Edges::new();
+    edges
+        .entry("a".into())
+        .or_default()
+        .insert("b".into(), "m/a.rs".into());
+    edges
+        .entry("b".into())
+        .or_default()
+        .insert("a".into(), "m/b.rs".into());
+    assert_eq!(
+        circle(&edges).as_deref(),
+        Some("a -> b (src/m/a.rs), b -> a (src/m/b.rs)")
+    );
 }
 
 #[test]

@@ -32,10 +32,10 @@
 //! assert!(text.contains("ret"), "{text}");
 //! ```
 
-use super::backend::Backend;
 use super::codegen::{
     child_error, emit_file, emit_probed, on_fatal_error, prepare, Codegen, Probe,
 };
+use super::probes::Backend;
 use crate::module::Module;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -236,7 +236,7 @@ fn generate(
         }
         Ok(out)
     };
-    let mut record = super::backend::Reader::default();
+    let mut record = super::probes::Reader::default();
     let bytes = crate::child::in_child_streamed(work, &mut |piece| record.feed(piece))
         .map_err(|e| child_error(&name, e))?;
     let broken = || Error::Codegen {

@@ -53,6 +53,7 @@ mod codegen;
 mod compare;
 pub(crate) mod isolate;
 pub mod mca;
+pub mod probes;
 mod subject;
 
 pub use codegen::{

@@ -10,7 +10,7 @@
 //! path, and cc1's `-disable-free` is turned off, since a session outlives
 //! a compile. Diagnostics come back as clang prints them.
 
-use super::source::Lang;
+use super::lang::Lang;
 use crate::ffi;
 use crate::{Error, Result};
 use std::ffi::CString;

@@ -18,6 +18,7 @@ mod clang;
 mod edit;
 pub mod features;
 pub mod ir;
+mod lang;
 pub mod lines;
 mod lto;
 pub mod project;
@@ -28,7 +29,8 @@ mod stats;
 pub use cfg::Cfg;
 pub use clang::{clang_path, command_line, Level};
 pub use features::Features;
-pub use source::{Lang, Source};
+pub use lang::Lang;
+pub use source::Source;
 pub use stats::{FunctionStats, Stats};
 
 use crate::error::nearest_names;

@@ -54,7 +54,8 @@
 //! [`compile`] compiles units in parallel, each in a forked child as
 //! every compile is.
 
-use super::source::{Lang, Source};
+use super::lang::Lang;
+use super::source::Source;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
