@@ -34,6 +34,44 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         records,
         files: shards,
     } = read;
+    let (phases, programs) = sweep_of(&manifest);
+    let (trials, problems) = check_records(records, &programs, &phases);
+    if !problems.is_empty() {
+        let n = problems.len();
+        let shown = &problems[..n.min(20)];
+        return Err(Error::Invalid(format!(
+            "merge: {n} problem{}:\n  {}",
+            if n == 1 { "" } else { "s" },
+            shown.join("\n  ")
+        )));
+    }
+    // The records in order, then the report.
+    let out = job.report_folder(out, replace)?;
+    let mut written = Vec::new();
+    let mut text = String::new();
+    for r in trials.values() {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    written.push(out.write("records.jsonl", &text)?);
+    written.push(out.write("dataset.csv", dataset(&trials)?)?);
+    let tunings = tunings_of(&manifest, &programs, &phases, &trials)?;
+    let report = write_report(&out, &manifest, &tunings, &mut written)?;
+    Ok(Merged {
+        records: trials.len(),
+        programs: programs.len(),
+        shards,
+        written,
+        text: report,
+    })
+}
+
+/// The trials by program, phase and index.
+type Trials = BTreeMap<(String, usize, usize), Json>;
+
+/// The sweep's phases, and its programs with their functions, as its
+/// manifest lists them.
+fn sweep_of(manifest: &Json) -> (Vec<String>, Vec<(String, Option<String>)>) {
     let phases: Vec<String> = manifest["phases"]
         .as_array()
         .map(|a| {
@@ -55,10 +93,19 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
                 .collect()
         })
         .unwrap_or_default();
-    // Checks: every record's program is in the sweep, no trial twice, every
-    // program done with all its trials.
+    (phases, programs)
+}
+
+/// The shards' trials, and the problems with them: every record's
+/// program is in the sweep, no trial twice, every program done with all
+/// its trials.
+fn check_records(
+    records: Vec<Json>,
+    programs: &[(String, Option<String>)],
+    phases: &[String],
+) -> (Trials, Vec<String>) {
     let known: BTreeSet<&str> = programs.iter().map(|(n, _)| n.as_str()).collect();
-    let mut trials: BTreeMap<(String, usize, usize), Json> = BTreeMap::new();
+    let mut trials: Trials = BTreeMap::new();
     let mut done: BTreeMap<(String, String), Json> = BTreeMap::new();
     let mut problems = Vec::new();
     for r in records {
@@ -93,7 +140,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
             problems.push(format!("{program}: {phase} #{index} is there twice"));
         }
     }
-    for (name, _) in &programs {
+    for (name, _) in programs {
         for (p, phase) in phases.iter().enumerate() {
             let Some(d) = done.get(&(name.clone(), phase.clone())) else {
                 problems.push(format!(
@@ -116,28 +163,19 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
             }
         }
     }
-    if !problems.is_empty() {
-        let n = problems.len();
-        problems.truncate(20);
-        return Err(Error::Invalid(format!(
-            "merge: {n} problem{}:\n  {}",
-            if n == 1 { "" } else { "s" },
-            problems.join("\n  ")
-        )));
-    }
-    // The records in order, then the report.
-    let out = job.report_folder(out, replace)?;
-    let mut written = Vec::new();
-    let mut text = String::new();
-    for r in trials.values() {
-        text.push_str(&r.to_string());
-        text.push('\n');
-    }
-    written.push(out.write("records.jsonl", &text)?);
-    written.push(out.write("dataset.csv", dataset(&trials)?)?);
+    (trials, problems)
+}
+
+/// Each program's search, as `:tune` would have reported it.
+fn tunings_of(
+    manifest: &Json,
+    programs: &[(String, Option<String>)],
+    phases: &[String],
+    trials: &Trials,
+) -> Result<Vec<(String, Tuning)>> {
     let goal = Goal::parse(manifest["goal"].as_str().unwrap_or("instructions"))?;
     let seed = manifest["seed"].as_u64().unwrap_or(0);
-    let tunings: Vec<(String, Tuning)> = programs
+    Ok(programs
         .iter()
         .map(|(name, function)| {
             let trials = trials
@@ -153,14 +191,24 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
                     seed,
                     reference: None,
                     trials,
-                    phases: phases.clone(),
+                    phases: phases.to_vec(),
                     interrupted: false,
                     elapsed: std::time::Duration::ZERO,
                 },
             )
         })
-        .collect();
-    let summary = summary_table(&manifest, &tunings);
+        .collect())
+}
+
+/// Writes the charts (the gains, each program's convergence) and the
+/// report as text and as a page; the text.
+fn write_report(
+    out: &crate::folder::OwnedDir,
+    manifest: &Json,
+    tunings: &[(String, Tuning)],
+    written: &mut Vec<PathBuf>,
+) -> Result<String> {
+    let summary = summary_table(manifest, tunings);
     let mut report = format!("{}\n", summary.to_text());
     let mut html = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sweep {0}</title>\
@@ -170,7 +218,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         crate::table::escape(manifest["sweep"].as_str().unwrap_or("")),
         summary.to_html()
     );
-    let gains = gain_chart(&manifest, &tunings);
+    let gains = gain_chart(manifest, tunings);
     for (stem, chart) in std::iter::once(("gain".to_string(), gains)).chain(
         tunings
             .iter()
@@ -180,7 +228,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         written.push(out.write(&format!("{stem}.png"), chart.png()?)?);
         html.push_str(&format!("<div>{}</div>\n", chart.svg()?));
     }
-    for (name, t) in &tunings {
+    for (name, t) in tunings {
         let table = t.table(3);
         report.push_str(&format!("\n{name}\n{}\n", table.to_text()));
         html.push_str(&format!(
@@ -193,13 +241,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
     for (file, body) in [("report.txt", &report), ("report.html", &html)] {
         written.push(out.write(file, body)?);
     }
-    Ok(Merged {
-        records: trials.len(),
-        programs: programs.len(),
-        shards,
-        written,
-        text: report,
-    })
+    Ok(report)
 }
 
 /// The sweep as a dataset, one row per trial: `dataset.csv`, which
