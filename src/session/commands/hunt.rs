@@ -150,7 +150,7 @@ fn settings(rest: &str) -> Result<Settings> {
                 if hi - lo >= 1_000_000 {
                     return Err(err(
                         "hunt",
-                        format!("csmith expects at most a million seeds, got '{v}'"),
+                        format!("csmith=: expects at most a million seeds (A..B with B - A < 1000000), got '{v}'"),
                     ));
                 }
                 spec.source = Source::Csmith {
