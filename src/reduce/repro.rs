@@ -333,15 +333,34 @@ struct Folder<'a> {
     files: Vec<String>,
 }
 
-impl Folder<'_> {
-    /// Writes `name` (in the subfolder) and lists it.
-    fn write(&mut self, name: &str, bytes: impl AsRef<[u8]>) -> Result<()> {
-        let rel = if self.sub.is_empty() {
+impl<'a> Folder<'a> {
+    /// The folder: `out`, or its subfolder `sub` (made).
+    fn new(out: &'a OwnedDir, sub: &'a str) -> Result<Folder<'a>> {
+        let dir = if sub.is_empty() {
+            out.path().to_path_buf()
+        } else {
+            out.create_dir(sub)?
+        };
+        Ok(Folder {
+            out,
+            sub,
+            dir,
+            files: Vec::new(),
+        })
+    }
+
+    /// `name`'s path in `out`.
+    fn rel(&self, name: &str) -> String {
+        if self.sub.is_empty() {
             name.to_string()
         } else {
             format!("{}/{name}", self.sub)
-        };
-        self.out.write(&rel, bytes)?;
+        }
+    }
+
+    /// Writes `name` (in the subfolder) and lists it.
+    fn write(&mut self, name: &str, bytes: impl AsRef<[u8]>) -> Result<()> {
+        self.out.write(&self.rel(name), bytes)?;
         self.files.push(name.to_string());
         Ok(())
     }
@@ -372,17 +391,7 @@ fn write_reproducer(
     property: &Property,
 ) -> Result<Reproducer> {
     let module = shown.module;
-    let dir = if sub.is_empty() {
-        out.path().to_path_buf()
-    } else {
-        out.create_dir(sub)?
-    };
-    let mut folder = Folder {
-        out,
-        sub,
-        dir,
-        files: Vec::new(),
-    };
+    let mut folder = Folder::new(out, sub)?;
     folder.write(shown.file, module.print())?;
     // README.md is written last, but listed second.
     folder.files.push("README.md".to_string());
@@ -407,24 +416,59 @@ fn write_reproducer(
             "It was found in a context that `repro.plab` enters again: `:with {with}`.\n\n"
         );
     }
-    let script = match property {
+    let script = property_lines(
+        &mut folder,
+        &finding,
+        module,
+        property,
+        &mut plab,
+        &mut readme,
+    )?;
+    folder.write("repro.plab", &plab)?;
+    let with_llvm_tools = script.is_ok();
+    let (shows_bug, output) = match &script {
+        Ok(sh) => run_script(&mut folder, sh, &mut readme)?,
+        Err(_) => (false, String::new()),
+    };
+    closing(&mut folder, shown.steps, property, &mut readme)?;
+    // Listed second already.
+    out.write(&folder.rel("README.md"), &readme)?;
+    Ok(Reproducer {
+        dir: folder.dir,
+        files: folder.files,
+        with_llvm_tools,
+        why_not_llvm_tools: script.err(),
+        shows_bug,
+        output,
+    })
+}
+
+/// What repro.plab and the README say of the property, and the script
+/// for LLVM's tools that shows it (or why there is none).
+fn property_lines(
+    folder: &mut Folder,
+    finding: &Finding,
+    module: &crate::Module,
+    property: &Property,
+    plab: &mut String,
+    readme: &mut String,
+) -> Result<Script> {
+    Ok(match property {
         Property::Differs {
             subject,
             first,
             second,
             ..
         } => differs(
-            &mut folder,
-            &finding,
+            folder,
+            finding,
             module,
             subject,
             [first, second],
-            &mut plab,
-            &mut readme,
+            plab,
+            readme,
         )?,
-        Property::Fails { pipeline, ending } => {
-            fails(&finding, pipeline, ending, &mut plab, &mut readme)
-        }
+        Property::Fails { pipeline, ending } => fails(finding, pipeline, ending, plab, readme),
         Property::Accepted { pass } => {
             let _ = write!(
                 readme,
@@ -434,14 +478,18 @@ fn write_reproducer(
                 "the property is a Rust predicate of the session ({pass})"
             ))
         }
-    };
-    folder.write("repro.plab", &plab)?;
-    let with_llvm_tools = script.is_ok();
-    let (shows_bug, output) = match &script {
-        Ok(sh) => run_script(&mut folder, sh, &mut readme)?,
-        Err(_) => (false, String::new()),
-    };
-    match shown.steps {
+    })
+}
+
+/// The README's last words: a reduction's steps (`progress.csv`), or how
+/// to shrink a failing pipeline's module.
+fn closing(
+    folder: &mut Folder,
+    steps: Option<&[super::Step]>,
+    property: &Property,
+    readme: &mut String,
+) -> Result<()> {
+    match steps {
         Some(steps) => {
             folder.write("progress.csv", progress_csv(steps))?;
             readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
@@ -455,23 +503,7 @@ fn write_reproducer(
             }
         }
     }
-    // Listed second already.
-    out.write(
-        &if sub.is_empty() {
-            "README.md".to_string()
-        } else {
-            format!("{sub}/README.md")
-        },
-        &readme,
-    )?;
-    Ok(Reproducer {
-        dir: folder.dir,
-        files: folder.files,
-        with_llvm_tools,
-        why_not_llvm_tools: script.err(),
-        shows_bug,
-        output,
-    })
+    Ok(())
 }
 
 /// The README's opening: what the finding is, the module that shows it,

@@ -307,7 +307,7 @@ pub(crate) fn number(kind: Kind, value: &str) -> std::result::Result<Number, Str
             match whole(value) {
                 Some(n) if (min..=max).contains(&n) => Ok(Number::Whole(n)),
                 _ => {
-                    let words: String = or.iter().map(|w| format!(" or {w}")).collect();
+                    let words: String = or.iter().map(|w| format!(", or {w}")).collect();
                     let numbers = if max == ANY {
                         format!("a whole number, {min} or more")
                     } else {
@@ -519,7 +519,7 @@ mod tests {
         assert_eq!(number(run, "all"), Ok(Number::Word("all")));
         assert_eq!(
             number(run, "x"),
-            Err("expects a whole number, 1 or more or all, got 'x'".into())
+            Err("expects a whole number, 1 or more, or all, got 'x'".into())
         );
         let timeout = Kind::Seconds { max: 3600 };
         assert_eq!(number(timeout, "2.5"), Ok(Number::Seconds(2.5)));
@@ -594,7 +594,7 @@ mod tests {
             (":hunt jobs=65", ":hunt: jobs=: expects a whole number from 1 to 64, got '65'"),
             (":reduce fails O2 budget=0", ":reduce: budget=: expects seconds above 0 and at most 86400 (a day), got '0'"),
             (":report timing top=0", ":report: top=: expects a whole number, 1 or more, got '0'"),
-            (":report remarks run=x", ":report: run=: expects a whole number, 1 or more or all, got 'x'"),
+            (":report remarks run=x", ":report: run=: expects a whole number, 1 or more, or all, got 'x'"),
             (":plot timing top=-3", ":plot: top=: expects a whole number, 1 or more, got '-3'"),
             (":explore pass=[", ":explore: pass=: '[' is not a valid pattern"),
             (":load x/compile_commands.json only=[", ":load: only=: '[' is not a valid pattern"),

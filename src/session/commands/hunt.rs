@@ -107,7 +107,9 @@ struct Settings {
     replace: bool,
 }
 
-fn settings(rest: &str) -> Result<Settings> {
+/// `:hunt`'s line split: `--out DIR`, the settings before the first `|`,
+/// and the pipelines after each (checked).
+fn split_line(rest: &str) -> Result<(Option<String>, Args, Vec<String>)> {
     let mut words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
     let out = take_out(
         &mut words,
@@ -130,6 +132,11 @@ fn settings(rest: &str) -> Result<Settings> {
     for p in &pipelines {
         pipeline::parse(p)?;
     }
+    Ok((out, head, pipelines))
+}
+
+fn settings(rest: &str) -> Result<Settings> {
+    let (out, head, pipelines) = split_line(rest)?;
     let mut spec = HuntSpec {
         name: "hunt".into(),
         ..HuntSpec::default()

@@ -205,14 +205,7 @@ impl HuntSpec {
             spec.plugins = p.into_iter().map(|f| dir.join(f)).collect();
         }
         if let Some(w) = strings("with")? {
-            spec.with = w
-                .iter()
-                .map(|s| {
-                    s.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .ok_or_else(|| bad(path, format!("'with' holds KEY=VALUE settings as :with takes them, got '{s}'")))
-                })
-                .collect::<Result<_>>()?;
+            spec.with = with_of(path, &w)?;
         }
         if let Some(c) = strings("cflags")? {
             spec.cflags = c;
@@ -360,6 +353,23 @@ impl HuntSpec {
         }
         out
     }
+}
+
+/// `with = ["KEY=VALUE", ...]`: the context's settings, as :with takes them.
+fn with_of(path: &Path, settings: &[String]) -> Result<Vec<(String, String)>> {
+    settings
+        .iter()
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("'with' holds KEY=VALUE settings as :with takes them, got '{s}'"),
+                    )
+                })
+        })
+        .collect()
 }
 
 /// Where a hunt's file takes its programs: Csmith's, `csmith = { seeds =

@@ -267,36 +267,8 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
         .values()
         .any(|r| r.get("autophase").is_some_and(|a| a.is_array()));
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = [
-        "program",
-        "phase",
-        "trial",
-        "ordering",
-        "verdict",
-        "instructions",
-        "size",
-        "runtime_ns",
-        "instructions_o0",
-        "instructions_oz",
-        "reward",
-        "vs_oz",
-    ]
-    .map(String::from)
-    .to_vec();
-    if with_features {
-        for when in ["before", "after"] {
-            header.extend(names.iter().map(|n| format!("{when}_{n}")));
-        }
-    }
-    w.write_record(&header).map_err(io)?;
-    let features = |r: &Json| -> Option<Vec<i64>> {
-        let ints = |k: &str| -> Option<Vec<i64>> {
-            r.get(k)?.as_array()?.iter().map(Json::as_i64).collect()
-        };
-        let mut v = ints("instcount")?;
-        v.extend(ints("autophase")?);
-        Some(v)
-    };
+    w.write_record(dataset_header(&names, with_features))
+        .map_err(io)?;
     let text = |v: Option<&Json>| match v {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Null) | None => String::new(),
@@ -320,19 +292,7 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
         let oz = level("Oz").and_then(|p| baseline(program, &[p]));
         let count = |r: Option<&Json>| r.and_then(|r| r.get("instructions")).and_then(Json::as_u64);
         let (c, c0, cz) = (count(Some(r)), count(o0), count(oz));
-        let reward = match (c, c0, cz) {
-            (Some(c), Some(c0), Some(cz)) => {
-                format!(
-                    "{}",
-                    (c0 as f64 - c as f64) / (c0 as f64 - cz as f64).max(1.0)
-                )
-            }
-            _ => String::new(),
-        };
-        let vs_oz = match (c, cz) {
-            (Some(c), Some(cz)) if c > 0 => format!("{}", cz as f64 / c as f64),
-            _ => String::new(),
-        };
+        let (reward, vs_oz) = rewards(c, c0, cz);
         let ordering: Vec<&str> = r
             .get("ordering")
             .and_then(Json::as_array)
@@ -353,7 +313,7 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
             vs_oz,
         ];
         if with_features {
-            for f in [o0.and_then(features), features(r)] {
+            for f in [o0.and_then(features_of), features_of(r)] {
                 match f {
                     Some(v) => row.extend(v.iter().map(|x| x.to_string())),
                     None => row.extend(std::iter::repeat_n(String::new(), names.len())),
@@ -364,6 +324,61 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
     }
     w.into_inner()
         .map_err(|e| Error::Invalid(format!("dataset.csv: {e}")))
+}
+
+/// The dataset's columns (the features' before and after, when recorded).
+fn dataset_header(names: &[String], with_features: bool) -> Vec<String> {
+    let mut header: Vec<String> = [
+        "program",
+        "phase",
+        "trial",
+        "ordering",
+        "verdict",
+        "instructions",
+        "size",
+        "runtime_ns",
+        "instructions_o0",
+        "instructions_oz",
+        "reward",
+        "vs_oz",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_features {
+        for when in ["before", "after"] {
+            header.extend(names.iter().map(|n| format!("{when}_{n}")));
+        }
+    }
+    header
+}
+
+/// A record's InstCount and Autophase, when it has them.
+fn features_of(r: &Json) -> Option<Vec<i64>> {
+    let ints =
+        |k: &str| -> Option<Vec<i64>> { r.get(k)?.as_array()?.iter().map(Json::as_i64).collect() };
+    let mut v = ints("instcount")?;
+    v.extend(ints("autophase")?);
+    Some(v)
+}
+
+/// CompilerGym's reward, `(O0 - c) / max(O0 - Oz, 1)`, and `Oz / c`, from
+/// instruction counts `c`, `c0` (O0's) and `cz` (Oz's); empty when one is
+/// not measured.
+fn rewards(c: Option<u64>, c0: Option<u64>, cz: Option<u64>) -> (String, String) {
+    let reward = match (c, c0, cz) {
+        (Some(c), Some(c0), Some(cz)) => {
+            format!(
+                "{}",
+                (c0 as f64 - c as f64) / (c0 as f64 - cz as f64).max(1.0)
+            )
+        }
+        _ => String::new(),
+    };
+    let vs_oz = match (c, cz) {
+        (Some(c), Some(cz)) if c > 0 => format!("{}", cz as f64 / c as f64),
+        _ => String::new(),
+    };
+    (reward, vs_oz)
 }
 
 fn slug(name: &str) -> String {
