@@ -147,34 +147,11 @@ pub fn compare_subject(
                 total,
                 stage: format!("compiling {}", c.label),
             });
-            let pass = pipeline::parse(&c.pipeline)?;
-            let mut copy = module.copy();
-            let counts = Rc::new(Counts::new());
-            let start = Instant::now();
-            let context = c.context.clone().unwrap_or_else(PassContext::inherit);
-            let codegen = Codegen::from_context(&context)?;
-            {
-                let scope = context.with_instrument(counts.clone()).enter()?;
-                let r = pass.apply(&mut copy);
-                scope.exit()?;
-                r?;
-            }
+            let (copy, counts, codegen, start) = optimized(module, c)?;
             let jit = Jit::with_codegen(&copy, &codegen)?;
             let compile = start.elapsed();
             restore()?;
-            let (value, outcome) = match subject {
-                Subject::Call { function, args } => {
-                    let once = jit.call(function, args)?;
-                    let mut text = once.value.map_or("void".into(), |v| v.to_string());
-                    for a in args.iter() {
-                        if let Arg::Buffer(b) = a {
-                            text.push_str(&format!(", buffer {:016x}", b.checksum()));
-                        }
-                    }
-                    (once.value, text)
-                }
-                Subject::Exec(_) => (None, subject.outcome(&jit)?),
-            };
+            let (value, outcome) = run_once(subject, &jit)?;
             let buffers: Vec<u64> = args
                 .iter()
                 .filter_map(|a| match a {
@@ -190,31 +167,18 @@ pub fn compare_subject(
                 })
                 .collect();
             let (same_result, within) = match (&reference, entries.first()) {
-                (Some((first_value, bufs)), Some(first)) => {
-                    if first.outcome == outcome {
-                        (true, None)
-                    } else if let (Some(rtol), false) = (rtol, subject.is_program()) {
-                        let float_args: Vec<_> = args
-                            .iter()
-                            .filter_map(|a| match a {
-                                Arg::Buffer(b) => Some(b.elem_type()),
-                                _ => None,
-                            })
-                            .collect();
-                        match max_relative_difference(
-                            first_value,
-                            &value,
-                            bufs,
-                            &outputs,
-                            &float_args,
-                        ) {
-                            Some(d) if d <= rtol => (true, Some(d)),
-                            _ => (false, None),
-                        }
-                    } else {
-                        (false, None)
+                (Some((first_value, bufs)), Some(first)) if first.outcome != outcome => {
+                    match (rtol, subject.is_program()) {
+                        (Some(rtol), false) => within_tolerance(
+                            args,
+                            (first_value, bufs.as_slice()),
+                            (&value, outputs.as_slice()),
+                            rtol,
+                        ),
+                        _ => (false, None),
                     }
                 }
+                (Some(_), Some(_)) => (true, None),
                 _ => {
                     reference = Some((value, outputs));
                     (true, None)
@@ -261,6 +225,62 @@ pub fn compare_subject(
         flops: None,
         rtol,
     })
+}
+
+/// `module` copied and run through candidate `c`'s pipeline under its
+/// context (counting the passes that ran), the code generator the
+/// context says, and when compiling started (after the copy).
+fn optimized(module: &Module, c: &Candidate) -> Result<(Module, Rc<Counts>, Codegen, Instant)> {
+    let pass = pipeline::parse(&c.pipeline)?;
+    let mut copy = module.copy();
+    let counts = Rc::new(Counts::new());
+    let start = Instant::now();
+    let context = c.context.clone().unwrap_or_else(PassContext::inherit);
+    let codegen = Codegen::from_context(&context)?;
+    let scope = context.with_instrument(counts.clone()).enter()?;
+    let r = pass.apply(&mut copy);
+    scope.exit()?;
+    r?;
+    Ok((copy, counts, codegen, start))
+}
+
+/// The subject run once: a call's value and, as text, the value and its
+/// buffers' checksums; a program's outcome.
+fn run_once(subject: &Subject, jit: &Jit) -> Result<(Option<Value>, String)> {
+    Ok(match subject {
+        Subject::Call { function, args } => {
+            let once = jit.call(function, args)?;
+            let mut text = once.value.map_or("void".into(), |v| v.to_string());
+            for a in args.iter() {
+                if let Arg::Buffer(b) = a {
+                    text.push_str(&format!(", buffer {:016x}", b.checksum()));
+                }
+            }
+            (once.value, text)
+        }
+        Subject::Exec(_) => (None, subject.outcome(jit)?),
+    })
+}
+
+/// Whether a result that differs from the first (value and buffers) is
+/// within `rtol` of it, and by how much.
+fn within_tolerance(
+    args: &[Arg],
+    (first_value, first_buffers): (&Option<Value>, &[Vec<u8>]),
+    (value, outputs): (&Option<Value>, &[Vec<u8>]),
+    rtol: f64,
+) -> (bool, Option<f64>) {
+    let float_args: Vec<_> = args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Buffer(b) => Some(b.elem_type()),
+            _ => None,
+        })
+        .collect();
+    match max_relative_difference(first_value, value, first_buffers, outputs, &float_args) {
+        Some(d) if d <= rtol => (true, Some(d)),
+        _ => (false, None),
+    }
 }
 
 /// The largest relative difference between two results (value and
@@ -406,6 +426,42 @@ fn bisect_error(message: impl Into<String>) -> crate::Error {
     }
 }
 
+/// A copy of `module` through `pass` with only its first `limit` optional
+/// passes run (LLVM's opt-bisect gate).
+fn limited_copy(module: &Module, pass: &dyn crate::pass::Pass, limit: usize) -> Result<Module> {
+    use crate::instrument::Bisect;
+    let mut copy = module.copy();
+    let scope = PassContext::inherit()
+        .with_instrument(Rc::new(Bisect::new(Some(limit)).keeping(false)))
+        .enter()?;
+    let r = pass.apply(&mut copy);
+    drop(scope);
+    r.map(|()| copy)
+}
+
+/// The diffs of the functions `pass_name` changed, from `before` to
+/// `after`.
+fn function_diffs(before: &Module, after: &Module, pass_name: &str) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for fname in after.defined_functions() {
+        let (Ok(a_text), Ok(b_text)) =
+            (before.print_function(&fname), after.print_function(&fname))
+        else {
+            continue;
+        };
+        if a_text != b_text {
+            diffs.push(crate::diff::unified(
+                &a_text,
+                &b_text,
+                &format!("{fname} before {pass_name}"),
+                &format!("{fname} after {pass_name}"),
+                3,
+            ));
+        }
+    }
+    diffs
+}
+
 /// Finds the first optional pass of `pass` (written `pipeline_text`), or
 /// of the code generation after it, that changes `subject`'s outcome on a
 /// copy of `module`: the pipeline and the back end under LLVM's
@@ -420,7 +476,6 @@ pub fn bisect(
     subject: &Subject,
     who: &str,
 ) -> Result<Culprit> {
-    use crate::instrument::Bisect;
     use crate::Error;
     let m = module;
     let codegen = Codegen::from_context(&PassContext::current())?;
@@ -440,15 +495,7 @@ pub fn bisect(
         subject.outcome(&Jit::with_codegen(module, &gated(machine))?)
     };
     // With no optional pass run: the result the optimized one is held to.
-    let with_limit = |limit: usize| -> Result<crate::Module> {
-        let mut copy = m.copy();
-        let scope = PassContext::inherit()
-            .with_instrument(Rc::new(Bisect::new(Some(limit)).keeping(false)))
-            .enter()?;
-        let r = pass.apply(&mut copy);
-        drop(scope);
-        r.map(|()| copy)
-    };
+    let with_limit = |limit: usize| limited_copy(m, pass, limit);
     let reference = result_of(&with_limit(0)?, Some(0));
     let reference = match reference {
         Ok(r) => r,
@@ -511,22 +558,7 @@ pub fn bisect(
         // What that pass did: the functions it changed, before and after.
         let before = with_limit(found.index - 1)?;
         let after = with_limit(found.index)?;
-        for fname in after.defined_functions() {
-            let (Ok(a_text), Ok(b_text)) =
-                (before.print_function(&fname), after.print_function(&fname))
-            else {
-                continue;
-            };
-            if a_text != b_text {
-                diffs.push(crate::diff::unified(
-                    &a_text,
-                    &b_text,
-                    &format!("{fname} before {pass_name}"),
-                    &format!("{fname} after {pass_name}"),
-                    3,
-                ));
-            }
-        }
+        diffs = function_diffs(&before, &after, &pass_name);
     } else if let (Some((full, asked)), false) = (&machine, target.is_empty()) {
         // What that machine pass did to the function's assembly.
         diffs.push(machine_pass_diff(full, &gated, asked, &target, &pass_name)?);

@@ -429,25 +429,10 @@ pub(crate) fn run(
     plan: Plan,
     output: &OutputSpec,
 ) -> Result<Run, String> {
-    let mut pipes = Vec::with_capacity(3);
-    for _ in 0..3 {
-        match child::pipe() {
-            Ok(p) => pipes.push(p),
-            Err(e) => {
-                child::close(
-                    &pipes
-                        .iter()
-                        .flat_map(|p: &child::Pipe| [p.read, p.write])
-                        .collect::<Vec<_>>(),
-                );
-                return Err(format!("could not start: {e}"));
-            }
-        }
-    }
-    let (out, err, res) = (pipes[0], pipes[1], pipes[2]);
+    let [out, err, res] = open_pipes()?;
     let pid = match child::fork() {
         Ok(child::Side::Parent { pid }) => pid,
-        Ok(child::Side::Child) => 0,
+        Ok(child::Side::Child) => in_the_child(f, index, slots, plan, [out, err, res]),
         Err(e) => {
             child::close(&[
                 out.read, out.write, err.read, err.write, res.read, res.write,
@@ -455,36 +440,6 @@ pub(crate) fn run(
             return Err(format!("could not start: {e}"));
         }
     };
-    if pid == 0 {
-        // The child: only async-signal-safe work around the call.
-        // SAFETY: the descriptors are the pipes' ends, stdout/stderr are
-        // C's own streams, and `msg` is a local array the write reads
-        // `n * 8` bytes of (child_work returns n ≤ its length).
-        unsafe {
-            libc::close(out.read);
-            libc::close(err.read);
-            libc::close(res.read);
-            libc::dup2(out.write, 1);
-            libc::dup2(err.write, 2);
-            libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IONBF, 0);
-            libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
-            // Standard input: the program's, or nothing (not the
-            // terminal or the kernel's input the session reads).
-            let input = match plan {
-                Plan::Exec { stdin, .. } if stdin >= 0 => stdin,
-                _ => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
-            };
-            if input > 0 {
-                libc::dup2(input, 0);
-                libc::close(input);
-            }
-            child::default_signals();
-            let mut msg = [0u64; MAX_REPEAT + 3];
-            let n = child_work(f, index, slots, plan, &mut msg, res.write);
-            libc::write(res.write, msg.as_ptr() as *const libc::c_void, n * 8);
-            libc::_exit(0);
-        }
-    }
     crate::interrupt::set_child(pid);
     let running = Running;
     // SAFETY: closing the write ends (the child has its own) and making our
@@ -502,22 +457,123 @@ pub(crate) fn run(
         e.push(".err");
         std::path::PathBuf::from(e)
     });
-    let mut out_capture = Capture::new(output.max, output.file.clone());
-    let mut err_capture = Capture::new(output.max, err_file);
-    let start = Instant::now();
-    let mut result = Vec::new();
-    let mut status = 0;
-    let mut timed_out = false;
-    let mut over_cpu = false;
-    // The child's processor-time clock, when its use is limited.
-    let cpu_clock = output.cpu.and_then(|_| {
+    let mut watched = Watched {
+        out: Capture::new(output.max, output.file.clone()),
+        err: Capture::new(output.max, err_file),
+        result: Vec::new(),
+        status: 0,
+        timed_out: false,
+        over_cpu: false,
+    };
+    watch(
+        pid,
+        [out.read, err.read, res.read],
+        timeout,
+        output,
+        &mut watched,
+    );
+    drop(running);
+    child::close(&[out.read, err.read, res.read]);
+    let failed = failure(&watched, timeout, output);
+    let stdout_text = watched.out.text("standard output");
+    let stderr_text = watched.err.text("standard error");
+    if let Some(why) = failed {
+        let mut msg = why;
+        if !stdout_text.is_empty() {
+            msg.push_str(&format!("; it printed:\n{}", stdout_text.trim_end()));
+        }
+        if !stderr_text.is_empty() {
+            msg.push_str(&format!("\non standard error:\n{}", stderr_text.trim_end()));
+        }
+        return Err(msg);
+    }
+    Ok(decode(&watched.result, plan, stdout_text, stderr_text))
+}
+
+/// Three pipes (standard output, standard error, the result), or why not.
+fn open_pipes() -> Result<[child::Pipe; 3], String> {
+    let mut pipes = Vec::with_capacity(3);
+    for _ in 0..3 {
+        match child::pipe() {
+            Ok(p) => pipes.push(p),
+            Err(e) => {
+                child::close(
+                    &pipes
+                        .iter()
+                        .flat_map(|p: &child::Pipe| [p.read, p.write])
+                        .collect::<Vec<_>>(),
+                );
+                return Err(format!("could not start: {e}"));
+            }
+        }
+    }
+    Ok([pipes[0], pipes[1], pipes[2]])
+}
+
+/// The child's side: the pipes as its standard output and error, its
+/// standard input the program's or nothing, the call (`child_work`), its
+/// result written to the third pipe, and the end.
+fn in_the_child(
+    f: super::Packed,
+    index: u32,
+    slots: &[u64],
+    plan: Plan,
+    [out, err, res]: [child::Pipe; 3],
+) -> ! {
+    // The child: only async-signal-safe work around the call.
+    // SAFETY: the descriptors are the pipes' ends, stdout/stderr are
+    // C's own streams, and `msg` is a local array the write reads
+    // `n * 8` bytes of (child_work returns n ≤ its length).
+    unsafe {
+        libc::close(out.read);
+        libc::close(err.read);
+        libc::close(res.read);
+        libc::dup2(out.write, 1);
+        libc::dup2(err.write, 2);
+        libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IONBF, 0);
+        libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IONBF, 0);
+        // Standard input: the program's, or nothing (not the
+        // terminal or the kernel's input the session reads).
+        let input = match plan {
+            Plan::Exec { stdin, .. } if stdin >= 0 => stdin,
+            _ => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
+        };
+        if input > 0 {
+            libc::dup2(input, 0);
+            libc::close(input);
+        }
+        child::default_signals();
+        let mut msg = [0u64; MAX_REPEAT + 3];
+        let n = child_work(f, index, slots, plan, &mut msg, res.write);
+        libc::write(res.write, msg.as_ptr() as *const libc::c_void, n * 8);
+        libc::_exit(0);
+    }
+}
+
+/// What the session saw of a child: what it printed, its result's bytes,
+/// how it ended.
+struct Watched {
+    out: Capture,
+    err: Capture,
+    result: Vec<u8>,
+    /// Its wait status.
+    status: i32,
+    /// Stopped: out of time, or of processor time (`over_cpu`).
+    timed_out: bool,
+    over_cpu: bool,
+}
+
+/// The processor time child `pid` has used, when `cpu` limits it (and the
+/// kernel gives its clock).
+fn cpu_clock(pid: i32, cpu: Option<Duration>) -> impl Fn() -> Option<Duration> {
+    let clock = cpu.and_then(|_| {
         let mut clock: libc::clockid_t = 0;
         // SAFETY: asks for the CPU-time clock of our own child; `clock` is
         // a valid out-pointer.
         (unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0).then_some(clock)
     });
-    let cpu_used = || {
-        cpu_clock.map(|clock| {
+    move || {
+        clock.map(|clock| {
             let mut t = libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
@@ -530,39 +586,52 @@ pub(crate) fn run(
                 t.tv_nsec.clamp(0, 999_999_999) as u32,
             )
         })
-    };
+    }
+}
+
+/// Whether `r` is a whole result: [ret, ns or number, repeat count,
+/// repeat times…], as child_work writes it.
+fn complete(r: &[u8]) -> bool {
+    r.len() >= 24
+        && u64::from_ne_bytes(r[16..24].try_into().unwrap_or([0; 8]))
+            .checked_add(3)
+            .and_then(|words| words.checked_mul(8))
+            == Some(r.len() as u64)
+}
+
+/// Reads the child's pipes (`fds`: output, error, result) until its result
+/// is whole, it ends, or it runs out of time or processor time (then it is
+/// killed); then what is left in them.
+fn watch(pid: i32, fds: [i32; 3], timeout: Duration, output: &OutputSpec, w: &mut Watched) {
+    let start = Instant::now();
+    let cpu_used = cpu_clock(pid, output.cpu);
     let mut buf = vec![0u8; 1 << 16];
-    // [ret, ns or number, repeat count, repeat times…], as child_work
-    // writes it.
-    let complete = |r: &[u8]| {
-        r.len() >= 24
-            && u64::from_ne_bytes(r[16..24].try_into().unwrap_or([0; 8]))
-                .checked_add(3)
-                .and_then(|words| words.checked_mul(8))
-                == Some(r.len() as u64)
-    };
     let mut chunk = Vec::new();
-    let mut drain = |fd: i32, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])| {
-        chunk.clear();
-        child::drain(fd, &mut chunk, buf);
-        sink(&chunk);
+    let mut drain_all = |w: &mut Watched| {
+        for (i, fd) in fds.into_iter().enumerate() {
+            chunk.clear();
+            child::drain(fd, &mut chunk, &mut buf);
+            match i {
+                0 => w.out.push(&chunk),
+                1 => w.err.push(&chunk),
+                _ => w.result.extend_from_slice(&chunk),
+            }
+        }
     };
     loop {
-        let mut fds = [out.read, err.read, res.read].map(|fd| libc::pollfd {
+        let mut polled = fds.map(|fd| libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
         });
-        // SAFETY: `fds` is a valid array of three pollfds.
-        unsafe { libc::poll(fds.as_mut_ptr(), 3, 5) };
-        drain(out.read, &mut buf, &mut |d| out_capture.push(d));
-        drain(err.read, &mut buf, &mut |d| err_capture.push(d));
-        drain(res.read, &mut buf, &mut |d| result.extend_from_slice(d));
+        // SAFETY: `polled` is a valid array of three pollfds.
+        unsafe { libc::poll(polled.as_mut_ptr(), 3, 5) };
+        drain_all(w);
         // The result is the child's last write: once it is all here, what
         // the call printed is in the pipes too, and the child's exit
         // (unmapping its copy of the session's memory) is waited for on a
         // thread of its own.
-        if complete(&result) {
+        if complete(&w.result) {
             std::thread::spawn(move || {
                 let mut status = 0;
                 // SAFETY: reaps our own child, whose pid nothing else waits
@@ -572,64 +641,57 @@ pub(crate) fn run(
             break;
         }
         // SAFETY: waiting for our own child; `status` is a valid int.
-        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        let done = unsafe { libc::waitpid(pid, &mut w.status, libc::WNOHANG) };
         if done == pid {
             break;
         }
-        over_cpu = matches!((cpu_used(), output.cpu), (Some(used), Some(most)) if used > most);
-        if start.elapsed() > timeout || over_cpu {
+        w.over_cpu = matches!((cpu_used(), output.cpu), (Some(used), Some(most)) if used > most);
+        if start.elapsed() > timeout || w.over_cpu {
             // SAFETY: `pid` is our unreaped child, so the signal reaches no
             // other process; then it is reaped.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
+                libc::waitpid(pid, &mut w.status, 0);
             }
-            timed_out = true;
+            w.timed_out = true;
             break;
         }
     }
-    drop(running);
-    drain(out.read, &mut buf, &mut |d| out_capture.push(d));
-    drain(err.read, &mut buf, &mut |d| err_capture.push(d));
-    drain(res.read, &mut buf, &mut |d| result.extend_from_slice(d));
-    child::close(&[out.read, err.read, res.read]);
-    let stdout_text = out_capture.text("standard output");
-    let stderr_text = err_capture.text("standard error");
-    let with_output = |msg: String| {
-        let mut msg = msg;
-        if !stdout_text.is_empty() {
-            msg.push_str(&format!("; it printed:\n{}", stdout_text.trim_end()));
-        }
-        if !stderr_text.is_empty() {
-            msg.push_str(&format!("\non standard error:\n{}", stderr_text.trim_end()));
-        }
-        msg
-    };
-    if timed_out && over_cpu {
-        return Err(with_output(format!(
+    drain_all(w);
+}
+
+/// Why the child gave no result (stopped, killed by a signal, exited
+/// early), if it did not.
+fn failure(w: &Watched, timeout: Duration, output: &OutputSpec) -> Option<String> {
+    let status = w.status;
+    if w.timed_out && w.over_cpu {
+        return Some(format!(
             "used more than {:.2} s of processor time and was stopped",
             output.cpu.unwrap_or_default().as_secs_f64()
-        )));
+        ));
     }
-    if timed_out {
-        return Err(with_output(format!(
+    if w.timed_out {
+        return Some(format!(
             "did not finish within {:.1} s and was stopped",
             timeout.as_secs_f64()
-        )));
+        ));
     }
     if libc::WIFSIGNALED(status) {
-        return Err(with_output(child::signal_name(libc::WTERMSIG(status))));
+        return Some(child::signal_name(libc::WTERMSIG(status)));
     }
-    if result.len() < 24 {
+    if w.result.len() < 24 {
         let code = if libc::WIFEXITED(status) {
             libc::WEXITSTATUS(status)
         } else {
             -1
         };
-        return Err(with_output(format!(
-            "exited (status {code}) before returning"
-        )));
+        return Some(format!("exited (status {code}) before returning"));
     }
+    None
+}
+
+/// A whole result (at least 24 bytes) as a [`Run`].
+fn decode(result: &[u8], plan: Plan, printed: String, on_stderr: String) -> Run {
     let words: Vec<u64> = result
         .chunks_exact(8)
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
@@ -642,12 +704,12 @@ pub(crate) fn run(
         Plan::Call | Plan::Exec { .. } => (Duration::from_nanos(words[1]), 1),
         Plan::Time { .. } => (Duration::ZERO, words[1]),
     };
-    Ok(Run {
+    Run {
         ret: words[0],
-        stdout: stdout_text,
-        stderr: stderr_text,
+        stdout: printed,
+        stderr: on_stderr,
         elapsed,
         number,
         repeats,
-    })
+    }
 }

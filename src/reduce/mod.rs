@@ -491,7 +491,7 @@ struct InFlight {
 /// told of each answer here, before the script hears it (the reducer may
 /// remove the candidate afterwards).
 fn converse(
-    mut command: std::process::Command,
+    command: std::process::Command,
     oracle: &Oracle,
     budget: Option<Duration>,
     jobs: usize,
@@ -499,35 +499,9 @@ fn converse(
     record: &mut dyn FnMut(&Path, bool),
 ) -> Result<Option<String>> {
     use std::io::Read;
-    use std::os::unix::process::CommandExt;
-    let log = std::fs::File::create(oracle.dir.join("reducer.log"))
-        .map_err(|e| Error::io(oracle.dir.display(), e))?;
-    command
-        .current_dir(&oracle.dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(
-            log.try_clone()
-                .map_err(|e| Error::io("the reducer's log", e))?,
-        )
-        .stderr(log)
-        .process_group(0);
-    let tool = command.get_program().to_string_lossy().into_owned();
-    let mut child = command.spawn().map_err(|e| Error::Tool {
-        tool: tool.clone(),
-        message: format!("cannot start it: {e}"),
-    })?;
+    let (mut child, tool) = start_reducer(command, oracle)?;
     let start = Instant::now();
     let mut flight: Vec<InFlight> = Vec::new();
-    let stop = |child: &mut std::process::Child, flight: &mut Vec<InFlight>| {
-        for f in flight.drain(..) {
-            f.child.kill();
-            f.child.close();
-        }
-        // The reducer's process group (made above), so that its test
-        // scripts go too.
-        crate::child::kill_group(child.id());
-        let _ = child.wait();
-    };
     let mut pending = Vec::new();
     let mut queue: std::collections::VecDeque<(PathBuf, PathBuf)> = Default::default();
     let mut buf = [0u8; 4096];
@@ -539,12 +513,7 @@ fn converse(
         if let Ok(n) = requests.read(&mut buf) {
             pending.extend_from_slice(&buf[..n]);
         }
-        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=nl).collect();
-            let line = String::from_utf8_lossy(&line[..nl]).into_owned();
-            let (path, answer) = line.split_once('\t').unwrap_or((line.as_str(), ""));
-            queue.push_back((PathBuf::from(path), PathBuf::from(answer)));
-        }
+        queue.extend(requests_in(&mut pending));
         // Decide what waits, here or in children.
         while let Some((path, answer)) = queue.pop_front() {
             if jobs <= 1 {
@@ -573,47 +542,17 @@ fn converse(
             });
         }
         // Answers from the children.
-        let mut i = 0;
-        while i < flight.len() {
-            let f = &mut flight[i];
-            let mut sink = Vec::new();
-            crate::child::drain(f.child.said, &mut sink, &mut buf);
-            crate::child::drain(f.child.result, &mut f.said, &mut buf);
-            if f.child.try_wait().is_none() {
-                i += 1;
-                continue;
-            }
-            crate::child::drain(f.child.result, &mut f.said, &mut buf);
-            let f = flight.swap_remove(i);
-            f.child.close();
-            if f.said.first() == Some(&b'I') {
-                stop(&mut child, &mut flight);
-                crate::interrupt::clear();
-                return Ok(Some("interrupted".into()));
-            }
-            let yes = f.said.first() == Some(&b'1');
-            record(&f.path, yes);
-            Oracle::answer(&f.answer, yes);
+        if !answer_finished(&mut flight, &mut buf, record) {
+            stop(&mut child, &mut flight);
+            crate::interrupt::clear();
+            return Ok(Some("interrupted".into()));
         }
         if let Ok(Some(status)) = child.try_wait() {
             for f in flight.drain(..) {
                 f.child.kill();
                 f.child.close();
             }
-            if !status.success() {
-                let said =
-                    std::fs::read_to_string(oracle.dir.join("reducer.log")).unwrap_or_default();
-                let tail: Vec<&str> = said.lines().rev().take(12).collect();
-                return Err(Error::Tool {
-                    tool,
-                    message: format!(
-                        "it {}: {}",
-                        status,
-                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                    ),
-                });
-            }
-            return Ok(None);
+            return reducer_ended(status, oracle, tool);
         }
         if crate::interrupt::requested() {
             stop(&mut child, &mut flight);
@@ -628,6 +567,108 @@ fn converse(
             )));
         }
     }
+}
+
+/// Starts the reducer in the oracle's folder, in a process group of its
+/// own, its output to `reducer.log`; the child and the tool's name.
+fn start_reducer(
+    mut command: std::process::Command,
+    oracle: &Oracle,
+) -> Result<(std::process::Child, String)> {
+    use std::os::unix::process::CommandExt;
+    let log = std::fs::File::create(oracle.dir.join("reducer.log"))
+        .map_err(|e| Error::io(oracle.dir.display(), e))?;
+    command
+        .current_dir(&oracle.dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(
+            log.try_clone()
+                .map_err(|e| Error::io("the reducer's log", e))?,
+        )
+        .stderr(log)
+        .process_group(0);
+    let tool = command.get_program().to_string_lossy().into_owned();
+    let child = command.spawn().map_err(|e| Error::Tool {
+        tool: tool.clone(),
+        message: format!("cannot start it: {e}"),
+    })?;
+    Ok((child, tool))
+}
+
+/// Stops the decisions in flight and the reducer: its process group (made
+/// by [`start_reducer`]), so that its test scripts go too.
+fn stop(child: &mut std::process::Child, flight: &mut Vec<InFlight>) {
+    for f in flight.drain(..) {
+        f.child.kill();
+        f.child.close();
+    }
+    crate::child::kill_group(child.id());
+    let _ = child.wait();
+}
+
+/// The whole lines in `pending` (taken out of it): each a candidate's path
+/// and, after a tab, where its answer goes.
+fn requests_in(pending: &mut Vec<u8>) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+        let line: Vec<u8> = pending.drain(..=nl).collect();
+        let line = String::from_utf8_lossy(&line[..nl]).into_owned();
+        let (path, answer) = line.split_once('\t').unwrap_or((line.as_str(), ""));
+        out.push((PathBuf::from(path), PathBuf::from(answer)));
+    }
+    out
+}
+
+/// Answers the candidates whose children have decided (`record` told
+/// first); false when one was interrupted.
+fn answer_finished(
+    flight: &mut Vec<InFlight>,
+    buf: &mut [u8],
+    record: &mut dyn FnMut(&Path, bool),
+) -> bool {
+    let mut i = 0;
+    while i < flight.len() {
+        let f = &mut flight[i];
+        let mut sink = Vec::new();
+        crate::child::drain(f.child.said, &mut sink, buf);
+        crate::child::drain(f.child.result, &mut f.said, buf);
+        if f.child.try_wait().is_none() {
+            i += 1;
+            continue;
+        }
+        crate::child::drain(f.child.result, &mut f.said, buf);
+        let f = flight.swap_remove(i);
+        f.child.close();
+        if f.said.first() == Some(&b'I') {
+            return false;
+        }
+        let yes = f.said.first() == Some(&b'1');
+        record(&f.path, yes);
+        Oracle::answer(&f.answer, yes);
+    }
+    true
+}
+
+/// The reducer ended with `status`: done, or an error with the end of its
+/// log.
+fn reducer_ended(
+    status: std::process::ExitStatus,
+    oracle: &Oracle,
+    tool: String,
+) -> Result<Option<String>> {
+    if status.success() {
+        return Ok(None);
+    }
+    let said = std::fs::read_to_string(oracle.dir.join("reducer.log")).unwrap_or_default();
+    let tail: Vec<&str> = said.lines().rev().take(12).collect();
+    Err(Error::Tool {
+        tool,
+        message: format!(
+            "it {}: {}",
+            status,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ),
+    })
 }
 
 /// Reduces `module` with `llvm-reduce-19` while `property` holds (checked

@@ -123,77 +123,48 @@ pub fn mask_values(text: &str) -> String {
     out
 }
 
-/// Runs `pipeline` on a copy of `module` in a forked child under the
-/// current context, the IR verified after every pass when `verify_each`,
-/// and says how it ended. The child tells the parent each pass it starts,
-/// so that a crash names the pass it happened in.
-pub fn run_isolated(
-    module: &Module,
-    pipeline_text: &str,
-    verify_each: bool,
-    timeout: Duration,
-) -> Result<Ending> {
-    let pass = pipeline::parse(pipeline_text)?;
-    let c = crate::child::spawn(|out| {
-        let mut copy = module.copy();
-        let tell = move |name: &str| {
-            let mut line = name.replace('\n', " ");
-            line.push('\n');
-            crate::child::write_all(out, format!("P\t{line}").as_bytes());
-        };
-        let starts = FnInstrument::new("reduce:passes").on_before(move |_, run| {
-            tell(&run.info.name);
-            Ok(())
-        });
-        let mut ctx = PassContext::inherit().with_instrument(Rc::new(starts));
-        if verify_each {
-            ctx = ctx.with_instrument(Rc::new(VerifyEach::new()));
-        }
-        let result = ctx.enter().and_then(|scope| {
-            let r = pass.apply(&mut copy);
-            scope.exit()?;
-            r
-        });
-        let line = match result {
-            Ok(()) => "O\n".to_string(),
-            Err(Error::Verify { pass, message, .. }) => {
-                format!("V\t{}\t{}\n", pass, message.replace('\n', "\u{1f}"))
-            }
-            // A Rust pass that crashed in its own process: a crash, as if
-            // here.
-            Err(Error::PassCrashed { pass, how, .. }) => {
-                format!("C\t{}\t{}\n", pass, how.replace('\n', " "))
-            }
-            Err(e) => format!("E\t{}\n", e.to_string().replace('\n', "\u{1f}")),
-        };
-        crate::child::write_all(out, line.as_bytes());
-        0
-    })
-    .map_err(Error::Invalid)?;
-    let (mut said, mut bytes, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 1 << 16]);
-    let start = std::time::Instant::now();
-    let (status, timed_out) = loop {
-        c.poll(20);
-        crate::child::drain(c.said, &mut said, &mut buf);
-        crate::child::drain(c.result, &mut bytes, &mut buf);
-        if let Some(status) = c.try_wait() {
-            break (status, false);
-        }
-        if crate::interrupt::requested() {
-            c.kill();
-            c.close();
-            return Err(Error::Interrupted {
-                pass: format!("{pipeline_text} (in a child)"),
-            });
-        }
-        if start.elapsed() > timeout {
-            break (c.kill(), true);
-        }
+/// In the child: runs `pass` on a copy of `module`, telling `out` each
+/// pass it starts (`P`) and how the run ended: fine (`O`), the verifier's
+/// failure (`V`), a Rust pass's crash (`C`) or an error (`E`).
+fn run_telling(module: &Module, pass: &crate::pass::PassRef, verify_each: bool, out: i32) {
+    let mut copy = module.copy();
+    let tell = move |name: &str| {
+        let mut line = name.replace('\n', " ");
+        line.push('\n');
+        crate::child::write_all(out, format!("P\t{line}").as_bytes());
     };
-    crate::child::drain(c.said, &mut said, &mut buf);
-    crate::child::drain(c.result, &mut bytes, &mut buf);
-    c.close();
-    let text = String::from_utf8_lossy(&bytes);
+    let starts = FnInstrument::new("reduce:passes").on_before(move |_, run| {
+        tell(&run.info.name);
+        Ok(())
+    });
+    let mut ctx = PassContext::inherit().with_instrument(Rc::new(starts));
+    if verify_each {
+        ctx = ctx.with_instrument(Rc::new(VerifyEach::new()));
+    }
+    let result = ctx.enter().and_then(|scope| {
+        let r = pass.apply(&mut copy);
+        scope.exit()?;
+        r
+    });
+    let line = match result {
+        Ok(()) => "O\n".to_string(),
+        Err(Error::Verify { pass, message, .. }) => {
+            format!("V\t{}\t{}\n", pass, message.replace('\n', "\u{1f}"))
+        }
+        // A Rust pass that crashed in its own process: a crash, as if
+        // here.
+        Err(Error::PassCrashed { pass, how, .. }) => {
+            format!("C\t{}\t{}\n", pass, how.replace('\n', " "))
+        }
+        Err(e) => format!("E\t{}\n", e.to_string().replace('\n', "\u{1f}")),
+    };
+    crate::child::write_all(out, line.as_bytes());
+}
+
+/// What the child told: the last pass it started (the pipeline, if none)
+/// and how the run ended, if it said.
+fn told(bytes: &[u8], pipeline_text: &str) -> (String, Option<Ending>) {
+    let text = String::from_utf8_lossy(bytes);
     let mut last_pass = pipeline_text.to_string();
     let mut end = None;
     for line in text.lines() {
@@ -232,6 +203,49 @@ pub fn run_isolated(
             _ => {}
         }
     }
+    (last_pass, end)
+}
+
+/// Runs `pipeline` on a copy of `module` in a forked child under the
+/// current context, the IR verified after every pass when `verify_each`,
+/// and says how it ended. The child tells the parent each pass it starts,
+/// so that a crash names the pass it happened in.
+pub fn run_isolated(
+    module: &Module,
+    pipeline_text: &str,
+    verify_each: bool,
+    timeout: Duration,
+) -> Result<Ending> {
+    let pass = pipeline::parse(pipeline_text)?;
+    let c = crate::child::spawn(|out| {
+        run_telling(module, &pass, verify_each, out);
+        0
+    })
+    .map_err(Error::Invalid)?;
+    let (mut said, mut bytes, mut buf) = (Vec::new(), Vec::new(), vec![0u8; 1 << 16]);
+    let start = std::time::Instant::now();
+    let (status, timed_out) = loop {
+        c.poll(20);
+        crate::child::drain(c.said, &mut said, &mut buf);
+        crate::child::drain(c.result, &mut bytes, &mut buf);
+        if let Some(status) = c.try_wait() {
+            break (status, false);
+        }
+        if crate::interrupt::requested() {
+            c.kill();
+            c.close();
+            return Err(Error::Interrupted {
+                pass: format!("{pipeline_text} (in a child)"),
+            });
+        }
+        if start.elapsed() > timeout {
+            break (c.kill(), true);
+        }
+    };
+    crate::child::drain(c.said, &mut said, &mut buf);
+    crate::child::drain(c.result, &mut bytes, &mut buf);
+    c.close();
+    let (last_pass, end) = told(&bytes, pipeline_text);
     if timed_out {
         return Ok(Ending::Timeout { pass: last_pass });
     }

@@ -324,6 +324,65 @@ struct Shown<'a> {
     said: Option<&'a str>,
 }
 
+/// The reproducer's folder as it is written: the files, in order.
+struct Folder<'a> {
+    out: &'a OwnedDir,
+    /// The subfolder of `out` it is in (empty: `out` itself).
+    sub: &'a str,
+    dir: PathBuf,
+    files: Vec<String>,
+}
+
+impl<'a> Folder<'a> {
+    /// The folder: `out`, or its subfolder `sub` (made).
+    fn new(out: &'a OwnedDir, sub: &'a str) -> Result<Folder<'a>> {
+        let dir = if sub.is_empty() {
+            out.path().to_path_buf()
+        } else {
+            out.create_dir(sub)?
+        };
+        Ok(Folder {
+            out,
+            sub,
+            dir,
+            files: Vec::new(),
+        })
+    }
+
+    /// `name`'s path in `out`.
+    fn rel(&self, name: &str) -> String {
+        if self.sub.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.sub)
+        }
+    }
+
+    /// Writes `name` (in the subfolder) and lists it.
+    fn write(&mut self, name: &str, bytes: impl AsRef<[u8]>) -> Result<()> {
+        self.out.write(&self.rel(name), bytes)?;
+        self.files.push(name.to_string());
+        Ok(())
+    }
+}
+
+/// What the reproducer's scripts say of the finding and where it was made.
+struct Finding<'a> {
+    /// The property, described.
+    what: String,
+    /// The module's file in the folder.
+    file: &'a str,
+    /// The module's name (a program's `argv[0]`).
+    name: String,
+    /// The code generator's level and target, as the session's.
+    cg: crate::jit::Codegen,
+    /// `target_flags(cg)`.
+    target: String,
+}
+
+/// A script for LLVM's tools, or why there is none.
+type Script = std::result::Result<String, String>;
+
 /// Writes the reproducer (see [`reproducer`], [`crash_reproducer`]).
 fn write_reproducer(
     out: &OwnedDir,
@@ -332,27 +391,128 @@ fn write_reproducer(
     property: &Property,
 ) -> Result<Reproducer> {
     let module = shown.module;
-    let file = shown.file;
-    let rel = |name: &str| {
-        if sub.is_empty() {
-            name.to_string()
-        } else {
-            format!("{sub}/{name}")
+    let mut folder = Folder::new(out, sub)?;
+    folder.write(shown.file, module.print())?;
+    // README.md is written last, but listed second.
+    folder.files.push("README.md".to_string());
+    // The context the finding was made in: its settings (repro.plab's
+    // :with) and the code generator's level and target (repro.sh's flags).
+    let ctx = crate::PassContext::current();
+    let cg = crate::jit::Codegen::from_context(&ctx)?;
+    let finding = Finding {
+        what: property.describe(&module.name()),
+        file: shown.file,
+        name: module.name(),
+        target: target_flags(&cg),
+        cg,
+    };
+    let mut readme = readme_head(shown, &finding.what);
+    let mut plab = plab_head(&finding, property);
+    let with = ctx.as_with();
+    if !with.is_empty() {
+        let _ = writeln!(plab, ":with {with}");
+        let _ = write!(
+            readme,
+            "It was found in a context that `repro.plab` enters again: `:with {with}`.\n\n"
+        );
+    }
+    let script = property_lines(
+        &mut folder,
+        &finding,
+        module,
+        property,
+        &mut plab,
+        &mut readme,
+    )?;
+    folder.write("repro.plab", &plab)?;
+    let with_llvm_tools = script.is_ok();
+    let (shows_bug, output) = match &script {
+        Ok(sh) => run_script(&mut folder, sh, &mut readme)?,
+        Err(_) => (false, String::new()),
+    };
+    closing(&mut folder, shown.steps, property, &mut readme)?;
+    // Listed second already.
+    out.write(&folder.rel("README.md"), &readme)?;
+    Ok(Reproducer {
+        dir: folder.dir,
+        files: folder.files,
+        with_llvm_tools,
+        why_not_llvm_tools: script.err(),
+        shows_bug,
+        output,
+    })
+}
+
+/// What repro.plab and the README say of the property, and the script
+/// for LLVM's tools that shows it (or why there is none).
+fn property_lines(
+    folder: &mut Folder,
+    finding: &Finding,
+    module: &crate::Module,
+    property: &Property,
+    plab: &mut String,
+    readme: &mut String,
+) -> Result<Script> {
+    Ok(match property {
+        Property::Differs {
+            subject,
+            first,
+            second,
+            ..
+        } => differs(
+            folder,
+            finding,
+            module,
+            subject,
+            [first, second],
+            plab,
+            readme,
+        )?,
+        Property::Fails { pipeline, ending } => fails(finding, pipeline, ending, plab, readme),
+        Property::Accepted { pass } => {
+            let _ = write!(
+                readme,
+                "The property is a Rust predicate of the session ({pass}): define it again and `:reduce rust` it to check.\n\n"
+            );
+            Err(format!(
+                "the property is a Rust predicate of the session ({pass})"
+            ))
         }
-    };
-    let dir = if sub.is_empty() {
-        out.path().to_path_buf()
-    } else {
-        out.create_dir(sub)?
-    };
-    let write = |name: &str, text: &str| -> Result<()> { out.write(&rel(name), text).map(|_| ()) };
-    let name = module.name();
-    let mut files = vec![file.to_string(), "README.md".to_string()];
-    write(file, &module.print())?;
-    let what = property.describe(&name);
+    })
+}
+
+/// The README's last words: a reduction's steps (`progress.csv`), or how
+/// to shrink a failing pipeline's module.
+fn closing(
+    folder: &mut Folder,
+    steps: Option<&[super::Step]>,
+    property: &Property,
+    readme: &mut String,
+) -> Result<()> {
+    match steps {
+        Some(steps) => {
+            folder.write("progress.csv", progress_csv(steps))?;
+            readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
+        }
+        None => {
+            if let Property::Fails { pipeline, .. } = property {
+                let _ = write!(
+                    readme,
+                    "\nTo shrink it, type the lines of `repro.plab` before its `:run` in passlab, then `:reduce fails {pipeline} --out FOLDER` (a new folder).\n"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The README's opening: what the finding is, the module that shows it,
+/// and what the session said.
+fn readme_head(shown: &Shown, what: &str) -> String {
+    let file = shown.file;
     let mut readme = format!(
         "# A passlab finding\n\n{what}.\n\n`{file}` ({} instructions{}) shows it. Made by passlab {} with {}.\n\n",
-        module.instruction_count(),
+        shown.module.instruction_count(),
         if shown.steps.is_none() {
             ", the module as it was before the command"
         } else {
@@ -368,14 +528,13 @@ fn write_reproducer(
             said.trim_end()
         );
     }
-    // The context the finding was made in: its settings (repro.plab's
-    // :with) and the code generator's level and target (repro.sh's flags).
-    let ctx = crate::PassContext::current();
-    let with = ctx.as_with();
-    let cg = crate::jit::Codegen::from_context(&ctx)?;
-    let target = target_flags(&cg);
-    let mut plab = format!("# {what}\n:load {file}\n");
-    // The plugins whose passes the pipelines name, loaded again.
+    readme
+}
+
+/// `repro.plab`'s opening: the module, and the plugins whose passes the
+/// pipelines name, loaded again.
+fn plab_head(finding: &Finding, property: &Property) -> String {
+    let mut plab = format!("# {}\n:load {}\n", finding.what, finding.file);
     let pipelines: Vec<&str> = match property {
         Property::Differs { first, second, .. } => vec![first.as_str(), second.as_str()],
         Property::Fails { pipeline, .. } => vec![pipeline.as_str()],
@@ -392,307 +551,317 @@ fn write_reproducer(
     for p in &plugins {
         let _ = writeln!(plab, ":plugin {p}");
     }
-    if !with.is_empty() {
-        let _ = writeln!(plab, ":with {with}");
-        let _ = write!(
-            readme,
-            "It was found in a context that `repro.plab` enters again: `:with {with}`.\n\n"
-        );
+    plab
+}
+
+/// A pipeline as the README names it (`none` for the empty one).
+fn label(p: &str) -> String {
+    if p.is_empty() {
+        "none".to_string()
+    } else {
+        p.to_string()
     }
-    let mut script: Option<String> = None;
-    let mut why_not: Option<String> = None;
-    match property {
-        Property::Differs {
-            subject,
-            first,
-            second,
-            ..
-        } => {
-            let args = match subject {
-                Subject::Exec(p) => {
-                    let mut words = vec!["exec".to_string()];
-                    words.extend(p.args.iter().map(|a| quote(a)));
-                    match &p.stdin {
-                        Stdin::Null => {}
-                        Stdin::Bytes(b) => {
-                            write("stdin.txt", &String::from_utf8_lossy(b))?;
-                            files.push("stdin.txt".into());
-                            words.push("stdin=@stdin.txt".into());
-                        }
-                        Stdin::File(f) => {
-                            let bytes = std::fs::read(f).map_err(|e| Error::io(f.display(), e))?;
-                            out.write(&rel("stdin.txt"), bytes)?;
-                            files.push("stdin.txt".into());
-                            words.push("stdin=@stdin.txt".into());
-                        }
-                    }
-                    words.join(" ")
-                }
-                Subject::Call { function, args } => {
-                    let words: Vec<String> = args
-                        .iter()
-                        .map(|a| match a {
-                            crate::jit::Arg::Int(i) => i.to_string(),
-                            crate::jit::Arg::Float(f) => f.to_string(),
-                            crate::jit::Arg::Buffer(_) => "BUFFER".into(),
-                        })
-                        .collect();
-                    if words.iter().any(|w| w == "BUFFER") {
-                        readme.push_str("The function takes buffers: create them with `:buffer` (as in the session) and put their names where `repro.plab` says BUFFER.\n\n");
-                    }
-                    format!("{function} {}", words.join(" "))
-                }
+}
+
+/// A result that differs between two pipelines: `:bench` in repro.plab,
+/// and the script running both with LLVM's tools.
+fn differs(
+    folder: &mut Folder,
+    finding: &Finding,
+    module: &crate::Module,
+    subject: &Subject,
+    [first, second]: [&String; 2],
+    plab: &mut String,
+    readme: &mut String,
+) -> Result<Script> {
+    let args = subject_words(folder, subject, readme)?;
+    let _ = writeln!(
+        plab,
+        ":bench {args} | {} | {}",
+        if first.is_empty() { "" } else { first },
+        second
+    );
+    let _ = write!(
+        readme,
+        "With passlab: `passlab run repro.plab` compares the two pipelines ({} and {}); the result column says DIFFERENT.\n\n",
+        label(first),
+        label(second)
+    );
+    let no_spelling = || "a pass in the pipelines is passlab's or a user's".to_string();
+    match subject {
+        Subject::Call { function, args } => {
+            // LLVM's tools run programs: a driver (driver.ll) calls the
+            // function with the finding's arguments and prints its
+            // result; linked to each pipeline's output, lli-19 runs it.
+            let ir = match driver(module, function, args) {
+                Ok(ir) => ir,
+                Err(why) => return Ok(Err(why)),
             };
-            let label = |p: &str| {
-                if p.is_empty() {
-                    "none".to_string()
-                } else {
-                    p.to_string()
-                }
+            let (Some(a), Some(b)) = (spelling(first), spelling(second)) else {
+                return Ok(Err(no_spelling()));
             };
-            let _ = writeln!(
-                plab,
-                ":bench {args} | {} | {}",
-                if first.is_empty() { "" } else { first },
-                second
-            );
+            folder.write("driver.ll", &ir)?;
+            let sh = call_script(finding, [&a, &b], [first, second]);
             let _ = write!(
                 readme,
-                "With passlab: `passlab run repro.plab` compares the two pipelines ({} and {}); the result column says DIFFERENT.\n\n",
-                label(first),
-                label(second)
+                "Without passlab: `sh repro.sh` runs the pipelines with `opt-19`, links each result to `driver.ll` (a `passlab_driver` that calls `{function}` with the finding's arguments and prints what it returns) and runs it with `lli-19`:\n\n```sh\n{}```\n\n",
+                tool_lines(&sh)
             );
-            if let Subject::Call { function, args } = subject {
-                // LLVM's tools run programs: a driver (driver.ll) calls the
-                // function with the finding's arguments and prints its
-                // result; linked to each pipeline's output, lli-19 runs it.
-                match (
-                    driver(module, function, args),
-                    spelling(first),
-                    spelling(second),
-                ) {
-                    (Err(why), _, _) => why_not = Some(why),
-                    (Ok(_), None, _) | (Ok(_), _, None) => {
-                        why_not = Some("a pass in the pipelines is passlab's or a user's".into())
-                    }
-                    (Ok(ir), Some(a), Some(b)) => {
-                        write("driver.ll", &ir)?;
-                        files.push("driver.ll".into());
-                        let mut sh = String::from("#!/bin/sh\n");
-                        let _ = writeln!(sh, "# {what}");
-                        sh.push_str("# Exits 0 when the bug shows (the function returns something else, or\n# the program ends otherwise, after the second pipeline), 1 when it does not.\n");
-                        sh.push_str(SCRATCH);
-                        for (out, spelling) in [("first", &a), ("second", &b)] {
-                            pipeline_line(&mut sh, file, out, spelling, &target);
-                            let _ = writeln!(
-                                sh,
-                                "llvm-link-19 \"$t/{out}.bc\" driver.ll -o \"$t/{out}-run.bc\" || exit 2"
-                            );
-                        }
-                        for out in ["first", "second"] {
-                            let _ = writeln!(
-                                sh,
-                                "lli-19 -O{}{target} --entry-function=passlab_driver \"$t/{out}-run.bc\" < /dev/null > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
-                                cg.opt_level
-                            );
-                        }
-                        let _ = writeln!(
-                            sh,
-                            "if cmp -s \"$t/first.out\" \"$t/second.out\"; then\n  echo 'the same result after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat \"$t/first.out\" \"$t/first.err\"\necho '--- after {}:'; cat \"$t/second.out\" \"$t/second.err\"\nexit 0",
-                            label(first),
-                            label(second)
-                        );
-                        let _ = write!(
-                            readme,
-                            "Without passlab: `sh repro.sh` runs the pipelines with `opt-19`, links each result to `driver.ll` (a `passlab_driver` that calls `{function}` with the finding's arguments and prints what it returns) and runs it with `lli-19`:\n\n```sh\n{}```\n\n",
-                            tool_lines(&sh)
-                        );
-                        script = Some(sh);
-                    }
-                }
-            }
-            if let Subject::Exec(p) = subject {
-                if let (Some(a), Some(b)) = (spelling(first), spelling(second)) {
-                    let stdin = if matches!(p.stdin, Stdin::Null) {
-                        "/dev/null"
-                    } else {
-                        "stdin.txt"
-                    };
-                    let argv: Vec<String> = p.args.iter().map(|a| quote(a)).collect();
-                    let mut sh = String::from("#!/bin/sh\n");
-                    let _ = writeln!(sh, "# {what}");
-                    sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\n");
-                    sh.push_str(SCRATCH);
-                    for (out, spelling) in [("first", &a), ("second", &b)] {
-                        pipeline_line(&mut sh, file, out, spelling, &target);
-                    }
-                    for out in ["first", "second"] {
-                        // The code generator as the session's: its level
-                        // and target.
-                        let _ = writeln!(
-                            sh,
-                            "lli-19 -O{}{target} --fake-argv0={} \"$t/{out}.bc\" {} < {stdin} > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
-                            cg.opt_level,
-                            quote(&name),
-                            argv.join(" ")
-                        );
-                    }
-                    let _ = writeln!(
-                        sh,
-                        "if cmp -s \"$t/first.out\" \"$t/second.out\" && cmp -s \"$t/first.err\" \"$t/second.err\"; then\n  echo 'the same output after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat \"$t/first.out\" \"$t/first.err\"\necho '--- after {}:'; cat \"$t/second.out\" \"$t/second.err\"\nexit 0",
-                        label(first),
-                        label(second)
-                    );
-                    let _ = write!(
-                        readme,
-                        "Without passlab: `sh repro.sh` runs the pipelines with `opt-19` and the program with `lli-19`:\n\n```sh\n{}```\n\n",
-                        tool_lines(&sh)
-                    );
-                    script = Some(sh);
-                } else {
-                    why_not = Some("a pass in the pipelines is passlab's or a user's".into());
-                }
-            }
+            Ok(Ok(sh))
         }
-        Property::Fails { pipeline, ending } => {
-            let _ = writeln!(plab, ":run {pipeline}");
+        Subject::Exec(p) => {
+            let (Some(a), Some(b)) = (spelling(first), spelling(second)) else {
+                return Ok(Err(no_spelling()));
+            };
+            let sh = exec_script(finding, p, [&a, &b], [first, second]);
             let _ = write!(
                 readme,
-                "With passlab: `passlab run repro.plab` runs the pipeline: {}.\n\n",
-                ending.describe()
+                "Without passlab: `sh repro.sh` runs the pipelines with `opt-19` and the program with `lli-19`:\n\n```sh\n{}```\n\n",
+                tool_lines(&sh)
             );
-            if let Some(s) = llvm_spelling(pipeline) {
-                let verify = if matches!(ending, Ending::Invalid { .. }) {
-                    " -verify-each"
-                } else {
-                    ""
-                };
-                let mut sh = String::from("#!/bin/sh\n");
-                let _ = writeln!(sh, "# {what}");
-                sh.push_str("# Exits 0 when the bug shows, 1 when it does not.\n");
-                sh.push_str(SCRATCH);
-                let _ = writeln!(
-                    sh,
-                    "{} -passes={}{verify} {file} -disable-output > \"$t/opt.out\" 2>&1; status=$?",
-                    opt(&s, &target),
-                    quote(&s.passes)
-                );
-                // The message's first line up to the first name or number
-                // (which a reduction changes), as a fixed string.
-                let key = |message: &str| {
-                    let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                    let key: String = first
-                        .trim()
-                        .chars()
-                        .take_while(|c| !c.is_ascii_digit() && !matches!(c, '%' | '@' | '"'))
-                        .collect();
-                    quote(key.trim_end())
-                };
-                let check = match ending {
-                    Ending::Crash { .. } => "[ \"$status\" -gt 128 ]".to_string(),
-                    Ending::Fatal { message, .. } => {
-                        format!("grep -qF {} \"$t/opt.out\"", key(message))
-                    }
-                    Ending::Invalid { message, .. } => {
-                        format!(
-                            "[ \"$status\" -ne 0 ] && grep -qF {} \"$t/opt.out\"",
-                            key(message)
-                        )
-                    }
-                    _ => "false".to_string(),
-                };
-                let _ = writeln!(
-                    sh,
-                    "cat \"$t/opt.out\"\nif {check}; then\n  echo \"opt-19 shows the bug (exit status $status)\"\n  exit 0\nfi\necho \"opt-19 ended with status $status: the bug does not show\"\nexit 1"
-                );
-                let _ = write!(
-                    readme,
-                    "Without passlab: `sh repro.sh`, which runs\n\n```sh\n{} -passes={}{verify} {file} -disable-output\n```\n\n",
-                    opt(&s, &target),
-                    quote(&s.passes)
-                );
-                script = Some(sh);
-            } else {
-                why_not = Some("a pass in the pipeline is passlab's or a user's".into());
-            }
-        }
-        Property::Accepted { pass } => {
-            why_not = Some(format!(
-                "the property is a Rust predicate of the session ({pass})"
-            ));
-            let _ = write!(
-                readme,
-                "The property is a Rust predicate of the session ({pass}): define it again and `:reduce rust` it to check.\n\n"
-            );
+            Ok(Ok(sh))
         }
     }
-    write("repro.plab", &plab)?;
-    files.push("repro.plab".into());
-    let (mut shows_bug, mut output) = (false, String::new());
-    let with_llvm_tools = script.is_some();
-    if let Some(sh) = script {
-        write("repro.sh", &sh)?;
-        files.push("repro.sh".into());
-        let out = std::process::Command::new("sh")
-            .arg(dir.join("repro.sh"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| Error::Tool {
-                tool: "sh".into(),
-                message: format!("cannot run repro.sh: {e}"),
-            })?;
-        shows_bug = out.status.success();
-        output = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+}
+
+/// What `:bench` is given for the subject: `exec` and the program's
+/// arguments (its standard input written to `stdin.txt`), or the function
+/// and its arguments (buffers as BUFFER, which the README explains).
+fn subject_words(folder: &mut Folder, subject: &Subject, readme: &mut String) -> Result<String> {
+    match subject {
+        Subject::Exec(p) => {
+            let mut words = vec!["exec".to_string()];
+            words.extend(p.args.iter().map(|a| quote(a)));
+            let bytes = match &p.stdin {
+                Stdin::Null => None,
+                Stdin::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned().into_bytes()),
+                Stdin::File(f) => Some(std::fs::read(f).map_err(|e| Error::io(f.display(), e))?),
+            };
+            if let Some(bytes) = bytes {
+                folder.write("stdin.txt", bytes)?;
+                words.push("stdin=@stdin.txt".into());
+            }
+            Ok(words.join(" "))
+        }
+        Subject::Call { function, args } => {
+            let words: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    crate::jit::Arg::Int(i) => i.to_string(),
+                    crate::jit::Arg::Float(f) => f.to_string(),
+                    crate::jit::Arg::Buffer(_) => "BUFFER".into(),
+                })
+                .collect();
+            if words.iter().any(|w| w == "BUFFER") {
+                readme.push_str("The function takes buffers: create them with `:buffer` (as in the session) and put their names where `repro.plab` says BUFFER.\n\n");
+            }
+            Ok(format!("{function} {}", words.join(" ")))
+        }
+    }
+}
+
+/// The end of a script comparing the two runs' outputs (`what` says
+/// what is the same when the bug does not show).
+fn compare_lines(sh: &mut String, same: &str, what: &str, [first, second]: [&String; 2]) {
+    let _ = writeln!(
+        sh,
+        "if {same}; then\n  echo 'the same {what} after both pipelines: the bug does not show'\n  exit 1\nfi\necho '--- after {}:'; cat \"$t/first.out\" \"$t/first.err\"\necho '--- after {}:'; cat \"$t/second.out\" \"$t/second.err\"\nexit 0",
+        label(first),
+        label(second)
+    );
+}
+
+/// `repro.sh` for a function's result: each pipeline's output linked to
+/// `driver.ll` and run by lli-19.
+fn call_script(
+    f: &Finding,
+    spellings: [&Option<LlvmSpelling>; 2],
+    pipelines: [&String; 2],
+) -> String {
+    let mut sh = String::from("#!/bin/sh\n");
+    let _ = writeln!(sh, "# {}", f.what);
+    sh.push_str("# Exits 0 when the bug shows (the function returns something else, or\n# the program ends otherwise, after the second pipeline), 1 when it does not.\n");
+    sh.push_str(SCRATCH);
+    for (out, spelling) in [("first", spellings[0]), ("second", spellings[1])] {
+        pipeline_line(&mut sh, f.file, out, spelling, &f.target);
         let _ = writeln!(
-            readme,
-            "When it was written, `sh repro.sh` {}.",
-            if shows_bug {
-                "showed the bug"
-            } else {
-                "did not show the bug (repro.plab shows it with passlab)"
-            }
+            sh,
+            "llvm-link-19 \"$t/{out}.bc\" driver.ll -o \"$t/{out}-run.bc\" || exit 2"
         );
     }
-    match shown.steps {
-        Some(steps) => {
-            // How the reduction went: one row per smaller candidate found.
-            let mut csv = String::from("seconds,instructions,source_bytes,candidates_tested\n");
-            for st in steps {
-                let _ = writeln!(
-                    csv,
-                    "{:.3},{},{},{}",
-                    st.at.as_secs_f64(),
-                    st.instructions,
-                    st.bytes.map_or(String::new(), |b| b.to_string()),
-                    st.tests
-                );
-            }
-            write("progress.csv", &csv)?;
-            files.push("progress.csv".into());
-            readme.push_str("\n`progress.csv` has the reduction's steps: the seconds from its start, the instructions (and, for C, the source's bytes) of each smaller candidate found, and the candidates tested until then.\n");
-        }
-        None => {
-            if let Property::Fails { pipeline, .. } = property {
-                let _ = write!(
-                    readme,
-                    "\nTo shrink it, type the lines of `repro.plab` before its `:run` in passlab, then `:reduce fails {pipeline} --out FOLDER` (a new folder).\n"
-                );
-            }
-        }
+    for out in ["first", "second"] {
+        let _ = writeln!(
+            sh,
+            "lli-19 -O{}{} --entry-function=passlab_driver \"$t/{out}-run.bc\" < /dev/null > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
+            f.cg.opt_level, f.target
+        );
     }
-    write("README.md", &readme)?;
-    Ok(Reproducer {
-        dir: dir.to_path_buf(),
-        files,
-        with_llvm_tools,
-        why_not_llvm_tools: if with_llvm_tools { None } else { why_not },
-        shows_bug,
-        output,
-    })
+    compare_lines(
+        &mut sh,
+        "cmp -s \"$t/first.out\" \"$t/second.out\"",
+        "result",
+        pipelines,
+    );
+    sh
+}
+
+/// `repro.sh` for a program: each pipeline's output run by lli-19 with
+/// the program's arguments and standard input.
+fn exec_script(
+    f: &Finding,
+    p: &crate::jit::Program,
+    spellings: [&Option<LlvmSpelling>; 2],
+    pipelines: [&String; 2],
+) -> String {
+    let stdin = if matches!(p.stdin, Stdin::Null) {
+        "/dev/null"
+    } else {
+        "stdin.txt"
+    };
+    let argv: Vec<String> = p.args.iter().map(|a| quote(a)).collect();
+    let mut sh = String::from("#!/bin/sh\n");
+    let _ = writeln!(sh, "# {}", f.what);
+    sh.push_str("# Exits 0 when the bug shows (the program prints something else, or\n# ends otherwise, after the second pipeline), 1 when it does not.\n");
+    sh.push_str(SCRATCH);
+    for (out, spelling) in [("first", spellings[0]), ("second", spellings[1])] {
+        pipeline_line(&mut sh, f.file, out, spelling, &f.target);
+    }
+    for out in ["first", "second"] {
+        // The code generator as the session's: its level and target.
+        let _ = writeln!(
+            sh,
+            "lli-19 -O{}{} --fake-argv0={} \"$t/{out}.bc\" {} < {stdin} > \"$t/{out}.out\" 2> \"$t/{out}.err\"; echo \"exit $?\" >> \"$t/{out}.out\"",
+            f.cg.opt_level,
+            f.target,
+            quote(&f.name),
+            argv.join(" ")
+        );
+    }
+    compare_lines(
+        &mut sh,
+        "cmp -s \"$t/first.out\" \"$t/second.out\" && cmp -s \"$t/first.err\" \"$t/second.err\"",
+        "output",
+        pipelines,
+    );
+    sh
+}
+
+/// A pipeline that fails: `:run` in repro.plab, and opt-19 in the script,
+/// which checks the failure's kind (a crash's status, a message's start).
+fn fails(
+    f: &Finding,
+    pipeline: &str,
+    ending: &Ending,
+    plab: &mut String,
+    readme: &mut String,
+) -> Script {
+    let _ = writeln!(plab, ":run {pipeline}");
+    let _ = write!(
+        readme,
+        "With passlab: `passlab run repro.plab` runs the pipeline: {}.\n\n",
+        ending.describe()
+    );
+    let Some(s) = llvm_spelling(pipeline) else {
+        return Err("a pass in the pipeline is passlab's or a user's".into());
+    };
+    let verify = if matches!(ending, Ending::Invalid { .. }) {
+        " -verify-each"
+    } else {
+        ""
+    };
+    let file = f.file;
+    let mut sh = String::from("#!/bin/sh\n");
+    let _ = writeln!(sh, "# {}", f.what);
+    sh.push_str("# Exits 0 when the bug shows, 1 when it does not.\n");
+    sh.push_str(SCRATCH);
+    let _ = writeln!(
+        sh,
+        "{} -passes={}{verify} {file} -disable-output > \"$t/opt.out\" 2>&1; status=$?",
+        opt(&s, &f.target),
+        quote(&s.passes)
+    );
+    let check = match ending {
+        Ending::Crash { .. } => "[ \"$status\" -gt 128 ]".to_string(),
+        Ending::Fatal { message, .. } => {
+            format!("grep -qF {} \"$t/opt.out\"", message_key(message))
+        }
+        Ending::Invalid { message, .. } => {
+            format!(
+                "[ \"$status\" -ne 0 ] && grep -qF {} \"$t/opt.out\"",
+                message_key(message)
+            )
+        }
+        _ => "false".to_string(),
+    };
+    let _ = writeln!(
+        sh,
+        "cat \"$t/opt.out\"\nif {check}; then\n  echo \"opt-19 shows the bug (exit status $status)\"\n  exit 0\nfi\necho \"opt-19 ended with status $status: the bug does not show\"\nexit 1"
+    );
+    let _ = write!(
+        readme,
+        "Without passlab: `sh repro.sh`, which runs\n\n```sh\n{} -passes={}{verify} {file} -disable-output\n```\n\n",
+        opt(&s, &f.target),
+        quote(&s.passes)
+    );
+    Ok(sh)
+}
+
+/// A message's first line up to the first name or number (which a
+/// reduction changes), quoted as a fixed string for grep.
+fn message_key(message: &str) -> String {
+    let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let key: String = first
+        .trim()
+        .chars()
+        .take_while(|c| !c.is_ascii_digit() && !matches!(c, '%' | '@' | '"'))
+        .collect();
+    quote(key.trim_end())
+}
+
+/// Writes `repro.sh` and runs it once: whether it showed the bug, and
+/// what it printed (the README says which).
+fn run_script(folder: &mut Folder, sh: &str, readme: &mut String) -> Result<(bool, String)> {
+    folder.write("repro.sh", sh)?;
+    let out = std::process::Command::new("sh")
+        .arg(folder.dir.join("repro.sh"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Error::Tool {
+            tool: "sh".into(),
+            message: format!("cannot run repro.sh: {e}"),
+        })?;
+    let shows_bug = out.status.success();
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = writeln!(
+        readme,
+        "When it was written, `sh repro.sh` {}.",
+        if shows_bug {
+            "showed the bug"
+        } else {
+            "did not show the bug (repro.plab shows it with passlab)"
+        }
+    );
+    Ok((shows_bug, output))
+}
+
+/// How the reduction went: one row per smaller candidate found.
+fn progress_csv(steps: &[super::Step]) -> String {
+    let mut csv = String::from("seconds,instructions,source_bytes,candidates_tested\n");
+    for st in steps {
+        let _ = writeln!(
+            csv,
+            "{:.3},{},{},{}",
+            st.at.as_secs_f64(),
+            st.instructions,
+            st.bytes.map_or(String::new(), |b| b.to_string()),
+            st.tests
+        );
+    }
+    csv
 }
 
 #[cfg(test)]

@@ -142,20 +142,10 @@ impl Names {
             words => words[position.min(words.len() - 1)],
         };
         let mut out: Vec<String> = Vec::new();
-        // Keywords the table has no kind for: :help's command names and
-        // :report remarks' second word.
-        let words: Vec<&str> = before.split_whitespace().skip(1).collect();
-        let keywords = match words.as_slice() {
-            [] => commands::keywords(command.name),
-            [first] => commands::second_keywords(command.name, first),
-            _ => &[],
-        };
-        out.extend(
-            keywords
-                .iter()
-                .filter(|k| k.starts_with(token))
-                .map(|k| k.to_string()),
-        );
+        let first = before
+            .split_whitespace()
+            .skip(1)
+            .find(|w| super::args::setting(w).is_none());
         for s in command.settings {
             if s.key == "config." {
                 out.extend(config_keys(token));
@@ -165,6 +155,10 @@ impl Names {
         }
         let mut from = 0;
         for &kind in kinds {
+            // Words that follow one first word only (`:report remarks source`).
+            if matches!(kind, Kind::After(word, _) if first != Some(word)) {
+                continue;
+            }
             if kind == Kind::Path {
                 out.extend(kinds::paths(token, &self.folders));
                 continue;
@@ -434,7 +428,8 @@ mod tests {
             "{m:?}"
         );
         assert!(m.iter().all(|c| c.starts_with("inst")), "{m:?}");
-        assert_eq!(complete(":plot t"), vec!["timing", "tune"]);
+        // Its words, and its settings (declared on its row).
+        assert_eq!(complete(":plot t"), vec!["timing", "top=", "tune"]);
         assert_eq!(complete(":plot ti"), vec!["timing"]);
         // The word after one that takes more.
         assert_eq!(complete(":report remarks co"), vec!["compare"]);
@@ -549,6 +544,18 @@ mod tests {
         assert!(complete(":instrument remarks=size").contains(&"size-info".to_string()));
         // :help completes commands.
         assert_eq!(complete(":help tu"), vec!["tune"]);
+        // Words declared on the command's row: :report remarks' second
+        // word only after remarks; run= its word; pass= pass names.
+        assert_eq!(complete(":report remarks so"), vec!["source"]);
+        assert!(complete(":report timing so").is_empty());
+        assert_eq!(complete(":report timing run=a"), vec!["all"]);
+        assert_eq!(complete(":plot timing run=a"), vec!["all"]);
+        assert_eq!(complete(":explore pass=lic"), vec!["licm"]);
+        // Numbers complete nothing, but their keys do.
+        assert!(complete(":tune trials=1").is_empty());
+        assert_eq!(complete(":tune tri"), vec!["trials="]);
+        assert_eq!(complete(":time sum min"), vec!["min_repeat_ms="]);
+        assert_eq!(complete(":hunt csmith_"), vec!["csmith_args="]);
         // An unknown command or setting completes nothing.
         assert!(complete(":nosuch x").is_empty());
         assert!(complete(":with nosuch=a").is_empty());

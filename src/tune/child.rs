@@ -136,9 +136,7 @@ fn follow_child(
     let mut status = 0;
     let drain = child::drain;
     let kill = |status: &mut i32| *status = c.kill();
-    let mut started = false;
-    let mut outcome: Option<Ended> = None;
-    let mut failure: Option<Error> = None;
+    let mut heard = Heard::default();
     let mut exited = false;
     loop {
         c.poll(20);
@@ -153,38 +151,11 @@ fn follow_child(
             let Ok(v) = serde_json::from_slice::<Json>(&text) else {
                 continue;
             };
-            if let Some(e) = v.get("error").and_then(Json::as_str) {
-                failure = Some(Error::Invalid(format!("tune: {e}")));
-            } else if let Some(r) = v.get("reference") {
-                started = true;
-                d.tuning.reference = r.as_str().map(str::to_string);
-            } else if v.get("end").is_some() {
-                outcome = Some(Ended::Finished);
-            } else if v.get("restart").is_some() {
-                outcome = Some(Ended::Restart);
-            } else if let Some(t) = Trial::from_json(&v) {
-                match d.next() {
-                    Some((phase, o)) if phase == t.phase && o == t.ordering => {
-                        d.tell(t.clone());
-                        let status = d.status();
-                        on_trial(&t, &status);
-                        if let Err(e) = d.replay() {
-                            failure = Some(e);
-                        }
-                    }
-                    _ => {
-                        failure = Some(Error::Invalid(format!(
-                            "tune: the evaluating process proposed {} #{} ({}), which this search does not",
-                            t.phase,
-                            t.index,
-                            t.pipeline()
-                        )));
-                    }
-                }
+            if heard.line(d, &v, on_trial) {
                 said.clear();
             }
         }
-        if failure.is_some() || outcome.is_some() {
+        if heard.failure.is_some() || heard.outcome.is_some() {
             break;
         }
         let ended = if eof { None } else { c.try_wait() };
@@ -203,19 +174,19 @@ fn follow_child(
         if crate::interrupt::requested() {
             kill(&mut status);
             exited = true;
-            outcome = Some(Ended::Interrupted);
+            heard.outcome = Some(Ended::Interrupted);
             break;
         }
         if d.deadline().is_some_and(|t| Instant::now() >= t) {
             kill(&mut status);
             exited = true;
-            outcome = Some(Ended::Spent);
+            heard.outcome = Some(Ended::Spent);
             break;
         }
         if last_line.elapsed() > spec.trial_timeout {
             kill(&mut status);
             exited = true;
-            outcome = Some(Ended::Died(format!(
+            heard.outcome = Some(Ended::Died(format!(
                 "took longer than {} s (the trial time limit)",
                 spec.trial_timeout.as_secs_f64()
             )));
@@ -226,19 +197,78 @@ fn follow_child(
         status = c.wait();
     }
     c.close();
-    if let Some(e) = failure {
+    if let Some(e) = heard.failure {
         return Err(e);
     }
-    if let Some(o) = outcome {
+    if let Some(o) = heard.outcome {
         return Ok(o);
     }
+    died(status, &said, heard.started)
+}
+
+/// What the child said so far: whether it started (checked the input
+/// module's result), how it ended, what failed.
+#[derive(Default)]
+struct Heard {
+    started: bool,
+    outcome: Option<Ended>,
+    failure: Option<Error>,
+}
+
+impl Heard {
+    /// One line from the child: an error, the input module's result, the
+    /// end, a restart, or a trial (told to the driver, replayed there,
+    /// `on_trial` hearing of it; true for a trial).
+    fn line(
+        &mut self,
+        d: &mut Driver,
+        v: &Json,
+        on_trial: &mut dyn FnMut(&Trial, &Status),
+    ) -> bool {
+        if let Some(e) = v.get("error").and_then(Json::as_str) {
+            self.failure = Some(Error::Invalid(format!("tune: {e}")));
+        } else if let Some(r) = v.get("reference") {
+            self.started = true;
+            d.tuning.reference = r.as_str().map(str::to_string);
+        } else if v.get("end").is_some() {
+            self.outcome = Some(Ended::Finished);
+        } else if v.get("restart").is_some() {
+            self.outcome = Some(Ended::Restart);
+        } else if let Some(t) = Trial::from_json(v) {
+            match d.next() {
+                Some((phase, o)) if phase == t.phase && o == t.ordering => {
+                    d.tell(t.clone());
+                    let status = d.status();
+                    on_trial(&t, &status);
+                    if let Err(e) = d.replay() {
+                        self.failure = Some(e);
+                    }
+                }
+                _ => {
+                    self.failure = Some(Error::Invalid(format!(
+                        "tune: the evaluating process proposed {} #{} ({}), which this search does not",
+                        t.phase,
+                        t.index,
+                        t.pipeline()
+                    )));
+                }
+            }
+            return true;
+        }
+        false
+    }
+}
+
+/// The child ended (`status`) without saying how: interrupted, or died
+/// (an error if it had not started), with the end of what it printed.
+fn died(status: i32, said: &[u8], started: bool) -> Result<Ended> {
     if crate::interrupt::requested()
         || (libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGINT)
     {
         return Ok(Ended::Interrupted);
     }
     let how = child::how_it_ended(status);
-    let said = String::from_utf8_lossy(&said);
+    let said = String::from_utf8_lossy(said);
     let tail: Vec<&str> = said.trim().lines().rev().take(3).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     let why = if tail.is_empty() {

@@ -5,21 +5,8 @@ use super::*;
 pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let usage =
         "expects [FUNCTION [N]] [run=PIPELINE] [pass=NAME|GLOB] [changed=yes|no] [--out FILE.html]";
-    let mut words: Vec<&str> = a.words.iter().map(String::as_str).collect();
-    let out_file = match words.iter().position(|w| *w == "--out") {
-        Some(i) if i + 1 < words.len() => {
-            let f = words[i + 1].to_string();
-            words.drain(i..i + 2);
-            Some(f)
-        }
-        Some(_) => {
-            return Err(err(
-                "explore",
-                "--out expects a file name, such as explore.html",
-            ))
-        }
-        None => None,
-    };
+    let mut words = a.words.clone();
+    let out_file = take_out(&mut words, "explore", ", such as explore.html")?;
     let mut run = None;
     let mut search = crate::explore::PassSearch::default();
     for (k, v) in &a.settings {
@@ -31,7 +18,7 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
                 return Err(Error::Command {
                     command: "explore".into(),
                     message: format!("unknown setting '{other}' ({usage})"),
-                    suggestions: crate::nearest_names(other, ["run", "pass", "changed"]),
+                    suggestions: crate::nearest_names(other, setting_keys("explore")),
                 })
             }
         }
@@ -49,29 +36,7 @@ pub(super) fn explore(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Outp
              :instrument explore records every :run",
         )
     })?;
-    // A function the recording lacks: say whose run it is, which may be
-    // another module's than the current one.
-    let find = |f: &str| {
-        crate::explore::function_index(rec, f).map_err(|e| match e {
-            Error::NotFound { suggestions, .. } => {
-                let hint = match &s.current {
-                    Some(current) if *current != rec.module => format!(
-                        "; the current module is '{current}': :explore {f} run=PIPELINE records a run on it, or :instrument explore records its next :run"
-                    ),
-                    _ => String::new(),
-                };
-                Error::Command {
-                    command: "explore".into(),
-                    message: format!(
-                        "no function named '{f}' in the recorded run ({} on module '{}'){hint}",
-                        rec.pipeline, rec.module
-                    ),
-                    suggestions,
-                }
-            }
-            other => other,
-        })
-    };
+    let find = |f: &str| recorded_function(s, rec, f);
     let (function, number) = match words.as_slice() {
         [] => (None, None),
         [f] => (Some(find(f)?), None),
@@ -148,4 +113,29 @@ fn pass_graphs(rec: &crate::instrument::Recording, f: usize, n: usize) -> Result
             ("text/html".into(), html),
         ],
     }))
+}
+
+/// The index of function `f` in the recording `rec`; one it lacks is an
+/// error saying whose run it is, which may be another module's than the
+/// current one.
+fn recorded_function(s: &Session, rec: &crate::instrument::Recording, f: &str) -> Result<usize> {
+    crate::explore::function_index(rec, f).map_err(|e| match e {
+        Error::NotFound { suggestions, .. } => {
+            let hint = match &s.current {
+                Some(current) if *current != rec.module => format!(
+                    "; the current module is '{current}': :explore {f} run=PIPELINE records a run on it, or :instrument explore records its next :run"
+                ),
+                _ => String::new(),
+            };
+            Error::Command {
+                command: "explore".into(),
+                message: format!(
+                    "no function named '{f}' in the recorded run ({} on module '{}'){hint}",
+                    rec.pipeline, rec.module
+                ),
+                suggestions,
+            }
+        }
+        other => other,
+    })
 }

@@ -22,18 +22,8 @@ pub(super) fn cfg(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> 
                     "after= expects a pass or pipeline, such as after=simplifycfg",
                 ))
             }
-            "lines" => {
-                lines = v
-                    .parse()
-                    .ok()
-                    .filter(|n: &usize| (3..=10_000).contains(n))
-                    .ok_or_else(|| {
-                        err(
-                            "cfg",
-                            format!("lines expects a number from 3 to 10000, got '{v}'"),
-                        )
-                    })?
-            }
+            // The table's kind checked the range (3 to 10000).
+            "lines" => lines = super::whole("cfg", "lines", v)?,
             other => {
                 return Err(Error::Command {
                     command: "cfg".into(),

@@ -7,22 +7,6 @@
 use super::*;
 use crate::session::hunt::{self, HuntSpec, Oracle, Source};
 
-const SETTINGS: &[&str] = &[
-    "csmith",
-    "corpus",
-    "orderings",
-    "seed",
-    "oracle",
-    "timeout",
-    "reduce",
-    "budget",
-    "jobs",
-    "length",
-    "pool",
-    "resume",
-    "replace",
-];
-
 /// What `:help hunt` adds.
 pub(super) fn details() -> String {
     "  csmith=A..B   Csmith's programs of seeds A to B (default 1..20)   csmith_args=A,B,...   csmith's arguments (default --max-funcs,4,--max-block-depth,3)\n  \
@@ -40,21 +24,27 @@ fn bad_setting(k: &str) -> Error {
     Error::Command {
         command: "hunt".into(),
         message: format!("unknown setting '{k}'"),
-        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
+        suggestions: crate::nearest_names(k, setting_keys("hunt")),
     }
 }
 
-fn yes_no(k: &str, v: &str) -> Result<bool> {
-    match v {
-        "yes" | "true" => Ok(true),
-        "no" | "false" => Ok(false),
-        _ => Err(err("hunt", format!("{k} expects yes or no, got '{v}'"))),
-    }
+/// A yes-or-no setting (checked as one of `YES_NO`).
+fn yes(v: &str) -> bool {
+    matches!(v, "yes" | "true")
 }
 
-fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
-    v.parse()
-        .map_err(|_| err("hunt", format!("{k} expects {what}, got '{v}'")))
+/// The C files `corpus=` matches, sorted; none is an error.
+fn corpus(pattern: &str) -> Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<std::path::PathBuf> = glob::glob(pattern)
+        .map_err(|e| err("hunt", format!("corpus '{pattern}': {e}")))?
+        .filter_map(|r| r.ok())
+        .filter(|f| f.is_file())
+        .collect();
+    if files.is_empty() {
+        return Err(err("hunt", format!("corpus '{pattern}' matches no file")));
+    }
+    files.sort();
+    Ok(files)
 }
 
 pub(super) fn hunt(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
@@ -117,7 +107,9 @@ struct Settings {
     replace: bool,
 }
 
-fn settings(rest: &str) -> Result<Settings> {
+/// `:hunt`'s line split: `--out DIR`, the settings before the first `|`,
+/// and the pipelines after each (checked).
+fn split_line(rest: &str) -> Result<(Option<String>, Args, Vec<String>)> {
     let mut words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
     let out = take_out(
         &mut words,
@@ -140,6 +132,11 @@ fn settings(rest: &str) -> Result<Settings> {
     for p in &pipelines {
         pipeline::parse(p)?;
     }
+    Ok((out, head, pipelines))
+}
+
+fn settings(rest: &str) -> Result<Settings> {
+    let (out, head, pipelines) = split_line(rest)?;
     let mut spec = HuntSpec {
         name: "hunt".into(),
         ..HuntSpec::default()
@@ -153,18 +150,14 @@ fn settings(rest: &str) -> Result<Settings> {
     }
     for (k, v) in &head.settings {
         match k.as_str() {
+            // Numbers and words: checked against their kinds (the
+            // command table) before the handler ran.
             "csmith" => {
-                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
-                let (lo, hi): (u64, u64) = (
-                    number(k, lo, "seeds A..B such as 1..40")?,
-                    number(k, hi, "seeds A..B such as 1..40")?,
-                );
-                if lo > hi || hi - lo >= 1_000_000 {
+                let (lo, hi) = range("hunt", k, v)?;
+                if hi - lo >= 1_000_000 {
                     return Err(err(
                         "hunt",
-                        format!(
-                            "csmith expects seeds A..B with A <= B, at most a million, got '{v}'"
-                        ),
+                        format!("csmith=: expects at most a million seeds (A..B with B - A < 1000000), got '{v}'"),
                     ));
                 }
                 spec.source = Source::Csmith {
@@ -172,91 +165,24 @@ fn settings(rest: &str) -> Result<Settings> {
                     args: hunt::CSMITH_ARGS.iter().map(|a| a.to_string()).collect(),
                 };
             }
-            "csmith_args" => {
-                let args: Vec<String> = comma_list(v);
-                match &mut spec.source {
-                    Source::Csmith { args: a, .. } => *a = args,
-                    Source::Corpus(_) => {}
-                }
-                csmith_args = Some(comma_list(v));
-            }
-            "corpus" => {
-                let mut files: Vec<std::path::PathBuf> = glob::glob(v)
-                    .map_err(|e| err("hunt", format!("corpus '{v}': {e}")))?
-                    .filter_map(|r| r.ok())
-                    .filter(|f| f.is_file())
-                    .collect();
-                if files.is_empty() {
-                    return Err(err("hunt", format!("corpus '{v}' matches no file")));
-                }
-                files.sort();
-                spec.source = Source::Corpus(files);
-            }
-            "orderings" => {
-                spec.orderings = v.parse().ok().filter(|n| *n <= 1000).ok_or_else(|| {
-                    err(
-                        "hunt",
-                        format!("orderings expects a number of random orderings per program, 0 to 1000, got '{v}'"),
-                    )
-                })?
-            }
-            "seed" => spec.seed = number(k, v, "a number from 0 to 18446744073709551615")?,
+            "csmith_args" => csmith_args = Some(comma_list(v)),
+            "corpus" => spec.source = Source::Corpus(corpus(v)?),
+            "orderings" => spec.orderings = whole("hunt", k, v)?,
+            "seed" => spec.seed = whole("hunt", k, v)?,
             "length" => {
-                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
-                let bounded = |x: &str| x.parse::<usize>().ok().filter(|n| (1..=1000).contains(n));
-                spec.lengths = match (bounded(lo), bounded(hi)) {
-                    (Some(a), Some(b)) if a <= b => (a, b),
-                    _ => {
-                        return Err(err(
-                            "hunt",
-                            format!("length expects MIN..MAX passes with 1 <= MIN <= MAX <= 1000, such as 10..30, got '{v}'"),
-                        ))
-                    }
-                };
+                let (lo, hi) = range("hunt", k, v)?;
+                // At most 1000 (the kind's bound).
+                spec.lengths = (lo as usize, hi as usize);
             }
             "pool" => spec.pool = super::tune::pool("hunt", v)?,
-            "oracle" => {
-                spec.oracle = match v.as_str() {
-                    "native" => Oracle::Native,
-                    "jit-o0" => Oracle::JitO0,
-                    other => {
-                        return Err(Error::Command {
-                            command: "hunt".into(),
-                            message: format!("oracle expects native or jit-o0, got '{other}'"),
-                            suggestions: crate::nearest_names(other, ["native", "jit-o0"]),
-                        })
-                    }
-                }
-            }
-            "timeout" => {
-                let t: f64 = number(k, v, "seconds")?;
-                if !(t > 0.0 && t <= 3600.0) {
-                    return Err(err(
-                        "hunt",
-                        format!("timeout expects seconds above 0 and at most 3600, got '{v}'"),
-                    ));
-                }
-                spec.timeout = std::time::Duration::from_secs_f64(t);
-            }
-            "resume" => resume = yes_no(k, v)?,
-            "replace" => replace = yes_no(k, v)?,
-            "reduce" => spec.reduce = yes_no(k, v)?,
-            "budget" => {
-                let t: f64 = number(k, v, "seconds")?;
-                if !(t > 0.0 && t <= 86_400.0) {
-                    return Err(err(
-                        "hunt",
-                        format!("budget expects seconds above 0 and at most 86400, got '{v}'"),
-                    ));
-                }
-                spec.reduce_budget = std::time::Duration::from_secs_f64(t);
-            }
-            "jobs" => {
-                spec.jobs = number(k, v, "a number of programs at once")?;
-                if !(1..=64).contains(&spec.jobs) {
-                    return Err(err("hunt", format!("jobs expects 1 to 64, got '{v}'")));
-                }
-            }
+            "oracle" if v == "jit-o0" => spec.oracle = Oracle::JitO0,
+            "oracle" => spec.oracle = Oracle::Native,
+            "timeout" => spec.timeout = seconds("hunt", k, v)?,
+            "resume" => resume = yes(v),
+            "replace" => replace = yes(v),
+            "reduce" => spec.reduce = yes(v),
+            "budget" => spec.reduce_budget = seconds("hunt", k, v)?,
+            "jobs" => spec.jobs = whole("hunt", k, v)?,
             other => return Err(bad_setting(other)),
         }
     }

@@ -192,7 +192,7 @@ pub const BUILTINS: &[Builtin] = &[
     builtin("bisect", "let the first N optional passes run, skip the rest (LLVM's -opt-bisect-limit)", |sp| {
         made(Bisect::limited(sp.value).map_err(|e| err("instrument", e))?)
     })
-    .takes(Takes::Required(Kind::Free, "N"))
+    .takes(Takes::Required(super::kinds::count(0, super::kinds::ANY), "N"))
     .reports(&[Report { name: "bisect", usage: "", show: |_, h, _| {
         let b = get::<Bisect>(h)?;
         let mut o = Output::default();
@@ -645,18 +645,11 @@ fn remarks_query(a: &Args) -> Result<RemarksQuery> {
         top: None,
         run: None,
     };
-    let positive = |k: &str, v: &str| {
-        v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-            err(
-                "report",
-                format!("{k} expects a positive number, got '{v}'"),
-            )
-        })
-    };
     for (k, v) in &a.settings {
         match k.as_str() {
-            "top" => q.top = Some(positive(k, v)?),
-            "run" => q.run = Some(positive(k, v)?),
+            // Numbers checked against their kinds (the command table).
+            "top" => q.top = Some(super::whole("report", k, v)?),
+            "run" => q.run = Some(super::whole("report", k, v)?),
             "passes" => q.filter.passes.extend(comma_list(v)),
             "kinds" => q.filter.kinds.extend(remark_kinds("report", v)?),
             "functions" => q.filter.functions.extend(comma_list(v)),
@@ -950,14 +943,7 @@ fn report_timing(_: &Session, h: &Handle, a: &Args, what: &str) -> Result<Output
     for (k, v) in &a.settings {
         match k.as_str() {
             "run" => run = Some(v.as_str()),
-            "top" if what == "timing" => {
-                top = Some(v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-                    err(
-                        "report",
-                        format!("top expects a positive number, got '{v}'"),
-                    )
-                })?)
-            }
+            "top" if what == "timing" => top = Some(super::whole("report", k, v)?),
             other => {
                 let top = if what == "timing" { " [top=N]" } else { "" };
                 return Err(err(
@@ -1082,16 +1068,11 @@ fn plot_args(a: &Args) -> Result<(&str, Option<&str>, usize, Option<&str>)> {
     let mut top = 15;
     let mut run = None;
     for (k, v) in &a.settings {
-        let positive = || {
-            v.parse()
-                .ok()
-                .filter(|&n: &usize| n > 0)
-                .ok_or_else(|| err("plot", format!("{k} expects a positive number, got '{v}'")))
-        };
         match (k.as_str(), what) {
-            ("top", "timing" | "remarks") => top = positive()?,
+            // Numbers checked against their kinds (the command table).
+            ("top", "timing" | "remarks") => top = super::whole("plot", k, v)?,
             ("run", "remarks") => {
-                positive()?;
+                super::whole::<usize>("plot", k, v)?;
                 run = Some(v.as_str())
             }
             ("run", "timing") => run = Some(v.as_str()),

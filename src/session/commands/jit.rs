@@ -185,27 +185,12 @@ fn host_line(bound: &[(String, String)]) -> Option<String> {
 /// `number=`, `repeat=`, `min_repeat_ms=` settings over TVM's defaults.
 pub(super) fn time_spec(command: &str, a: &Args) -> Result<crate::jit::TimeSpec> {
     let mut spec = crate::jit::TimeSpec::default();
+    // Their ranges: the kinds of `command`'s row (`TIME_SETTINGS`).
     for (k, v) in &a.settings {
-        let (lo, hi) = match k.as_str() {
-            "number" => (1, 1_000_000_000),
-            "repeat" => (1, crate::jit::isolate::MAX_REPEAT as u64),
-            "min_repeat_ms" => (0, 3_600_000),
-            _ => (0, u64::MAX),
-        };
-        let n: u64 = v
-            .parse()
-            .ok()
-            .filter(|n| (lo..=hi).contains(n))
-            .ok_or_else(|| {
-                err(
-                    command,
-                    format!("{k} expects a whole number from {lo} to {hi}, got '{v}'"),
-                )
-            })?;
         match k.as_str() {
-            "number" => spec.number = n,
-            "repeat" => spec.repeat = usize::try_from(n).unwrap_or(usize::MAX),
-            "min_repeat_ms" => spec.min_repeat_ms = n,
+            "number" => spec.number = whole(command, k, v)?,
+            "repeat" => spec.repeat = whole(command, k, v)?,
+            "min_repeat_ms" => spec.min_repeat_ms = whole(command, k, v)?,
             other => {
                 return Err(Error::Command {
                     command: command.into(),

@@ -147,14 +147,14 @@ impl Command {
 
 /// Every command, in the order `:help` lists them.
 pub static COMMANDS: &[Command] = &[
-    cmd("help", "[COMMAND]", "list the commands, or explain one", help),
+    cmd("help", "[COMMAND]", "list the commands, or explain one", help).words(&[&[Kind::Command]]),
     cmd_with_body("module", "NAME [--lang llvm|c|cpp] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...]", "create a module from the source that follows: the lines up to a line holding only '.' (in a notebook cell, also the rest of the cell); C and C++ as :load compiles them", module).set(LOAD_SETTINGS),
     cmd("load", "PATH... [as NAME] [level=O0|O1|O2|O3|Os|Oz] [cflags=FLAG,...] | PATH/compile_commands.json [as NAME] [link=yes|no|lto] [only=GLOB|!GLOB,...] [warnings=count|show]", "load .ll .bc .c .cpp files, or patterns such as src/*.c (several are linked into one module); C and C++ become the IR clang-19 hands its own pipeline at the level (clang-19 -O2 -Xclang -disable-llvm-passes; default: the context's opt_level, 2; Os and Oz mark functions optsize and minsize; O0 is clang's -O0 without optnone: every function noinline), so that :run O2 gives what clang-19 -O2 gives; cflags come last. A compile_commands.json (CMake, Meson, Bear) loads a project: each unit with its own flags (those that say what the source means: no plugin, no file written; the rest is listed) in its own folder, in parallel; units that fail are reported and the rest load; link=yes (default) links them into one module, link=no keeps one module per unit named by its path, link=lto builds as clang -flto does (each unit -flto and lto-pre-link<On>, then linked and internalized as lld's LTO does for an executable: next :run lto<O2>); only= keeps the units matching the patterns; clang's warnings are counted per unit unless warnings=show", load).set(PROJECT_SETTINGS).words(&[&[Kind::Path]]),
     cmd("path", "[FOLDER...]", "show where :load looks for relative paths (the session's folder, added folders, PASSLAB_PATH, passlab's sample inputs), or add folders", path).words(&[&[Kind::Path]]),
     cmd("modules", "", "list the modules", modules),
     cmd("use", "NAME", "make a module the current one", use_module).words(&[&[Kind::Module]]),
     cmd("show", "[FUNCTION]", "print the current module, or one function; when it has debug info (cflags=-g) each instruction line ends in its source line (; line N, a comment: still IR), and in a notebook IR and source lines share colours as :asm's do", show).words(&[&[Kind::Function]]),
-    cmd("cfg", "FUNCTION [after=PIPELINE] [lines=N] [--out FILE.svg|FILE.png|FILE.dot]", "a function's control-flow graph, laid out by Graphviz: its blocks with their instructions (a block longer than lines=, default 12, shows its first ones, how many more and its terminator), edges labelled by what takes them (true/false, switch cases, default, unwind); after=: in a copy of the module after PIPELINE ran on it under the current context (the module stays as it is); in a notebook a picture, in a terminal the blocks as text and the picture written to a file (--out: that file, .svg, .png or Graphviz's .dot text)", cfg).set(&[set("after", Kind::Pipeline), set("lines", Kind::Free)]).words(&[&[Kind::Function]]),
+    cmd("cfg", "FUNCTION [after=PIPELINE] [lines=N] [--out FILE.svg|FILE.png|FILE.dot]", "a function's control-flow graph, laid out by Graphviz: its blocks with their instructions (a block longer than lines=, default 12, shows its first ones, how many more and its terminator), edges labelled by what takes them (true/false, switch cases, default, unwind); after=: in a copy of the module after PIPELINE ran on it under the current context (the module stays as it is); in a notebook a picture, in a terminal the blocks as text and the picture written to a file (--out: that file, .svg, .png or Graphviz's .dot text)", cfg).set(&[set("after", Kind::Pipeline), set("lines", kinds::count(3, 10_000))]).words(&[&[Kind::Function]]),
     cmd("stats", "", "functions, blocks and instructions of the current module, per function", stats),
     cmd("features", "[SPACE...] [zeros]", "CompilerGym's observation spaces of the current module, computed by passlab with CompilerGym's definitions (:help features lists them); of vectors, the nonzero values unless zeros", features).words(&[&[Kind::OneOf(&modules::FEATURE_WORDS)]]),
     cmd("copy", "NEW", "copy the current module under a new name and use it", copy),
@@ -179,16 +179,16 @@ pub static COMMANDS: &[Command] = &[
     cmd("exec", "[ARG...] [stdin=TEXT|stdin=@FILE] [allow=host] [--out FILE] [-- ARG...]", "JIT-compile the current module and run its main as a program, as lli does: argv is the module's file name (without its folders) and the arguments (split as a shell splits them), standard input the text (\\n for a new line) or the file; the result is the exit status and what it printed, isolated from crashes; a main reaching symbols the module does not define that this process's libraries would supply beyond the C/C++ runtime is refused, naming them, unless allow=host, which lists what it bound; with --out FILE its standard output goes to FILE only (standard error to FILE.err and the screen)", exec).set(HOST_SETTINGS),
     cmd("asm", "[FUNCTION] [syntax=att|intel] [cpu=A,B | modules=M,N] [--all] [--out FILE.s]", "the machine code the JIT runs for the current module or one function, under the context's code generation settings (codegen=, cpu=, features=), with each function's size and, when the module has debug info (cflags=-g), its source lines; directives and unused labels hidden (--all shows them); cpu=A,B or modules=M,N: two compilations side by side, aligned (by source line with -g) and their differences marked", asm).set(&[set("syntax", Kind::OneOf(&["att", "intel"])), set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function]]),
     cmd("mca", "FUNCTION [BLOCK|all] [cpu=CPU,...] [modules=M,...]", "LLVM's machine-code analyzer (llvm-mca) over FUNCTION's innermost loop (or the loop or block at BLOCK, or all of it) as :asm shows it: cycles per iteration, IPC, the busiest ports, the bottleneck; several processors or modules side by side", mca).set(&[set("cpu", Kind::Cpus), set("modules", Kind::Modules)]).words(&[&[Kind::Function], &[Kind::Free]]),
-    cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time).words(&[&[Kind::Function], &[Kind::CallArg]]),
-    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench).set(WITH_SETTINGS).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
+    cmd("time", "FN ARGS... [number=N repeat=R min_repeat_ms=M]", "time a function (TVM's time evaluator: warm-up, number calls per repeat, repeat repeats)", time).set(TIME_SETTINGS).words(&[&[Kind::Function], &[Kind::CallArg]]),
+    cmd("bench", "FN ARGS... [number=N repeat=R min_repeat_ms=M flops=N rtol=R] | PIPELINE [KEY=VALUE...] | ...", "run each pipeline (O0-O3 or pass lists, each with optional :with settings) on a copy of the module, check the function's result against the first, and time it", bench).set(BENCH_SETTINGS).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass, of PIPELINE or of the code generation after it, that changes FN's result (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg]]),
     cmd("reduce", "differs FN ARGS... | FIRST | SECOND | differs exec ARG... | FIRST | SECOND | fails PIPELINE | rust PREDICATE [budget=S] [jobs=N] [with=llvm-reduce|cvise source=FILE.c] [replace=yes] [--out DIR]", "shrink the current module while a bug shows (a result that differs between two pipelines, a pass that crashes, hits a fatal error or breaks the IR, or a Rust predicate), with llvm-reduce-19 or cvise, passlab answering whether each candidate still shows it; the result becomes a new module, and --out writes a reproducer into a folder passlab makes (one it did not make is refused: :help reduce)", reduce).set(REDUCE_SETTINGS).words(&[&[Kind::OneOf(&["differs", "fails", "rust"])], &[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
     cmd("hunt", "[csmith=A..B|corpus=PATTERN] [orderings=N seed=N] [oracle=native|jit-o0] [reduce=yes|no budget=S] [jobs=N] [timeout=S] [resume=yes] [replace=yes] | PIPELINE | ... [--out DIR]", "hunt compiler bugs: Csmith's programs (or C files), each with its right output (built by clang-19 -O0, or unoptimized through the JIT), through the pipelines and random orderings, under the current context and with the session's passes; each miscompile, crash, fatal error, verifier failure or timeout bisected to its pass, the first of each kind reduced into a reproducer, in a folder passlab makes (:help hunt)", hunt).set(HUNT_SETTINGS).words(&[&[Kind::Pipeline]]),
     cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local] [trials=N|seconds=S] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune).set(TUNE_SETTINGS).words(&[&[Kind::Words(&["apply", "save"]), Kind::Function], &[Kind::CallArg]]),
-    cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [pass=NAME|GLOB] [changed=yes|no] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; pass= keeps the passes whose name (or the loop or SCC they ran on) holds NAME, ignoring case, or matches a glob such as loop-*, and changed=yes those that changed FUNCTION (without FUNCTION: the run's pass executions they keep); in a notebook, interactive, pass= and changed= filling its pass search", explore).set(&[set("run", Kind::Pipeline), set("pass", Kind::Free), set("changed", Kind::OneOf(YES_NO))]).words(&[&[Kind::Function], &[Kind::Free]]),
+    cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [pass=NAME|GLOB] [changed=yes|no] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; pass= keeps the passes whose name (or the loop or SCC they ran on) holds NAME, ignoring case, or matches a glob such as loop-*, and changed=yes those that changed FUNCTION (without FUNCTION: the run's pass executions they keep); in a notebook, interactive, pass= and changed= filling its pass search", explore).set(&[set("run", Kind::Pipeline), set("pass", Kind::PassGlob), set("changed", Kind::OneOf(YES_NO))]).words(&[&[Kind::Function], &[Kind::Free]]),
     cmd("undo", "", "put the current module back as it was before the last :run (refused, saying which, when the last :run was on another module)", undo),
-    cmd("report", "WHAT [SETTINGS] (:help report lists what, with its settings)", "show what an instrument recorded, or the last :bench or :tune (timing: the last run's passes, run=N another run's, run=all the total over every run since the instrument was made; remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(&instruments::REPORTS)], &[Kind::Free]]),
-    cmd("plot", "WHAT [SETTINGS] [--out FILE.svg|FILE.png] (:help plot lists what, with its settings)", "chart what an instrument, or the last :bench or :tune, measured (shown inline, or written to FILE)", plot).words(&[&[Kind::OneOf(&instruments::CHARTS)], &[Kind::Free]]),
+    cmd("report", "WHAT [SETTINGS] (:help report lists what, with its settings)", "show what an instrument recorded, or the last :bench or :tune (timing: the last run's passes, run=N another run's, run=all the total over every run since the instrument was made; remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(&instruments::REPORTS)], &[Kind::After("remarks", &["source", "runs", "compare"])]]),
+    cmd("plot", "WHAT [SETTINGS] [--out FILE.svg|FILE.png] (:help plot lists what, with its settings)", "chart what an instrument, or the last :bench or :tune, measured (shown inline, or written to FILE)", plot).set(PLOT_SETTINGS).words(&[&[Kind::OneOf(&instruments::CHARTS)]]),
     cmd("export", "PATH.plab", "write the commands that succeeded so far (with their :module and :rust sources) as a script that passlab run replays", export).words(&[&[Kind::Path]]),
     cmd("reset", "", "forget modules, contexts, instruments and results", reset),
     cmd("quit", "", "leave", quit),
@@ -205,7 +205,7 @@ const PROJECT_SETTINGS: &[Setting] = &[
     set("level", Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"])),
     set("cflags", Kind::Free),
     set("link", Kind::OneOf(&["yes", "no", "lto"])),
-    set("only", Kind::Free),
+    set("only", Kind::Globs),
     set("warnings", Kind::OneOf(&["count", "show"])),
 ];
 
@@ -228,6 +228,21 @@ const WITH_SETTINGS: &[Setting] = &[
     set("config.", Kind::Free),
 ];
 
+/// `:bench`'s: a context's (per pipeline), and the time evaluator's
+/// (`flops=` and `rtol=` are read by the handler).
+const BENCH_SETTINGS: &[Setting] = &[
+    WITH_SETTINGS[0],
+    WITH_SETTINGS[1],
+    WITH_SETTINGS[2],
+    WITH_SETTINGS[3],
+    WITH_SETTINGS[4],
+    WITH_SETTINGS[5],
+    WITH_SETTINGS[6],
+    TIME_SETTINGS[0],
+    TIME_SETTINGS[1],
+    TIME_SETTINGS[2],
+];
+
 /// `:pass` and `:register`.
 const PASS_SETTINGS: &[Setting] = &[
     set("opt_level", Kind::OneOf(OPT_LEVELS)),
@@ -242,8 +257,9 @@ const REDUCE_SETTINGS: &[Setting] = &[
     set("source", Kind::Path),
     set("level", Kind::OneOf(&["O0", "O1", "O2", "O3", "Os", "Oz"])),
     set("replace", Kind::OneOf(YES_NO)),
-    set("budget", Kind::Free),
-    set("jobs", Kind::Free),
+    set("budget", Kind::Seconds { max: 86_400 }),
+    set("jobs", kinds::count(1, 64)),
+    // Compiler flags: clang says what it makes of them.
     set("cflags", Kind::Free),
 ];
 
@@ -254,62 +270,79 @@ const HUNT_SETTINGS: &[Setting] = &[
     set("replace", Kind::OneOf(YES_NO)),
     set("corpus", Kind::Path),
     set("pool", Kind::Pool),
-    set("csmith", Kind::Free),
-    set("orderings", Kind::Free),
-    set("seed", Kind::Free),
-    set("budget", Kind::Free),
-    set("jobs", Kind::Free),
-    set("timeout", Kind::Free),
+    set(
+        "csmith",
+        Kind::Range {
+            min: 0,
+            max: kinds::ANY,
+        },
+    ),
+    // Csmith's command line: Csmith says what it makes of it.
+    set("csmith_args", Kind::Free),
+    set("orderings", kinds::count(0, 1000)),
+    set("length", Kind::Range { min: 1, max: 1000 }),
+    set("seed", kinds::count(0, kinds::ANY)),
+    set("budget", Kind::Seconds { max: 86_400 }),
+    set("jobs", kinds::count(1, 64)),
+    set("timeout", Kind::Seconds { max: 3600 }),
+];
+
+/// `:time`'s, and `:tune`'s for a runtime goal (TVM's time evaluator).
+const TIME_SETTINGS: &[Setting] = &[
+    set("number", kinds::count(1, 1_000_000_000)),
+    set(
+        "repeat",
+        kinds::count(1, crate::jit::isolate::MAX_REPEAT as u64),
+    ),
+    set("min_repeat_ms", kinds::count(0, 3_600_000)),
 ];
 
 const TUNE_SETTINGS: &[Setting] = &[
     set("goal", Kind::Words(crate::tune::Metric::NAMES)),
     set("strategy", Kind::ListOf(crate::tune::Strategy::NAMES)),
     set("pool", Kind::Pool),
-    set("trials", Kind::Free),
-    set("seconds", Kind::Free),
-    set("seed", Kind::Free),
-    set("length", Kind::Free),
-    set("top", Kind::Free),
-    set("number", Kind::Free),
-    set("repeat", Kind::Free),
-    set("min_repeat_ms", Kind::Free),
-    set("timeout", Kind::Free),
+    set("trials", kinds::count(1, crate::tune::MAX_TRIALS as u64)),
+    set(
+        "seconds",
+        Kind::Seconds {
+            max: crate::tune::MAX_SECONDS,
+        },
+    ),
+    set("seed", kinds::count(0, kinds::ANY)),
+    set("length", Kind::Range { min: 0, max: 1000 }),
+    set("top", kinds::count(1, tune::MAX_TOP as u64)),
+    TIME_SETTINGS[0],
+    TIME_SETTINGS[1],
+    TIME_SETTINGS[2],
+    set(
+        "timeout",
+        Kind::Seconds {
+            max: crate::tune::MAX_TIMEOUT_SECONDS,
+        },
+    ),
 ];
 
 const REPORT_SETTINGS: &[Setting] = &[
     set("passes", Kind::RemarkPasses),
     set("kinds", Kind::ListOf(crate::instrument::RemarkKind::NAMES)),
     set("functions", Kind::Functions),
-    set("top", Kind::Free),
-    set("run", Kind::Free),
+    TOP,
+    RUN,
 ];
 
-/// The words the first argument of `command` can be, for completion
-/// (empty for commands whose arguments are names).
-pub(crate) fn keywords(command: &str) -> &'static [&'static str] {
-    match command {
-        "instrument" => &instruments::INSTRUMENT_NAMES,
-        "report" => &instruments::REPORTS,
-        "plot" => &instruments::CHARTS,
-        "tune" => &["apply", "save"],
-        "help" => {
-            static NAMES: std::sync::LazyLock<Vec<&'static str>> =
-                std::sync::LazyLock::new(|| COMMANDS.iter().map(|c| c.name).collect());
-            &NAMES
-        }
-        _ => &[],
-    }
-}
+/// `:report`'s and `:plot`'s rows, and the run they show (`run=all`: the
+/// total over every run, for timing).
+const TOP: Setting = set("top", kinds::count(1, kinds::ANY));
+const RUN: Setting = set(
+    "run",
+    Kind::Count {
+        min: 1,
+        max: kinds::ANY,
+        or: &["all"],
+    },
+);
 
-/// The words the second argument of `command` can be after `first`, for
-/// completion.
-pub(crate) fn second_keywords(command: &str, first: &str) -> &'static [&'static str] {
-    match (command, first) {
-        ("report", "remarks") => &["source", "runs", "compare"],
-        _ => &[],
-    }
-}
+const PLOT_SETTINGS: &[Setting] = &[TOP, RUN];
 
 /// The command named `name`; an unknown one suggests the nearest.
 pub(crate) fn find(name: &str) -> Result<&'static Command> {
@@ -330,6 +363,47 @@ pub(super) fn call_args_for<'b>(
     words: &[String],
 ) -> Result<Vec<crate::jit::Arg<'b>>> {
     jit::call_args(s, command, words)
+}
+
+/// The keys of `command`'s settings in the table (for suggestions).
+fn setting_keys(command: &str) -> Vec<&'static str> {
+    find(command).map_or(Vec::new(), |c| c.settings.iter().map(|s| s.key).collect())
+}
+
+/// The value of `command`'s `key=` setting read as its kind in the table
+/// says (checked before the handler ran).
+fn number(command: &str, key: &str, v: &str) -> Result<kinds::Number> {
+    let kind = find(command)?.setting(key).map_or(Kind::Free, |s| s.kind);
+    kinds::number(kind, v).map_err(|m| err(command, format!("{key}=: {m}")))
+}
+
+/// A whole number setting (a [`Kind::Count`]), as `T` (its range fits).
+fn whole<T: TryFrom<u64>>(command: &str, key: &str, v: &str) -> Result<T> {
+    match number(command, key, v)? {
+        kinds::Number::Whole(n) => {
+            T::try_from(n).map_err(|_| err(command, format!("{key}=: {n} is too large here")))
+        }
+        _ => Err(err(
+            command,
+            format!("{key}=: expects a whole number, got '{v}'"),
+        )),
+    }
+}
+
+/// A [`Kind::Seconds`] setting.
+fn seconds(command: &str, key: &str, v: &str) -> Result<std::time::Duration> {
+    match number(command, key, v)? {
+        kinds::Number::Seconds(t) => Ok(std::time::Duration::from_secs_f64(t)),
+        _ => Err(err(command, format!("{key}=: expects seconds, got '{v}'"))),
+    }
+}
+
+/// A [`Kind::Range`] setting: `(MIN, MAX)`.
+fn range(command: &str, key: &str, v: &str) -> Result<(u64, u64)> {
+    match number(command, key, v)? {
+        kinds::Number::Range(lo, hi) => Ok((lo, hi)),
+        _ => Err(err(command, format!("{key}=: expects MIN..MAX, got '{v}'"))),
+    }
 }
 
 fn err(command: &str, message: impl Into<String>) -> Error {

@@ -6,21 +6,6 @@ use super::passes::{define_pass, run_recording};
 use super::*;
 use crate::tune::{Budget, Goal, Strategy, TuneSpec};
 
-const SETTINGS: &[&str] = &[
-    "goal",
-    "strategy",
-    "trials",
-    "seconds",
-    "seed",
-    "pool",
-    "length",
-    "top",
-    "number",
-    "repeat",
-    "min_repeat_ms",
-    "timeout",
-];
-
 /// The line `:export` writes for a search `t` that was interrupted, typed
 /// as `line`: what ran, not the whole search again. With one strategy,
 /// its budget becomes the trials done (`trials=37`, `seconds=` dropped);
@@ -101,17 +86,12 @@ fn bad_setting(k: &str) -> Error {
     Error::Command {
         command: "tune".into(),
         message: format!("unknown setting '{k}'"),
-        suggestions: crate::nearest_names(k, SETTINGS.iter().copied()),
+        suggestions: crate::nearest_names(k, setting_keys("tune")),
     }
 }
 
 /// The most rows the table of the best orderings shows.
-const MAX_TOP: usize = 1000;
-
-fn number<T: std::str::FromStr>(k: &str, v: &str, what: &str) -> Result<T> {
-    v.parse()
-        .map_err(|_| err("tune", format!("{k} expects {what}, got '{v}'")))
-}
+pub(super) const MAX_TOP: usize = 1000;
 
 /// The search a `:tune` line asks for.
 fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
@@ -121,22 +101,12 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
     for (k, v) in &a.settings {
         match k.as_str() {
             "goal" => spec.goal = Goal::parse(v)?,
+            // Checked against their kinds (the command table) before.
             "strategy" => {
                 spec.strategies = comma_list(v)
                     .iter()
-                    .map(|name| {
-                        Strategy::parse(name).ok_or_else(|| Error::Command {
-                            command: "tune".into(),
-                            message: format!(
-                                "unknown strategy '{name}' (random, greedy, hill, local)"
-                            ),
-                            suggestions: crate::nearest_names(
-                                name,
-                                Strategy::NAMES.iter().copied(),
-                            ),
-                        })
-                    })
-                    .collect::<Result<_>>()?;
+                    .filter_map(|n| Strategy::parse(n))
+                    .collect();
                 if spec.strategies.is_empty() {
                     return Err(err(
                         "tune",
@@ -144,45 +114,17 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
                     ));
                 }
             }
-            "trials" => {
-                let n: usize = number(k, v, "a number of trials")?;
-                spec.budget = Budget::Trials(n)
-            }
-            "seconds" => {
-                let s: f64 = number(k, v, "a number of seconds")?;
-                spec.budget = Budget::Seconds(s)
-            }
-            "seed" => spec.seed = number(k, v, "a number")?,
+            "trials" => spec.budget = Budget::Trials(whole("tune", k, v)?),
+            "seconds" => spec.budget = Budget::Seconds(seconds("tune", k, v)?.as_secs_f64()),
+            "seed" => spec.seed = whole("tune", k, v)?,
             "pool" => spec.pool = pool("tune", v)?,
             "length" => {
-                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
-                spec.lengths = (
-                    number(k, lo, "MIN..MAX such as 10..40")?,
-                    number(k, hi, "MIN..MAX such as 10..40")?,
-                );
+                let (lo, hi) = range("tune", k, v)?;
+                // At most 1000 (the kind's bound).
+                spec.lengths = (lo as usize, hi as usize);
             }
-            "top" => {
-                top = number(k, v, "a number of rows")?;
-                if !(1..=MAX_TOP).contains(&top) {
-                    return Err(err(
-                        "tune",
-                        format!("top expects a whole number from 1 to {MAX_TOP}, got '{v}'"),
-                    ));
-                }
-            }
-            "timeout" => {
-                let s: f64 = number(k, v, "seconds")?;
-                if !(s > 0.0 && s <= crate::tune::MAX_TIMEOUT_SECONDS as f64) {
-                    return Err(err(
-                        "tune",
-                        format!(
-                            "timeout expects a number of seconds above 0 and at most {} (a day), got '{v}'",
-                            crate::tune::MAX_TIMEOUT_SECONDS
-                        ),
-                    ));
-                }
-                spec.trial_timeout = std::time::Duration::from_secs_f64(s)
-            }
+            "top" => top = whole("tune", k, v)?,
+            "timeout" => spec.trial_timeout = seconds("tune", k, v)?,
             "number" | "repeat" | "min_repeat_ms" => time.push((k.clone(), v.clone())),
             other => return Err(bad_setting(other)),
         }
@@ -247,7 +189,9 @@ fn nth_best(s: &Session, n: Option<&String>) -> Result<String> {
         .as_ref()
         .ok_or_else(|| err("tune", "no :tune has run yet"))?;
     let n: usize = match n {
-        Some(n) => number("N", n, "a rank from 1")?,
+        Some(n) => n
+            .parse()
+            .map_err(|_| err("tune", format!("N expects a rank from 1, got '{n}'")))?,
         None => 1,
     };
     let best = tuning.best(n.max(1));

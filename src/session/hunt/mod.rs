@@ -394,6 +394,111 @@ struct Stripe {
     started: Option<(String, usize)>,
 }
 
+impl HuntSummary {
+    /// Counts a check and its verdict.
+    fn count(&mut self, verdict: &Json) {
+        self.checks += 1;
+        *self
+            .verdicts
+            .entry(verdict.as_str().unwrap_or("").to_string())
+            .or_default() += 1;
+    }
+}
+
+impl Stripe {
+    /// The whole lines its worker wrote: a check starting (kept, in case
+    /// the worker dies in it), or a record, appended to the shard's file
+    /// (a program's telling `progress`).
+    fn take_lines(
+        &mut self,
+        file: &mut crate::batch::Shard,
+        summary: &mut HuntSummary,
+        progress: &mut HuntProgress,
+    ) -> Result<()> {
+        while let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            let Ok(v) = serde_json::from_slice::<Json>(&line) else {
+                continue;
+            };
+            if let Some(name) = v["start"].as_str() {
+                self.started = Some((
+                    name.to_string(),
+                    v["pipeline"].as_u64().unwrap_or(0) as usize,
+                ));
+                continue;
+            }
+            file.append(&v)?;
+            match v["kind"].as_str() {
+                Some("check") => {
+                    summary.count(&v["verdict"]);
+                    self.at.1 += 1;
+                    self.started = None;
+                }
+                Some("program") => {
+                    self.at = (self.at.0 + 1, 0);
+                    let verdict = match v["skipped"].as_str() {
+                        Some(why) => format!("skipped: {why}"),
+                        None => "checked".into(),
+                    };
+                    progress(&format!(
+                        "{}: {verdict}",
+                        v["program"].as_str().unwrap_or("")
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Its worker ended (`status`): if in a check, that check crashed
+    /// (found again in a child of this process, to name the pass) and the
+    /// worker goes on after it; if between checks and not by exiting, the
+    /// program is skipped.
+    fn worker_ended(
+        &mut self,
+        spec: &HuntSpec,
+        status: i32,
+        file: &mut crate::batch::Shard,
+        summary: &mut HuntSummary,
+    ) -> Result<()> {
+        if let Some((name, i)) = self.started.take() {
+            let p = self.programs[self.at.0].clone();
+            let text = spec.pipelines_for(&p).get(i).cloned().unwrap_or_default();
+            let ending = match prepare(spec, &p)? {
+                Ok(prepared) => reduce::run_isolated(&prepared.module, &text, true, spec.timeout)?,
+                Err(_) => Ending::Crash {
+                    pass: text.clone(),
+                    signal: crate::child::how_it_ended(status),
+                },
+            };
+            let record = json!({"kind": "check", "program": name, "seed": p.seed, "pipeline": text,
+                "verdict": match ending { Ending::Fatal { .. } => "fatal error", Ending::Invalid { .. } => "verifier failure",
+                                          Ending::Timeout { .. } => "timeout", _ => "crash" },
+                "pass": ending.pass(), "signature": ending.signature(), "detail": ending.describe()});
+            file.append(&record)?;
+            summary.count(&record["verdict"]);
+            self.at.1 = i + 1;
+            if self.at.1 >= spec.pipelines_for(&p).len() {
+                file.append(
+                    &json!({"kind": "program", "program": p.name, "seed": p.seed,
+                    "pipelines": spec.pipelines_for(&p).len()}),
+                )?;
+                self.at = (self.at.0 + 1, 0);
+            }
+        } else if self.at.0 < self.programs.len() && !libc::WIFEXITED(status) {
+            // Died between checks: the program is skipped.
+            let p = self.programs[self.at.0].clone();
+            file.append(
+                &json!({"kind": "program", "program": p.name, "seed": p.seed,
+                "skipped": format!("the worker {}", crate::child::how_it_ended(status))}),
+            )?;
+            self.at = (self.at.0 + 1, 0);
+        }
+        Ok(())
+    }
+}
+
 /// Runs shard `index` of `count` of `spec` into `out` (a folder the
 /// hunt's job holds: [`HuntSpec::job`]'s `claim`), resuming what is there; `progress`
 /// hears a line per program and per finding.
@@ -448,95 +553,21 @@ pub fn run_shard(
                         .map_err(Error::Invalid)?,
                 );
             }
-            let Some(c) = &s.child else { continue };
+            let Some((said_fd, result_fd)) = s.child.as_ref().map(|c| (c.said, c.result)) else {
+                continue;
+            };
             running += 1;
             let mut said = Vec::new();
-            crate::child::drain(c.said, &mut said, &mut buf);
-            crate::child::drain(c.result, &mut s.pending, &mut buf);
-            while let Some(nl) = s.pending.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = s.pending.drain(..=nl).collect();
-                let Ok(v) = serde_json::from_slice::<Json>(&line) else {
-                    continue;
-                };
-                if let Some(name) = v["start"].as_str() {
-                    s.started = Some((
-                        name.to_string(),
-                        v["pipeline"].as_u64().unwrap_or(0) as usize,
-                    ));
-                    continue;
+            crate::child::drain(said_fd, &mut said, &mut buf);
+            crate::child::drain(result_fd, &mut s.pending, &mut buf);
+            s.take_lines(&mut file, &mut summary, progress)?;
+            if let Some(status) = s.child.as_ref().and_then(|c| c.try_wait()) {
+                crate::child::drain(result_fd, &mut s.pending, &mut buf);
+                if let Some(c) = s.child.take() {
+                    c.close();
                 }
-                file.append(&v)?;
-                match v["kind"].as_str() {
-                    Some("check") => {
-                        summary.checks += 1;
-                        *summary
-                            .verdicts
-                            .entry(v["verdict"].as_str().unwrap_or("").to_string())
-                            .or_default() += 1;
-                        s.at.1 += 1;
-                        s.started = None;
-                    }
-                    Some("program") => {
-                        s.at = (s.at.0 + 1, 0);
-                        let verdict = match v["skipped"].as_str() {
-                            Some(why) => format!("skipped: {why}"),
-                            None => "checked".into(),
-                        };
-                        progress(&format!(
-                            "{}: {verdict}",
-                            v["program"].as_str().unwrap_or("")
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(status) = c.try_wait() {
-                crate::child::drain(c.result, &mut s.pending, &mut buf);
-                c.close();
-                s.child = None;
-                if crate::interrupt::requested() {
-                    continue;
-                }
-                if let Some((name, i)) = s.started.take() {
-                    // The worker died in this check: a crash (found again
-                    // in a child of this process, to name the pass).
-                    let p = s.programs[s.at.0].clone();
-                    let text = spec.pipelines_for(&p).get(i).cloned().unwrap_or_default();
-                    let ending = match prepare(spec, &p)? {
-                        Ok(prepared) => {
-                            reduce::run_isolated(&prepared.module, &text, true, spec.timeout)?
-                        }
-                        Err(_) => Ending::Crash {
-                            pass: text.clone(),
-                            signal: crate::child::how_it_ended(status),
-                        },
-                    };
-                    let record = json!({"kind": "check", "program": name, "seed": p.seed, "pipeline": text,
-                        "verdict": match ending { Ending::Fatal { .. } => "fatal error", Ending::Invalid { .. } => "verifier failure",
-                                                  Ending::Timeout { .. } => "timeout", _ => "crash" },
-                        "pass": ending.pass(), "signature": ending.signature(), "detail": ending.describe()});
-                    file.append(&record)?;
-                    summary.checks += 1;
-                    *summary
-                        .verdicts
-                        .entry(record["verdict"].as_str().unwrap_or("").to_string())
-                        .or_default() += 1;
-                    s.at.1 = i + 1;
-                    if s.at.1 >= spec.pipelines_for(&p).len() {
-                        file.append(
-                            &json!({"kind": "program", "program": p.name, "seed": p.seed,
-                            "pipelines": spec.pipelines_for(&p).len()}),
-                        )?;
-                        s.at = (s.at.0 + 1, 0);
-                    }
-                } else if s.at.0 < s.programs.len() && !libc::WIFEXITED(status) {
-                    // Died between checks: the program is skipped.
-                    let p = s.programs[s.at.0].clone();
-                    file.append(
-                        &json!({"kind": "program", "program": p.name, "seed": p.seed,
-                        "skipped": format!("the worker {}", crate::child::how_it_ended(status))}),
-                    )?;
-                    s.at = (s.at.0 + 1, 0);
+                if !crate::interrupt::requested() {
+                    s.worker_ended(spec, status, &mut file, &mut summary)?;
                 }
             }
         }

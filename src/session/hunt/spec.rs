@@ -161,68 +161,7 @@ impl HuntSpec {
         };
         let strings = |key: &str| f.strings(key);
         let int = |key: &str, lo: i64, hi: i64| f.int(key, lo, hi);
-        match (t.get("csmith"), strings("corpus")?) {
-            (Some(_), Some(_)) => return Err(bad(path, "give csmith or corpus, not both")),
-            (Some(c), None) => {
-                let c = c.as_table().ok_or_else(|| {
-                    bad(
-                        path,
-                        "'csmith' must be a table: csmith = { seeds = [1, 40] }",
-                    )
-                })?;
-                for k in c.keys() {
-                    if k != "seeds" && k != "args" {
-                        return Err(bad(path, format!("csmith has no key '{k}' (seeds, args)")));
-                    }
-                }
-                let seeds = match c
-                    .get("seeds")
-                    .and_then(toml::Value::as_array)
-                    .map(|a| a.as_slice())
-                {
-                    Some([toml::Value::Integer(a), toml::Value::Integer(b)])
-                        if 0 <= *a && a <= b =>
-                    {
-                        (*a as u64, *b as u64)
-                    }
-                    _ => {
-                        return Err(bad(
-                            path,
-                            "csmith.seeds must be [FIRST, LAST], whole numbers, FIRST <= LAST",
-                        ))
-                    }
-                };
-                if seeds.1 - seeds.0 >= 1_000_000 {
-                    return Err(bad(path, "csmith.seeds: at most a million programs"));
-                }
-                let args = match c.get("args") {
-                    None => CSMITH_ARGS.iter().map(|s| s.to_string()).collect(),
-                    Some(toml::Value::Array(a)) => a
-                        .iter()
-                        .map(|v| {
-                            v.as_str()
-                                .map(str::to_string)
-                                .ok_or_else(|| bad(path, "csmith.args must hold strings"))
-                        })
-                        .collect::<Result<_>>()?,
-                    Some(_) => return Err(bad(path, "csmith.args must be a list of strings")),
-                };
-                spec.source = Source::Csmith { seeds, args };
-            }
-            (None, Some(patterns)) => {
-                let mut files = Vec::new();
-                for p in patterns {
-                    files.extend(f.files(&p)?);
-                }
-                spec.source = Source::Corpus(files);
-            }
-            (None, None) => {
-                return Err(bad(
-                    path,
-                    "no programs: give csmith = { seeds = [1, 40] } or corpus = [\"*.c\"]",
-                ))
-            }
-        }
+        spec.source = source_of(&f, path)?;
         if let Some(o) = t.get("oracle") {
             spec.oracle = match o.as_str() {
                 Some("native") => Oracle::Native,
@@ -266,14 +205,7 @@ impl HuntSpec {
             spec.plugins = p.into_iter().map(|f| dir.join(f)).collect();
         }
         if let Some(w) = strings("with")? {
-            spec.with = w
-                .iter()
-                .map(|s| {
-                    s.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .ok_or_else(|| bad(path, format!("'with' holds KEY=VALUE settings as :with takes them, got '{s}'")))
-                })
-                .collect::<Result<_>>()?;
+            spec.with = with_of(path, &w)?;
         }
         if let Some(c) = strings("cflags")? {
             spec.cflags = c;
@@ -421,6 +353,88 @@ impl HuntSpec {
         }
         out
     }
+}
+
+/// `with = ["KEY=VALUE", ...]`: the context's settings, as :with takes them.
+fn with_of(path: &Path, settings: &[String]) -> Result<Vec<(String, String)>> {
+    settings
+        .iter()
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("'with' holds KEY=VALUE settings as :with takes them, got '{s}'"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Where a hunt's file takes its programs: Csmith's, `csmith = { seeds =
+/// [A, B], args = [...] }`, or the C files of `corpus = [...]` (one, not
+/// both).
+fn source_of(f: &crate::batch::SpecFile, path: &Path) -> Result<Source> {
+    let c = match (f.table.get("csmith"), f.strings("corpus")?) {
+        (Some(_), Some(_)) => return Err(bad(path, "give csmith or corpus, not both")),
+        (Some(c), None) => c,
+        (None, Some(patterns)) => {
+            let mut files = Vec::new();
+            for p in patterns {
+                files.extend(f.files(&p)?);
+            }
+            return Ok(Source::Corpus(files));
+        }
+        (None, None) => {
+            return Err(bad(
+                path,
+                "no programs: give csmith = { seeds = [1, 40] } or corpus = [\"*.c\"]",
+            ))
+        }
+    };
+    let c = c.as_table().ok_or_else(|| {
+        bad(
+            path,
+            "'csmith' must be a table: csmith = { seeds = [1, 40] }",
+        )
+    })?;
+    for k in c.keys() {
+        if k != "seeds" && k != "args" {
+            return Err(bad(path, format!("csmith has no key '{k}' (seeds, args)")));
+        }
+    }
+    let seeds = match c
+        .get("seeds")
+        .and_then(toml::Value::as_array)
+        .map(|a| a.as_slice())
+    {
+        Some([toml::Value::Integer(a), toml::Value::Integer(b)]) if 0 <= *a && a <= b => {
+            (*a as u64, *b as u64)
+        }
+        _ => {
+            return Err(bad(
+                path,
+                "csmith.seeds must be [FIRST, LAST], whole numbers, FIRST <= LAST",
+            ))
+        }
+    };
+    if seeds.1 - seeds.0 >= 1_000_000 {
+        return Err(bad(path, "csmith.seeds: at most a million programs"));
+    }
+    let args = match c.get("args") {
+        None => CSMITH_ARGS.iter().map(|s| s.to_string()).collect(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad(path, "csmith.args must hold strings"))
+            })
+            .collect::<Result<_>>()?,
+        Some(_) => return Err(bad(path, "csmith.args must be a list of strings")),
+    };
+    Ok(Source::Csmith { seeds, args })
 }
 
 #[cfg(test)]

@@ -34,6 +34,44 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         records,
         files: shards,
     } = read;
+    let (phases, programs) = sweep_of(&manifest);
+    let (trials, problems) = check_records(records, &programs, &phases);
+    if !problems.is_empty() {
+        let n = problems.len();
+        let shown = &problems[..n.min(20)];
+        return Err(Error::Invalid(format!(
+            "merge: {n} problem{}:\n  {}",
+            if n == 1 { "" } else { "s" },
+            shown.join("\n  ")
+        )));
+    }
+    // The records in order, then the report.
+    let out = job.report_folder(out, replace)?;
+    let mut written = Vec::new();
+    let mut text = String::new();
+    for r in trials.values() {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    written.push(out.write("records.jsonl", &text)?);
+    written.push(out.write("dataset.csv", dataset(&trials)?)?);
+    let tunings = tunings_of(&manifest, &programs, &phases, &trials)?;
+    let report = write_report(&out, &manifest, &tunings, &mut written)?;
+    Ok(Merged {
+        records: trials.len(),
+        programs: programs.len(),
+        shards,
+        written,
+        text: report,
+    })
+}
+
+/// The trials by program, phase and index.
+type Trials = BTreeMap<(String, usize, usize), Json>;
+
+/// The sweep's phases, and its programs with their functions, as its
+/// manifest lists them.
+fn sweep_of(manifest: &Json) -> (Vec<String>, Vec<(String, Option<String>)>) {
     let phases: Vec<String> = manifest["phases"]
         .as_array()
         .map(|a| {
@@ -55,10 +93,19 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
                 .collect()
         })
         .unwrap_or_default();
-    // Checks: every record's program is in the sweep, no trial twice, every
-    // program done with all its trials.
+    (phases, programs)
+}
+
+/// The shards' trials, and the problems with them: every record's
+/// program is in the sweep, no trial twice, every program done with all
+/// its trials.
+fn check_records(
+    records: Vec<Json>,
+    programs: &[(String, Option<String>)],
+    phases: &[String],
+) -> (Trials, Vec<String>) {
     let known: BTreeSet<&str> = programs.iter().map(|(n, _)| n.as_str()).collect();
-    let mut trials: BTreeMap<(String, usize, usize), Json> = BTreeMap::new();
+    let mut trials: Trials = BTreeMap::new();
     let mut done: BTreeMap<(String, String), Json> = BTreeMap::new();
     let mut problems = Vec::new();
     for r in records {
@@ -93,7 +140,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
             problems.push(format!("{program}: {phase} #{index} is there twice"));
         }
     }
-    for (name, _) in &programs {
+    for (name, _) in programs {
         for (p, phase) in phases.iter().enumerate() {
             let Some(d) = done.get(&(name.clone(), phase.clone())) else {
                 problems.push(format!(
@@ -116,28 +163,19 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
             }
         }
     }
-    if !problems.is_empty() {
-        let n = problems.len();
-        problems.truncate(20);
-        return Err(Error::Invalid(format!(
-            "merge: {n} problem{}:\n  {}",
-            if n == 1 { "" } else { "s" },
-            problems.join("\n  ")
-        )));
-    }
-    // The records in order, then the report.
-    let out = job.report_folder(out, replace)?;
-    let mut written = Vec::new();
-    let mut text = String::new();
-    for r in trials.values() {
-        text.push_str(&r.to_string());
-        text.push('\n');
-    }
-    written.push(out.write("records.jsonl", &text)?);
-    written.push(out.write("dataset.csv", dataset(&trials)?)?);
+    (trials, problems)
+}
+
+/// Each program's search, as `:tune` would have reported it.
+fn tunings_of(
+    manifest: &Json,
+    programs: &[(String, Option<String>)],
+    phases: &[String],
+    trials: &Trials,
+) -> Result<Vec<(String, Tuning)>> {
     let goal = Goal::parse(manifest["goal"].as_str().unwrap_or("instructions"))?;
     let seed = manifest["seed"].as_u64().unwrap_or(0);
-    let tunings: Vec<(String, Tuning)> = programs
+    Ok(programs
         .iter()
         .map(|(name, function)| {
             let trials = trials
@@ -153,14 +191,24 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
                     seed,
                     reference: None,
                     trials,
-                    phases: phases.clone(),
+                    phases: phases.to_vec(),
                     interrupted: false,
                     elapsed: std::time::Duration::ZERO,
                 },
             )
         })
-        .collect();
-    let summary = summary_table(&manifest, &tunings);
+        .collect())
+}
+
+/// Writes the charts (the gains, each program's convergence) and the
+/// report as text and as a page; the text.
+fn write_report(
+    out: &crate::folder::OwnedDir,
+    manifest: &Json,
+    tunings: &[(String, Tuning)],
+    written: &mut Vec<PathBuf>,
+) -> Result<String> {
+    let summary = summary_table(manifest, tunings);
     let mut report = format!("{}\n", summary.to_text());
     let mut html = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sweep {0}</title>\
@@ -170,7 +218,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         crate::table::escape(manifest["sweep"].as_str().unwrap_or("")),
         summary.to_html()
     );
-    let gains = gain_chart(&manifest, &tunings);
+    let gains = gain_chart(manifest, tunings);
     for (stem, chart) in std::iter::once(("gain".to_string(), gains)).chain(
         tunings
             .iter()
@@ -180,7 +228,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
         written.push(out.write(&format!("{stem}.png"), chart.png()?)?);
         html.push_str(&format!("<div>{}</div>\n", chart.svg()?));
     }
-    for (name, t) in &tunings {
+    for (name, t) in tunings {
         let table = t.table(3);
         report.push_str(&format!("\n{name}\n{}\n", table.to_text()));
         html.push_str(&format!(
@@ -193,13 +241,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<Merged> {
     for (file, body) in [("report.txt", &report), ("report.html", &html)] {
         written.push(out.write(file, body)?);
     }
-    Ok(Merged {
-        records: trials.len(),
-        programs: programs.len(),
-        shards,
-        written,
-        text: report,
-    })
+    Ok(report)
 }
 
 /// The sweep as a dataset, one row per trial: `dataset.csv`, which
@@ -225,36 +267,8 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
         .values()
         .any(|r| r.get("autophase").is_some_and(|a| a.is_array()));
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = [
-        "program",
-        "phase",
-        "trial",
-        "ordering",
-        "verdict",
-        "instructions",
-        "size",
-        "runtime_ns",
-        "instructions_o0",
-        "instructions_oz",
-        "reward",
-        "vs_oz",
-    ]
-    .map(String::from)
-    .to_vec();
-    if with_features {
-        for when in ["before", "after"] {
-            header.extend(names.iter().map(|n| format!("{when}_{n}")));
-        }
-    }
-    w.write_record(&header).map_err(io)?;
-    let features = |r: &Json| -> Option<Vec<i64>> {
-        let ints = |k: &str| -> Option<Vec<i64>> {
-            r.get(k)?.as_array()?.iter().map(Json::as_i64).collect()
-        };
-        let mut v = ints("instcount")?;
-        v.extend(ints("autophase")?);
-        Some(v)
-    };
+    w.write_record(dataset_header(&names, with_features))
+        .map_err(io)?;
     let text = |v: Option<&Json>| match v {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Null) | None => String::new(),
@@ -278,19 +292,7 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
         let oz = level("Oz").and_then(|p| baseline(program, &[p]));
         let count = |r: Option<&Json>| r.and_then(|r| r.get("instructions")).and_then(Json::as_u64);
         let (c, c0, cz) = (count(Some(r)), count(o0), count(oz));
-        let reward = match (c, c0, cz) {
-            (Some(c), Some(c0), Some(cz)) => {
-                format!(
-                    "{}",
-                    (c0 as f64 - c as f64) / (c0 as f64 - cz as f64).max(1.0)
-                )
-            }
-            _ => String::new(),
-        };
-        let vs_oz = match (c, cz) {
-            (Some(c), Some(cz)) if c > 0 => format!("{}", cz as f64 / c as f64),
-            _ => String::new(),
-        };
+        let (reward, vs_oz) = rewards(c, c0, cz);
         let ordering: Vec<&str> = r
             .get("ordering")
             .and_then(Json::as_array)
@@ -311,7 +313,7 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
             vs_oz,
         ];
         if with_features {
-            for f in [o0.and_then(features), features(r)] {
+            for f in [o0.and_then(features_of), features_of(r)] {
                 match f {
                     Some(v) => row.extend(v.iter().map(|x| x.to_string())),
                     None => row.extend(std::iter::repeat_n(String::new(), names.len())),
@@ -322,6 +324,61 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
     }
     w.into_inner()
         .map_err(|e| Error::Invalid(format!("dataset.csv: {e}")))
+}
+
+/// The dataset's columns (the features' before and after, when recorded).
+fn dataset_header(names: &[String], with_features: bool) -> Vec<String> {
+    let mut header: Vec<String> = [
+        "program",
+        "phase",
+        "trial",
+        "ordering",
+        "verdict",
+        "instructions",
+        "size",
+        "runtime_ns",
+        "instructions_o0",
+        "instructions_oz",
+        "reward",
+        "vs_oz",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_features {
+        for when in ["before", "after"] {
+            header.extend(names.iter().map(|n| format!("{when}_{n}")));
+        }
+    }
+    header
+}
+
+/// A record's InstCount and Autophase, when it has them.
+fn features_of(r: &Json) -> Option<Vec<i64>> {
+    let ints =
+        |k: &str| -> Option<Vec<i64>> { r.get(k)?.as_array()?.iter().map(Json::as_i64).collect() };
+    let mut v = ints("instcount")?;
+    v.extend(ints("autophase")?);
+    Some(v)
+}
+
+/// CompilerGym's reward, `(O0 - c) / max(O0 - Oz, 1)`, and `Oz / c`, from
+/// instruction counts `c`, `c0` (O0's) and `cz` (Oz's); empty when one is
+/// not measured.
+fn rewards(c: Option<u64>, c0: Option<u64>, cz: Option<u64>) -> (String, String) {
+    let reward = match (c, c0, cz) {
+        (Some(c), Some(c0), Some(cz)) => {
+            format!(
+                "{}",
+                (c0 as f64 - c as f64) / (c0 as f64 - cz as f64).max(1.0)
+            )
+        }
+        _ => String::new(),
+    };
+    let vs_oz = match (c, cz) {
+        (Some(c), Some(cz)) if c > 0 => format!("{}", cz as f64 / c as f64),
+        _ => String::new(),
+    };
+    (reward, vs_oz)
 }
 
 fn slug(name: &str) -> String {

@@ -82,20 +82,11 @@ pub fn run_shard(
     for u in mine {
         let (p, phase) = (u.program, spec.phase_name(u.phase));
         let label = format!("{} {phase}", p.name);
-        let mine = |r: &&Json| {
-            r.get("program").and_then(Json::as_str) == Some(&p.name)
-                && r.get("phase").and_then(Json::as_str) == Some(&phase)
-        };
-        if records.iter().filter(mine).any(|r| r.get("done").is_some()) {
+        let Some(known) = unit_records(&records, &p.name, &phase) else {
             summary.skipped += 1;
             progress(&format!("{label}: done already"), None);
             continue;
-        }
-        let known: Vec<Trial> = records
-            .iter()
-            .filter(mine)
-            .filter_map(Trial::from_json)
-            .collect();
+        };
         summary.replayed += known.len();
         if !known.is_empty() {
             progress(
@@ -110,14 +101,7 @@ pub fn run_shard(
         let Some((_, session)) = built.as_ref() else {
             continue;
         };
-        let mut tune = spec.tune.clone();
-        tune.strategies = match u.phase {
-            0 => Vec::new(),
-            i => vec![spec.tune.strategies[i - 1].clone()],
-        };
-        // A search's unit needs only O0 of the baselines (a mixed goal is
-        // relative to it); the baselines' unit records them all.
-        tune.levels = u.phase == 0;
+        let tune = unit_search(spec, u.phase);
         let mut write_error = None;
         let mut made = 0;
         let tuning = {
@@ -134,16 +118,7 @@ pub fn run_shard(
                 if t.phase != phase {
                     return;
                 }
-                let score = st.tuning.score(t);
-                let mut r = t.to_json();
-                if let Json::Object(o) = &mut r {
-                    o.insert("program".into(), json!(p.name));
-                    o.insert("goal".into(), json!(st.tuning.goal.describe()));
-                    o.insert("score".into(), json!(score));
-                    o.insert("passlab".into(), json!(env!("CARGO_PKG_VERSION")));
-                    o.insert("llvm".into(), json!(llvm));
-                    o.insert("host".into(), json!(host));
-                }
+                let r = trial_record(t, st, &p.name, (&host, &llvm));
                 if let Err(e) = sink.append(&r) {
                     write_error.get_or_insert(e);
                 }
@@ -179,6 +154,59 @@ pub fn run_shard(
         sink.append(&done)?;
     }
     Ok(summary)
+}
+
+/// The trials shard records hold of `program`'s `phase` already; `None`
+/// when that unit is done.
+fn unit_records(records: &[Json], program: &str, phase: &str) -> Option<Vec<Trial>> {
+    let mine = |r: &&Json| {
+        r.get("program").and_then(Json::as_str) == Some(program)
+            && r.get("phase").and_then(Json::as_str) == Some(phase)
+    };
+    if records.iter().filter(mine).any(|r| r.get("done").is_some()) {
+        return None;
+    }
+    Some(
+        records
+            .iter()
+            .filter(mine)
+            .filter_map(Trial::from_json)
+            .collect(),
+    )
+}
+
+/// The search of unit `phase`: the baselines (0), or one strategy.
+fn unit_search(spec: &SweepSpec, phase: usize) -> crate::tune::TuneSpec {
+    let mut tune = spec.tune.clone();
+    tune.strategies = match phase {
+        0 => Vec::new(),
+        i => vec![spec.tune.strategies[i - 1].clone()],
+    };
+    // A search's unit needs only O0 of the baselines (a mixed goal is
+    // relative to it); the baselines' unit records them all.
+    tune.levels = phase == 0;
+    tune
+}
+
+/// A trial's record: the trial, its program, goal and score, and what
+/// made it (passlab's version, LLVM's, the host).
+fn trial_record(
+    t: &Trial,
+    st: &crate::tune::Status,
+    program: &str,
+    (host, llvm): (&str, &str),
+) -> Json {
+    let score = st.tuning.score(t);
+    let mut r = t.to_json();
+    if let Json::Object(o) = &mut r {
+        o.insert("program".into(), json!(program));
+        o.insert("goal".into(), json!(st.tuning.goal.describe()));
+        o.insert("score".into(), json!(score));
+        o.insert("passlab".into(), json!(env!("CARGO_PKG_VERSION")));
+        o.insert("llvm".into(), json!(llvm));
+        o.insert("host".into(), json!(host));
+    }
+    r
 }
 
 /// A session holding program `p` as its current module, with its buffers.

@@ -168,169 +168,10 @@ impl SweepSpec {
     /// ```
     pub fn load(path: &Path) -> Result<SweepSpec> {
         let f = crate::batch::SpecFile::read(path, KEYS)?;
-        let (t, dir, name) = (&f.table, f.dir.clone(), f.name()?);
-        let strings =
-            |key: &str| -> Result<Vec<String>> { Ok(f.strings(key)?.unwrap_or_default()) };
-        let int = |key: &str| -> Result<Option<i64>> {
-            match t.get(key) {
-                None => Ok(None),
-                Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i)),
-                Some(v) => Err(bad(
-                    path,
-                    format!("'{key}' must be a number, found a {}", v.type_str()),
-                )),
-            }
-        };
-        let mut tune = TuneSpec::default();
-        if let Some(g) = t.get("goal") {
-            let g = g
-                .as_str()
-                .ok_or_else(|| bad(path, "'goal' must be a string"))?;
-            tune.goal = Goal::parse(g)?;
-        }
-        let strategies = strings("strategy")?;
-        let orderings = strings("orderings")?;
-        match (strategies.is_empty(), orderings.is_empty()) {
-            (false, false) => return Err(bad(path, "give 'strategy' or 'orderings', not both")),
-            (true, false) => {
-                tune.strategies = vec![Strategy::List(
-                    orderings
-                        .iter()
-                        .map(|o| {
-                            crate::pipeline::split(o)
-                                .map(|p| p.iter().map(|s| s.to_string()).collect())
-                        })
-                        .collect::<Result<_>>()?,
-                )]
-            }
-            (false, true) => {
-                tune.strategies = strategies
-                    .iter()
-                    .map(|s| {
-                        Strategy::parse(s).ok_or_else(|| {
-                            bad(
-                                path,
-                                format!("unknown strategy '{s}' (random, greedy, hill, local)"),
-                            )
-                        })
-                    })
-                    .collect::<Result<_>>()?
-            }
-            (true, true) => {}
-        }
-        if let Some(n) = int("trials")? {
-            // Out of range (0, negative, huge): validate() says the range.
-            tune.budget = Budget::Trials(usize::try_from(n).unwrap_or(0));
-        }
-        match t.get("seconds") {
-            Some(toml::Value::Integer(s)) if *s > 0 => tune.budget = Budget::Seconds(*s as f64),
-            Some(toml::Value::Float(s)) if *s > 0.0 => tune.budget = Budget::Seconds(*s),
-            None => {}
-            Some(v) => {
-                return Err(bad(
-                    path,
-                    format!(
-                        "'seconds' must be a positive number, found a {}",
-                        v.type_str()
-                    ),
-                ))
-            }
-        }
-        if let Some(s) = int("seed")? {
-            tune.seed = s as u64;
-        }
-        if let Some(s) = int("timeout")? {
-            tune.trial_timeout = std::time::Duration::from_secs(u64::try_from(s).unwrap_or(0));
-        }
-        if let Some(l) = t.get("length") {
-            let l: Vec<usize> = l
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_integer())
-                        .map(|v| usize::try_from(v).unwrap_or(0))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let [lo, hi] = l.as_slice() else {
-                return Err(bad(path, "'length' must be [MIN, MAX], e.g. [10, 40]"));
-            };
-            tune.lengths = (*lo, *hi);
-        }
-        match t.get("features") {
-            None => {}
-            Some(toml::Value::Boolean(b)) => tune.features = *b,
-            Some(v) => {
-                return Err(bad(
-                    path,
-                    format!("'features' must be true or false, found a {}", v.type_str()),
-                ))
-            }
-        }
-        let pool = strings("pool")?;
-        if !pool.is_empty() {
-            tune.pool = crate::tune::expand_pool(&pool);
-        }
-        tune.goal_defaults(
-            !strategies.is_empty() || !orderings.is_empty(),
-            !pool.is_empty(),
-        );
-        tune.validate()?;
-        let cflags = strings("cflags")?;
-        // Programs: the corpus's files, the scripts' modules, and [[program]]s.
-        let (function, args, buffers, exec) = check_of(path, t)?;
-        let mut programs = Vec::new();
-        for pattern in strings("corpus")? {
-            for file in f.files(&pattern)? {
-                programs.push(file_program(
-                    &dir,
-                    file,
-                    (
-                        function.clone(),
-                        args.clone(),
-                        buffers.clone(),
-                        exec.clone(),
-                    ),
-                )?);
-            }
-        }
-        if let Some(list) = t.get("program") {
-            let list = list
-                .as_array()
-                .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
-            for p in list {
-                let p = p
-                    .as_table()
-                    .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
-                let file = p
-                    .get("path")
-                    .and_then(toml::Value::as_str)
-                    .ok_or_else(|| bad(path, "a [[program]] needs path = \"FILE\""))?;
-                // A [[program]] gives a corpus file its function, or adds one.
-                let p = file_program(&dir, dir.join(file), check_of(path, p)?)?;
-                programs.retain(|q: &Program| q.name != p.name);
-                programs.push(p);
-            }
-        }
-        for script in strings("scripts")? {
-            let file = dir.join(&script);
-            let mut s = script_session(&file)?;
-            for (module, m) in &s.modules {
-                programs.push(Program {
-                    name: format!("{script}:{module}"),
-                    origin: Origin::Script {
-                        script: file.clone(),
-                        module: module.clone(),
-                    },
-                    function: function.clone(),
-                    args: args.clone(),
-                    buffers: buffers.clone(),
-                    exec: exec.clone(),
-                    weight: m.instruction_count(),
-                });
-            }
-            s.modules.clear();
-        }
+        let (dir, name) = (f.dir.clone(), f.name()?);
+        let tune = tune_of(&f, path)?;
+        let cflags = f.strings("cflags")?.unwrap_or_default();
+        let mut programs = programs_of(&f, path)?;
         if programs.is_empty() {
             return Err(bad(
                 path,
@@ -460,6 +301,196 @@ impl SweepSpec {
             })).collect::<Vec<_>>(),
         })
     }
+}
+
+/// The search a sweep's file asks for: `:tune`'s settings as TOML keys
+/// (goal, strategy or orderings, trials or seconds, seed, timeout, length,
+/// features, pool), checked as `:tune` checks them.
+fn tune_of(f: &crate::batch::SpecFile, path: &Path) -> Result<TuneSpec> {
+    let t = &f.table;
+    let strings = |key: &str| -> Result<Vec<String>> { Ok(f.strings(key)?.unwrap_or_default()) };
+    let mut tune = TuneSpec::default();
+    if let Some(g) = t.get("goal") {
+        let g = g
+            .as_str()
+            .ok_or_else(|| bad(path, "'goal' must be a string"))?;
+        tune.goal = Goal::parse(g)?;
+    }
+    let strategies = strings("strategy")?;
+    let orderings = strings("orderings")?;
+    if let Some(chosen) = strategies_of(path, &strategies, &orderings)? {
+        tune.strategies = chosen;
+    }
+    numbers_of(path, t, &mut tune)?;
+    match t.get("features") {
+        None => {}
+        Some(toml::Value::Boolean(b)) => tune.features = *b,
+        Some(v) => {
+            return Err(bad(
+                path,
+                format!("'features' must be true or false, found a {}", v.type_str()),
+            ))
+        }
+    }
+    let pool = strings("pool")?;
+    if !pool.is_empty() {
+        tune.pool = crate::tune::expand_pool(&pool);
+    }
+    tune.goal_defaults(
+        !strategies.is_empty() || !orderings.is_empty(),
+        !pool.is_empty(),
+    );
+    tune.validate()?;
+    Ok(tune)
+}
+
+/// The strategies `strategy = [...]` names, or the one that tries the
+/// orderings `orderings = [...]` lists (not both); none when neither.
+fn strategies_of(
+    path: &Path,
+    strategies: &[String],
+    orderings: &[String],
+) -> Result<Option<Vec<Strategy>>> {
+    match (strategies.is_empty(), orderings.is_empty()) {
+        (false, false) => Err(bad(path, "give 'strategy' or 'orderings', not both")),
+        (true, false) => Ok(Some(vec![Strategy::List(
+            orderings
+                .iter()
+                .map(|o| {
+                    crate::pipeline::split(o).map(|p| p.iter().map(|s| s.to_string()).collect())
+                })
+                .collect::<Result<_>>()?,
+        )])),
+        (false, true) => strategies
+            .iter()
+            .map(|s| {
+                Strategy::parse(s).ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("unknown strategy '{s}' (random, greedy, hill, local)"),
+                    )
+                })
+            })
+            .collect::<Result<_>>()
+            .map(Some),
+        (true, true) => Ok(None),
+    }
+}
+
+/// The search's numbers: trials or seconds, seed, timeout, length (their
+/// ranges: `TuneSpec::validate`).
+fn numbers_of(path: &Path, t: &toml::Table, tune: &mut TuneSpec) -> Result<()> {
+    let int = |key: &str| -> Result<Option<i64>> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i)),
+            Some(v) => Err(bad(
+                path,
+                format!("'{key}' must be a number, found a {}", v.type_str()),
+            )),
+        }
+    };
+    if let Some(n) = int("trials")? {
+        // Out of range (0, negative, huge): validate() says the range.
+        tune.budget = Budget::Trials(usize::try_from(n).unwrap_or(0));
+    }
+    match t.get("seconds") {
+        Some(toml::Value::Integer(s)) if *s > 0 => tune.budget = Budget::Seconds(*s as f64),
+        Some(toml::Value::Float(s)) if *s > 0.0 => tune.budget = Budget::Seconds(*s),
+        None => {}
+        Some(v) => {
+            return Err(bad(
+                path,
+                format!(
+                    "'seconds' must be a positive number, found a {}",
+                    v.type_str()
+                ),
+            ))
+        }
+    }
+    if let Some(s) = int("seed")? {
+        tune.seed = s as u64;
+    }
+    if let Some(s) = int("timeout")? {
+        tune.trial_timeout = std::time::Duration::from_secs(u64::try_from(s).unwrap_or(0));
+    }
+    if let Some(l) = t.get("length") {
+        let l: Vec<usize> = l
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_integer())
+                    .map(|v| usize::try_from(v).unwrap_or(0))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let [lo, hi] = l.as_slice() else {
+            return Err(bad(path, "'length' must be [MIN, MAX], e.g. [10, 40]"));
+        };
+        tune.lengths = (*lo, *hi);
+    }
+    Ok(())
+}
+
+/// The programs a sweep's file names: the corpus's files, then
+/// `[[program]]`s (one naming a corpus file gives it its check), then the
+/// scripts' modules; each with the file's check unless its own.
+fn programs_of(f: &crate::batch::SpecFile, path: &Path) -> Result<Vec<Program>> {
+    let (t, dir) = (&f.table, &f.dir);
+    let (function, args, buffers, exec) = check_of(path, t)?;
+    let check = || {
+        (
+            function.clone(),
+            args.clone(),
+            buffers.clone(),
+            exec.clone(),
+        )
+    };
+    let mut programs = Vec::new();
+    for pattern in f.strings("corpus")?.unwrap_or_default() {
+        for file in f.files(&pattern)? {
+            programs.push(file_program(dir, file, check())?);
+        }
+    }
+    if let Some(list) = t.get("program") {
+        let list = list
+            .as_array()
+            .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
+        for p in list {
+            let p = p
+                .as_table()
+                .ok_or_else(|| bad(path, "'program' must be [[program]] tables"))?;
+            let file = p
+                .get("path")
+                .and_then(toml::Value::as_str)
+                .ok_or_else(|| bad(path, "a [[program]] needs path = \"FILE\""))?;
+            // A [[program]] gives a corpus file its function, or adds one.
+            let p = file_program(dir, dir.join(file), check_of(path, p)?)?;
+            programs.retain(|q: &Program| q.name != p.name);
+            programs.push(p);
+        }
+    }
+    for script in f.strings("scripts")?.unwrap_or_default() {
+        let file = dir.join(&script);
+        let mut s = script_session(&file)?;
+        for (module, m) in &s.modules {
+            let (function, args, buffers, exec) = check();
+            programs.push(Program {
+                name: format!("{script}:{module}"),
+                origin: Origin::Script {
+                    script: file.clone(),
+                    module: module.clone(),
+                },
+                function,
+                args,
+                buffers,
+                exec,
+                weight: m.instruction_count(),
+            });
+        }
+        s.modules.clear();
+    }
+    Ok(programs)
 }
 
 fn file_program(dir: &Path, file: PathBuf, check: CheckOf) -> Result<Program> {
