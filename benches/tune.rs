@@ -467,29 +467,97 @@ fn leaderboard(dir: &Path) {
     );
 }
 
+/// A leaderboard row: the program, C0, -Oz, the coreset's attempt, the
+/// search's.
+type Row = (String, u64, u64, Option<Attempt>, Attempt);
+
+/// What one technique made of one program.
+struct Attempt {
+    count: u64,
+    trials: usize,
+    wall: f64,
+    pipeline: String,
+}
+
+/// Runs `spec` on `m` (whose bitcode is `bc`) within `seconds`, asserted
+/// (everything included: the evaluating child's start, the input's
+/// baseline; a trial still running when the time is up is stopped and not
+/// counted), and replays its best ordering with opt-19, element by
+/// element: any difference is pushed to `failures`. No trial finished in
+/// time: the module stays as it came (C0).
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    name: &str,
+    what: &str,
+    m: &passlab::Module,
+    bc: &Path,
+    dir: &Path,
+    spec: &TuneSpec,
+    seconds: f64,
+    failures: &mut Vec<String>,
+) -> Attempt {
+    let start = Instant::now();
+    let t = tune(m, None, spec, &[], &mut |_, _| {}).unwrap();
+    let wall = start.elapsed().as_secs_f64();
+    if wall > seconds + 0.5 {
+        failures.push(format!(
+            "{name}: {what} took {wall:.2} s, over {seconds} s + 0.5 s"
+        ));
+    }
+    let best = t.best(1).first().copied();
+    let count = best.map_or(m.instruction_count(), |b| b.instructions.unwrap());
+    let ordering = best.map_or(Vec::new(), |b| b.ordering.clone());
+    let pipeline = best.map_or("(no ordering finished: the input)".to_string(), |b| {
+        b.pipeline()
+    });
+    let by_opt = passlab::Module::from_file(opt19::chain(bc, &ordering, dir))
+        .unwrap()
+        .instruction_count();
+    if by_opt != count {
+        failures.push(format!(
+            "{name}: {what}'s best ordering makes {count} instructions, opt-19 {by_opt}: {}",
+            passlab::tune::abbreviate(&pipeline, 300)
+        ));
+    }
+    Attempt {
+        count,
+        trials: t.searched().count(),
+        wall,
+        pipeline,
+    }
+}
+
 /// One corpus: clang's -O1 hand-over, whose count is C0; -Oz is
 /// `default<Oz>` on it (opt-19's, whose parser leaves the SLP vectorizer
 /// off at Oz: passlab runs it so, and the bench checks the count against
 /// `opt-19 --relocation-model=pic`'s, the target machine clang and passlab
 /// give position-independent modules); two scores, -Oz's instruction count
-/// over the best ordering's (C_Oz / C) and the leaderboard's own,
-/// `(C0 - C) / (C0 - C_Oz)`; the search is what `:tune` runs for an
-/// instruction count when nothing else is named (`goal_defaults`: local
-/// search from -Oz's 43 actions over the size pool), at most
-/// `PASSLAB_LEADERBOARD_SECONDS` (default 10) of wall time per program,
-/// everything included (the evaluating child's start, the input's
-/// baseline, a trial still running when the time is up is stopped and not
-/// counted), asserted; the geomeans, a table and a chart. Each best
-/// ordering is then run by opt-19, element by element, and counted: any
-/// difference is returned as a failure.
+/// over the technique's (C_Oz / C) and the leaderboard's own,
+/// `(C0 - C) / (C0 - C_Oz)`. Two techniques, each checked by [`attempt`]:
+/// the coreset passlab ships (`src/tune/coreset.txt`, or the file
+/// `PASSLAB_LEADERBOARD_CORESET` names; `none`: no coreset), its orderings
+/// tried in turn within `PASSLAB_CORESET_SECONDS` (default 1) per program;
+/// and the search `:tune` runs for an instruction count when nothing else
+/// is named (`goal_defaults`: local search from -Oz's 43 actions over the
+/// size pool), warm-started with the coreset's orderings as its openings
+/// (`PASSLAB_LEADERBOARD_WARM=0`: -Oz's own openings), within
+/// `PASSLAB_LEADERBOARD_SECONDS` (default 10) per program. The geomeans,
+/// a table and a chart.
 fn board(dir: &Path, label: &str, programs: Vec<(String, passlab::Source)>) -> Vec<String> {
-    let seconds: f64 = std::env::var("PASSLAB_LEADERBOARD_SECONDS")
-        .ok()
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let seconds: f64 = var("PASSLAB_LEADERBOARD_SECONDS")
         .and_then(|s| s.parse().ok())
         .unwrap_or(if smoke() { 1.0 } else { 10.0 });
-    let only: Option<String> = std::env::var("PASSLAB_LEADERBOARD_ONLY")
-        .ok()
+    let coreset_seconds: f64 = var("PASSLAB_CORESET_SECONDS")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(passlab::tune::coreset::DEFAULT_SECONDS);
+    let only: Option<String> = var("PASSLAB_LEADERBOARD_ONLY")
         .or_else(|| smoke().then(|| "zlib/adler32.c,cmark-gfm/src/arena.c".to_string()));
+    let coreset = match var("PASSLAB_LEADERBOARD_CORESET").as_deref() {
+        Some("none") => None,
+        other => Some(passlab::tune::coreset::Coreset::named(other).unwrap()),
+    };
+    let warm = coreset.is_some() && var("PASSLAB_LEADERBOARD_WARM").as_deref() != Some("0");
     let mut spec = TuneSpec {
         // The whole search within the per-program time: the session stops
         // it then (and the module's copy, the input's baseline and the
@@ -500,20 +568,33 @@ fn board(dir: &Path, label: &str, programs: Vec<(String, passlab::Source)>) -> V
         ..TuneSpec::default()
     };
     spec.goal_defaults(false, false);
+    if warm {
+        spec.warm = coreset.as_ref().unwrap().orderings.clone();
+    }
     println!(
-        "leaderboard, {label} corpus (CompilerGym's llvm-ic-v0 protocol: clang-19 -O1 hand-over = C0, -Oz = opt-19's default<Oz>): :tune's default search for instructions ({}, pool 'size' of {} actions), {seconds} s per program, seed 0",
+        "leaderboard, {label} corpus (CompilerGym's llvm-ic-v0 protocol: clang-19 -O1 hand-over = C0, -Oz = opt-19's default<Oz>); {}; search: :tune's default for instructions ({}, pool 'size' of {} actions{}), {seconds} s per program, seed 0",
+        coreset.as_ref().map_or("no coreset".to_string(), |c| format!(
+            "coreset: {} orderings, {coreset_seconds} s per program",
+            c.orderings.len()
+        )),
         spec.strategies[0].name(),
-        spec.pool.len()
+        spec.pool.len(),
+        if warm {
+            ", warm-started: the coreset's orderings as its openings"
+        } else {
+            ", -Oz's openings"
+        },
     );
     println!(
-        "  {:<36} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7}  opt-19",
-        "program", "C0", "-Oz", "first", "best", "Oz/C", "(C0-C)/", "trials", "wall s"
+        "  {:<36} {:>6} {:>6} | {:>6} {:>7} {:>7} {:>5} {:>5} | {:>6} {:>7} {:>7} {:>5} {:>5}  opt-19",
+        "program", "C0", "-Oz", "core", "Oz/C", "(C0-C)/", "tried", "s", "search", "Oz/C", "(C0-C)/", "tried", "s"
     );
     let ctx = passlab::PassContext::inherit()
         .with_config("llvm.slp_vectorization", false)
         .unwrap();
     let _scope = ctx.enter().unwrap();
-    let mut rows = Vec::new();
+    // Per program: name, C0, -Oz, the coreset's attempt, the search's.
+    let mut rows: Vec<Row> = Vec::new();
     let mut failures = Vec::new();
     for (name, src) in programs {
         if only
@@ -547,63 +628,96 @@ fn board(dir: &Path, label: &str, programs: Vec<(String, passlab::Source)>) -> V
                 "{name}: -Oz makes {oz} instructions, opt-19 -passes='default<Oz>' {opt_oz}"
             ));
         }
-        let start = Instant::now();
-        let t = tune(&m, None, &spec, &[], &mut |_, _| {}).unwrap();
-        let wall = start.elapsed().as_secs_f64();
-        if wall > seconds + 0.5 {
-            failures.push(format!(
-                "{name}: the search took {wall:.2} s, over {seconds} s + 0.5 s"
-            ));
-        }
-        // No trial finished in time: the module stays as it came (C0).
-        let best = t.best(1).first().copied();
-        let count = best.map_or(c0, |b| b.instructions.unwrap());
-        let ordering = best.map_or(Vec::new(), |b| b.ordering.clone());
-        let pipeline = best.map_or("(no ordering finished: the input)".to_string(), |b| {
-            b.pipeline()
+        let core = coreset.as_ref().map(|c| {
+            let s = passlab::tune::coreset::spec(c, coreset_seconds);
+            attempt(
+                &name,
+                "the coreset",
+                &m,
+                &bc,
+                dir,
+                &s,
+                coreset_seconds,
+                &mut failures,
+            )
         });
-        let by_opt = passlab::Module::from_file(opt19::chain(&bc, &ordering, dir))
-            .unwrap()
-            .instruction_count();
-        if by_opt != count {
-            failures.push(format!(
-                "{name}: the best ordering makes {count} instructions, opt-19 {by_opt}: {}",
-                passlab::tune::abbreviate(&pipeline, 300)
-            ));
-        }
-        let ratio = oz as f64 / count as f64;
-        let norm = normalized(c0, count, oz);
+        let search = attempt(
+            &name,
+            "the search",
+            &m,
+            &bc,
+            dir,
+            &spec,
+            seconds,
+            &mut failures,
+        );
+        let cells = |a: &Attempt| {
+            format!(
+                "{:>6} {:>6.3}x {:>7.3} {:>5} {:>5.2}",
+                a.count,
+                oz as f64 / a.count as f64,
+                normalized(c0, a.count, oz),
+                a.trials,
+                a.wall
+            )
+        };
         println!(
-            "  {:<36} {:>7} {:>7} {:>7} {:>7} {:>7.3}x {:>8.3} {:>7} {:>7.2}  {}",
+            "  {:<36} {:>6} {:>6} | {} | {}  {}",
             name,
             c0,
             oz,
-            t.searched()
-                .next()
-                .and_then(|s| s.instructions)
-                .map_or("-".to_string(), |c| c.to_string()),
-            count,
-            ratio,
-            norm,
-            t.searched().count(),
-            wall,
-            if by_opt == count && opt_oz == oz {
-                "same".to_string()
+            core.as_ref().map_or(format!("{:>34}", "-"), cells),
+            cells(&search),
+            if failures.iter().any(|f| f.starts_with(&format!("{name}:"))) {
+                "DIFFERENT (below)"
             } else {
-                format!("-Oz {opt_oz}, best {by_opt}")
+                "same"
             },
         );
-        rows.push((name, ratio, norm, pipeline));
+        rows.push((name, c0, oz, core, search));
     }
-    let ratios: Vec<f64> = rows.iter().map(|r| r.1).collect();
-    let norms: Vec<f64> = rows.iter().map(|r| r.2).collect();
-    let (g, gn) = (geomean(&ratios), geomean(&norms));
+    let summary = |what: &str, of: &dyn Fn(&Row) -> Option<u64>| {
+        let pairs: Vec<(f64, f64, &str)> = rows
+            .iter()
+            .filter_map(|r| {
+                of(r).map(|c| (r.2 as f64 / c as f64, normalized(r.1, c, r.2), r.0.as_str()))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return 0.0;
+        }
+        let ratios: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+        let norms: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+        let below = pairs.iter().filter(|p| p.0 < 1.0).count();
+        let worst = pairs.iter().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+        let g = geomean(&ratios);
+        println!(
+            "  {label}: {what}: geomean over {} programs: C_Oz/C {g:.4}x, (C0-C)/(C0-C_Oz) {:.4} (llvm-ic-v0's metric); {below} below -Oz; worst {} {:.3}x",
+            pairs.len(),
+            geomean(&norms),
+            worst.2,
+            worst.0
+        );
+        g
+    };
+    if coreset.is_some() {
+        summary(&format!("coreset in {coreset_seconds} s"), &|r| {
+            r.3.as_ref().map(|a| a.count)
+        });
+    }
+    let g = summary(
+        &format!(
+            "search in {seconds} s{}",
+            if warm { " (warm-started)" } else { "" }
+        ),
+        &|r| Some(r.4.count),
+    );
     let chart = passlab::chart::Chart::bars(
         &format!(
             "{label} corpus: -Oz's instruction count / the best ordering's in {seconds} s, clang's -O1 hand-over (geomean {g:.3}x)"
         ),
         "gain over -Oz (above 1: fewer instructions than -Oz)",
-        rows.iter().map(|r| (r.0.clone(), r.1)).collect(),
+        rows.iter().map(|r| (r.0.clone(), r.2 as f64 / r.4.count as f64)).collect(),
     );
     let charts = results_dir();
     std::fs::create_dir_all(&charts).unwrap();
@@ -617,19 +731,30 @@ fn board(dir: &Path, label: &str, programs: Vec<(String, passlab::Source)>) -> V
         chart.write(&p.to_string_lossy()).unwrap();
         println!("  chart: {}", p.display());
     }
-    let worst = rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-    println!(
-        "  {label}: geomean over {} programs: C_Oz/C {g:.3}x, (C0-C)/(C0-C_Oz) {gn:.3} (the llvm-ic-v0 leaderboard's metric); worst {}",
-        rows.len(),
-        worst.map_or(String::new(), |r| format!("{} {:.3}x", r.0, r.1))
-    );
-    println!("  best orderings (abbreviated; all replayed by opt-19 above):");
+    println!("  the search's best orderings (abbreviated; all replayed by opt-19 above):");
     for r in &rows {
-        println!("    {}: {}", r.0, passlab::tune::abbreviate(&r.3, 160));
+        println!(
+            "    {}: {}",
+            r.0,
+            passlab::tune::abbreviate(&r.4.pipeline, 160)
+        );
     }
     // In full, one program per line, for `:run` and opt-19.
     let full = charts.join(format!("{stem}-orderings.txt"));
-    let text: String = rows.iter().map(|r| format!("{}\t{}\n", r.0, r.3)).collect();
+    let text: String = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{}\tsearch\t{}\n{}",
+                r.0,
+                r.4.pipeline,
+                r.3.as_ref().map_or(String::new(), |a| format!(
+                    "{}\tcoreset\t{}\n",
+                    r.0, a.pipeline
+                ))
+            )
+        })
+        .collect();
     std::fs::write(&full, text).unwrap();
     println!("  in full: {}", full.display());
     failures
