@@ -24,14 +24,18 @@ from ._passlab import Module, tune_instructions
 __all__ = ["tune", "tune_corpus"]
 
 
-def tune(module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=True):
+def tune(module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=True, coreset=None, warm=None):
     """Searches orderings that make ``module`` smallest in instructions (it
     is not changed): with neither ``strategy`` nor ``pool``, local search
     from -Oz's own pipeline (then its openings) over the ``size`` pool, as
     ``:tune`` does.
 
     ``trials`` (default 100) or ``seconds`` per strategy; ``strategy`` a
-    name or a list (``random``, ``greedy``, ``hill``, ``local``); ``pool`` a
+    name or a list (``random``, ``greedy``, ``hill``, ``local``, ``coreset``:
+    the orderings learned once over a training corpus, tried in turn within
+    ``seconds``, default 1; ``coreset`` a file made by ``passlab coreset``,
+    default the one passlab ships); ``warm`` (``"coreset"`` or a file):
+    local search opens with a coreset's orderings; ``pool`` a
     pool name or pass texts. Returns a dict: ``trials`` (each with phase,
     index, ordering, instructions, verdict), ``best``, ``baselines`` (O0,
     O2, O3, Oz), ``seed``, ``elapsed_s``.
@@ -41,7 +45,15 @@ def tune(module, trials=None, seconds=None, strategy=None, pool=None, seed=0, le
     if isinstance(pool, str):
         pool = [pool]
     return tune_instructions(
-        module, trials=trials, seconds=seconds, strategy=strategy, pool=pool, seed=seed, levels=levels
+        module,
+        trials=trials,
+        seconds=seconds,
+        strategy=strategy,
+        pool=pool,
+        seed=seed,
+        levels=levels,
+        coreset=coreset,
+        warm=warm,
     )
 
 

@@ -28,7 +28,7 @@ fn invalid(message: String) -> PyErr {
 /// each trial a dict (phase, index, ordering, instructions, verdict, why,
 /// compile_s).
 #[pyfunction]
-#[pyo3(signature = (module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=true))]
+#[pyo3(signature = (module, trials=None, seconds=None, strategy=None, pool=None, seed=0, levels=true, coreset=None, warm=None))]
 #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments")]
 pub fn tune_instructions<'py>(
     py: Python<'py>,
@@ -39,6 +39,8 @@ pub fn tune_instructions<'py>(
     pool: Option<Vec<String>>,
     seed: u64,
     levels: bool,
+    coreset: Option<String>,
+    warm: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let budget = match (trials, seconds) {
         (Some(_), Some(_)) => return Err(invalid("give trials or seconds, not both".into())),
@@ -63,11 +65,13 @@ pub fn tune_instructions<'py>(
         spec.strategies = names
             .iter()
             .map(|n| {
-                Strategy::parse(n).ok_or_else(|| {
-                    invalid(format!(
-                        "unknown strategy '{n}'; valid are: random, greedy, hill, local"
+                Strategy::parse(n)
+                    .or_else(|| tune::coreset::placeholder(n))
+                    .ok_or_else(|| {
+                        invalid(format!(
+                        "unknown strategy '{n}'; valid are: random, greedy, hill, local, coreset"
                     ))
-                })
+                    })
             })
             .collect::<PyResult<_>>()?;
     }
@@ -76,6 +80,13 @@ pub fn tune_instructions<'py>(
         spec.pool = tune::expand_pool(&pool);
     }
     spec.goal_defaults(strategy_given, pool_given);
+    tune::coreset::settle(
+        &mut spec,
+        coreset.as_deref(),
+        warm.as_deref(),
+        trials.is_some() || seconds.is_some(),
+    )
+    .map_err(crate::errors::to_py)?;
     let m = crate::module::read(module)?;
     let core = m.get()?;
     let tuning = run_core(py, || tune::tune(core, None, &spec, &[], &mut |_, _| {}))?;

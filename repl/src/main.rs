@@ -22,6 +22,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod coreset;
 mod hunt;
 mod out;
 mod render;
@@ -83,6 +84,11 @@ enum Sub {
         #[command(flatten)]
         batch: Batch,
     },
+    /// Learn a coreset over a corpus: a few orderings that together bring
+    /// every program near its best (greedy set cover over local search's
+    /// best orderings), written to --out for `:tune strategy=coreset
+    /// coreset=FILE`.
+    Coreset(coreset::Make),
     /// Hunt compiler bugs (SPEC, a TOML file): generated or given C
     /// programs through pipelines, each run checked against the program's
     /// right output, findings bisected, reduced and written as
@@ -170,6 +176,7 @@ fn main() -> anyhow::Result<()> {
             passlab::user::stop_worker();
             std::process::exit(if ok? { 0 } else { 1 });
         }
+        Some(Sub::Coreset(make)) => coreset::run(make),
         Some(Sub::Commands) => {
             print!("{}", passlab::session::reference_markdown());
             Ok(())

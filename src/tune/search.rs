@@ -114,6 +114,9 @@ pub struct Search {
     /// Set in the session while a child evaluates: the child alone decides
     /// when a budget in seconds is spent (the two clocks read differently).
     follow: bool,
+    /// A list of orderings (not the baselines) that a budget in seconds
+    /// stops too (a coreset's: see [`Search::timed`]).
+    timed: bool,
 }
 
 impl Search {
@@ -149,7 +152,33 @@ impl Search {
             round: None,
             finished: false,
             follow: false,
+            timed: false,
         }
+    }
+
+    /// Local search with `orderings` as its openings in place of -Oz's
+    /// (a warm start: a coreset's orderings); those with an action outside
+    /// the pool, or equal to the seed ordering, are left out.
+    pub fn with_openings(mut self, orderings: &[Vec<String>]) -> Search {
+        let seed = self.seed_ordering();
+        self.openings = orderings
+            .iter()
+            .filter_map(|o| {
+                o.iter()
+                    .map(|p| self.pool.iter().position(|q| q == p))
+                    .collect::<Option<Vec<usize>>>()
+            })
+            .filter(|o| *o != seed)
+            .collect();
+        self
+    }
+
+    /// A list of orderings that a budget in seconds stops when it is
+    /// spent, as it stops the other strategies (the baselines' list runs
+    /// to its end; a budget in trials never cuts a list).
+    pub fn timed(mut self) -> Search {
+        self.timed = true;
+        self
     }
 
     pub fn strategy(&self) -> &Strategy {
@@ -175,7 +204,12 @@ impl Search {
 
     fn out_of_budget(&self) -> bool {
         if let Strategy::List(l) = &self.strategy {
-            return self.told >= l.len();
+            if self.told >= l.len() {
+                return true;
+            }
+            if !self.timed {
+                return false;
+            }
         }
         match self.budget {
             Budget::Trials(n) => self.told >= n,
@@ -193,7 +227,8 @@ impl Search {
     /// trial still running is not counted).
     pub(crate) fn deadline(&self) -> Option<Instant> {
         match (self.budget, &self.strategy, self.started) {
-            (_, Strategy::List(_), _) | (Budget::Trials(_), _, _) | (_, _, None) => None,
+            (_, Strategy::List(_), _) if !self.timed => None,
+            (Budget::Trials(_), _, _) | (_, _, None) => None,
             (Budget::Seconds(s), _, Some(t)) => Some(t + Duration::from_secs_f64(s)),
         }
     }

@@ -184,7 +184,7 @@ pub static COMMANDS: &[Command] = &[
     cmd("bisect", "FN ARGS... | PIPELINE", "find the first pass, of PIPELINE or of the code generation after it, that changes FN's result (as LLVM's -opt-bisect-limit, halved automatically), and show what it did", bisect).words(&[&[Kind::Function, Kind::Pipeline], &[Kind::CallArg]]),
     cmd("reduce", "differs FN ARGS... | FIRST | SECOND | differs exec ARG... | FIRST | SECOND | fails PIPELINE | rust PREDICATE [budget=S] [jobs=N] [with=llvm-reduce|cvise source=FILE.c] [replace=yes] [--out DIR]", "shrink the current module while a bug shows (a result that differs between two pipelines, a pass that crashes, hits a fatal error or breaks the IR, or a Rust predicate), with llvm-reduce-19 or cvise, passlab answering whether each candidate still shows it; the result becomes a new module, and --out writes a reproducer into a folder passlab makes (one it did not make is refused: :help reduce)", reduce).set(REDUCE_SETTINGS).words(&[&[Kind::OneOf(&["differs", "fails", "rust"])], &[Kind::Function, Kind::Pipeline], &[Kind::CallArg, Kind::Pipeline]]),
     cmd("hunt", "[csmith=A..B|corpus=PATTERN] [orderings=N seed=N] [oracle=native|jit-o0] [reduce=yes|no budget=S] [jobs=N] [timeout=S] [resume=yes] [replace=yes] | PIPELINE | ... [--out DIR]", "hunt compiler bugs: Csmith's programs (or C files), each with its right output (built by clang-19 -O0, or unoptimized through the JIT), through the pipelines and random orderings, under the current context and with the session's passes; each miscompile, crash, fatal error, verifier failure or timeout bisected to its pass, the first of each kind reduced into a reproducer, in a folder passlab makes (:help hunt)", hunt).set(HUNT_SETTINGS).words(&[&[Kind::Pipeline]]),
-    cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local] [trials=N|seconds=S] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune).set(TUNE_SETTINGS).words(&[&[Kind::Words(&["apply", "save"]), Kind::Function], &[Kind::CallArg]]),
+    cmd("tune", "[FN ARGS...] [goal=instructions|size|runtime|MIX] [strategy=random,greedy,hill,local,coreset] [trials=N|seconds=S] [coreset=FILE] [warm=coreset|FILE] [seed=N] [pool=P,...|size] [length=MIN..MAX] | apply [N] | save NAME [N]", "search orderings of passes from a pool for a goal on copies of the current module (checking FN's result against the module's), compared with O0, O2, O3 and Oz; apply or save the best (:help tune: settings and the default pool)", tune).set(TUNE_SETTINGS).words(&[&[Kind::Words(&["apply", "save"]), Kind::Function], &[Kind::CallArg]]),
     cmd("explore", "[FUNCTION [N]] [run=PIPELINE] [pass=NAME|GLOB] [changed=yes|no] [--out FILE.html]", "the pipeline explorer for the last recorded run (run=: run PIPELINE now, recording it): the functions, the passes that ran on FUNCTION with those that changed it, the diff of its Nth; pass= keeps the passes whose name (or the loop or SCC they ran on) holds NAME, ignoring case, or matches a glob such as loop-*, and changed=yes those that changed FUNCTION (without FUNCTION: the run's pass executions they keep); in a notebook, interactive, pass= and changed= filling its pass search", explore).set(&[set("run", Kind::Pipeline), set("pass", Kind::PassGlob), set("changed", Kind::OneOf(YES_NO))]).words(&[&[Kind::Function], &[Kind::Free]]),
     cmd("undo", "", "put the current module back as it was before the last :run (refused, saying which, when the last :run was on another module)", undo),
     cmd("report", "WHAT [SETTINGS] (:help report lists what, with its settings)", "show what an instrument recorded, or the last :bench or :tune (timing: the last run's passes, run=N another run's, run=all the total over every run since the instrument was made; remarks: a table of the last run's, by pass and kind; source: its source lines with remarks, the most remarked first, in a notebook or a page with filters; runs: the runs recorded; compare: what appeared, disappeared or changed between two runs, the last two unless given)", report).set(REPORT_SETTINGS).words(&[&[Kind::OneOf(&instruments::REPORTS)], &[Kind::After("remarks", &["source", "runs", "compare"])]]),
@@ -299,7 +299,10 @@ const TIME_SETTINGS: &[Setting] = &[
 
 const TUNE_SETTINGS: &[Setting] = &[
     set("goal", Kind::Words(crate::tune::Metric::NAMES)),
-    set("strategy", Kind::ListOf(crate::tune::Strategy::NAMES)),
+    set(
+        "strategy",
+        Kind::ListOf(crate::tune::coreset::STRATEGY_NAMES),
+    ),
     set("pool", Kind::Pool),
     set("trials", kinds::count(1, crate::tune::MAX_TRIALS as u64)),
     set(
@@ -320,6 +323,9 @@ const TUNE_SETTINGS: &[Setting] = &[
             max: crate::tune::MAX_TIMEOUT_SECONDS,
         },
     ),
+    set("coreset", Kind::Path),
+    // `coreset`, or a coreset file.
+    set("warm", Kind::Free),
 ];
 
 const REPORT_SETTINGS: &[Setting] = &[

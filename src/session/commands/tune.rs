@@ -48,6 +48,7 @@ pub(super) fn details() -> String {
          without them, nothing is checked\n  \
          goal=instructions|size|runtime|W*METRIC+...   (default instructions; size: object code bytes; runtime: median time per call)\n  \
          strategy=random,greedy,hill,local   (several run one after another, each with the whole budget; local: from -Oz's own pipeline as 43 actions, then 6 openings (-Oz with the IR outliner run before its inliner, at -Oz's thresholds, at lower ones, or without that inliner), then one or two moves around the best, kept when better, or as good with no more passes and no more inliner units or outliners; with neither strategy= nor pool=, goal=instructions searches locally over pool=size, the search for IR size; otherwise the default is random over the default pool)\n  \
+         strategy=coreset   (the orderings learned once over a training corpus, tried in turn, the best kept; default seconds=1; coreset=FILE: a coreset made with `passlab coreset`, default the one passlab ships)   warm=coreset|FILE   (local search opens with a coreset's orderings in place of -Oz's openings)\n  \
          trials=N | seconds=S   (per strategy; default trials=100; when the seconds are up, a trial still running is stopped and not counted)   seed=N (default 0)   length=MIN..MAX (default 10..40)\n  \
          pool=P,...   (size: the pool for code size, -Oz's 43 actions, the IR outliner, -Oz's simplification without inlining, its inliner at lower thresholds, the SLP and load-store vectorizers and more; named among passes or alone)   top=N rows (default 5)   number= repeat= min_repeat_ms= (runtime goal)   timeout=S per trial\n  \
          :tune apply [N]: run the Nth best ordering on the current module (:undo puts it back)\n  \
@@ -105,8 +106,21 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
             "strategy" => {
                 spec.strategies = comma_list(v)
                     .iter()
-                    .filter_map(|n| Strategy::parse(n))
-                    .collect();
+                    .map(|name| {
+                        Strategy::parse(name)
+                            .or_else(|| crate::tune::coreset::placeholder(name))
+                            .ok_or_else(|| Error::Command {
+                                command: "tune".into(),
+                                message: format!(
+                                "unknown strategy '{name}' (random, greedy, hill, local, coreset)"
+                            ),
+                                suggestions: crate::nearest_names(
+                                    name,
+                                    Strategy::NAMES.iter().copied(),
+                                ),
+                            })
+                    })
+                    .collect::<Result<_>>()?;
                 if spec.strategies.is_empty() {
                     return Err(err(
                         "tune",
@@ -126,11 +140,24 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
             "top" => top = whole("tune", k, v)?,
             "timeout" => spec.trial_timeout = seconds("tune", k, v)?,
             "number" | "repeat" | "min_repeat_ms" => time.push((k.clone(), v.clone())),
+            "coreset" | "warm" => {}
             other => return Err(bad_setting(other)),
         }
     }
     let given = |name: &str| a.settings.iter().any(|(k, _)| k == name);
     spec.goal_defaults(given("strategy"), given("pool"));
+    let setting = |name: &str| {
+        a.settings
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    crate::tune::coreset::settle(
+        &mut spec,
+        setting("coreset"),
+        setting("warm"),
+        given("trials") || given("seconds"),
+    )?;
     if !time.is_empty() {
         let t = Args {
             command: "tune".into(),
