@@ -20,7 +20,7 @@ import passlab
 from passlab.transform import PassContext, LLVMPass, Sequential, PrintIR, function_pass
 from passlab.instrument import pass_instrument, PassTimingInstrument
 
-ZLIB = pathlib.Path("..", "target", "inputs", "zlib")  # zlib's sources, as the set-up links them
+ZLIB = passlab.data.sample_inputs() / "zlib"  # zlib's sources, shipped with passlab
 
 mod = passlab.Module.from_c('''
 long sum_of_squares(const int *a, int n) {

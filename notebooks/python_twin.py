@@ -36,6 +36,29 @@ def twin(path):
     return "\n".join(out)
 
 
+def unprinted(path, printed, mask):
+    """The first stored output of the notebook at `path` that `printed` (what
+    its twin printed) does not show after what came before, as
+    ``"cell N: TEXT"``; None when every one is there, in order. `mask` is
+    check.py's, applied to both sides."""
+    printed = mask(printed)
+    at = 0
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream" and out["name"] == "stdout":
+                text = mask(out["text"]).strip("\n")
+            elif out["output_type"] == "execute_result":
+                text = mask(out["data"]["text/plain"]).strip("\n")
+            else:
+                continue
+            found = printed.find(text, at)
+            if found < 0:
+                return f"cell {i}: {text}"
+            at = found + len(text)
+    return None
+
+
 def main(args):
     check = "--check" in args
     paths = [a for a in args if a != "--check"]

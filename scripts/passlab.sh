@@ -147,6 +147,26 @@ install_python_package() {
     VIRTUAL_ENV="$PWD/target/venv" target/venv/bin/maturin develop --locked -q "${profile[@]}" -m python/Cargo.toml
 }
 
+# The package as pip installs it: a wheel of the test profile's build
+# (the one `maturin develop` just made: only the extension is linked
+# again) carrying the sample programs, into target/wheels, for the fresh
+# venv that python/fresh_venv.py installs it into. A wheel for this
+# machine: it links the system's LLVM 19, so no manylinux repair.
+build_wheel() {
+    rm -rf target/wheels
+    python python/ship_samples.py
+    target/venv/bin/maturin build --locked -q -m python/Cargo.toml -o target/wheels --auditwheel skip --compatibility linux
+}
+
+# The extension's type stubs (python/passlab/_passlab.pyi) against the
+# extension itself (mypy's stubtest: every name, parameter and default),
+# then the package's Python checked by mypy with them (its settings are
+# python/pyproject.toml's [tool.mypy]).
+check_types() {
+    python -m mypy.stubtest passlab._passlab --allowlist python/mypy-allowlist.txt
+    python -m mypy --config-file python/pyproject.toml python/passlab
+}
+
 # The REPL and the kernel for release, always together: Cargo unifies
 # features over the packages of one command, so building one of them alone
 # would compile passlab again with another set (a minute, for nothing).
@@ -414,6 +434,7 @@ test)
     find "$PASSLAB_EVCXR_DIR" -mindepth 1 -maxdepth 1 ! -name 0 -exec rm -rf {} +
     install_kernel debug
     phase "build: the python package (test profile)" install_python_package debug
+    phase "build: the python wheel (test profile)" build_wheel
     # Four streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels),
     # the longest in this shell, the others in the background, each
@@ -421,18 +442,20 @@ test)
     # (nothing runs alone at the end: each phase's log line says its
     # processor time, which is what two cores share):
     # 1. the worker's build folder is warmed (passlab compiled there
-    #    once) and copied, then the rest of lint, Jupyter's kernel test suite and our
-    #    protocol tests, then each lesson is opened in JupyterLab, in a
-    #    real browser, from its own folder, run, and its outputs compared
-    #    with the stored ones; then the Python package's tests (after the
-    #    lessons: they start a Ray cluster, as lesson 12 does, and two at
+    #    once) and copied, then the rest of lint, then each lesson is
+    #    opened in JupyterLab, in a real browser, from its own folder,
+    #    run, and its outputs compared with the stored ones; then the
+    #    Python package's tests, and its wheel in a fresh venv with the
+    #    guide's examples and lesson 12 (after the lessons, one after the
+    #    other: each starts a Ray cluster, as lesson 12 does, and two at
     #    once on two cores made the first miss its start); then the
     #    guide: built (its examples run in repl/tests/readme.rs; the
     #    lessons' pages from the notebooks, which the browser saves and
     #    puts back) and read in Chromium: its chapters, links and search;
     # 2. the transcripts, then the main job's scripts;
-    # 3. the lessons' twins, then every bench once, tiny (the worker is
-    #    warm by then);
+    # 3. the lessons' twins, then Jupyter's kernel test suite and our
+    #    protocol tests, then every bench once, tiny (the worker is warm
+    #    by then);
     # 4. every other Rust test.
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
@@ -442,9 +465,10 @@ test)
         phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr
         phase "warm: spare worker folders" spare_worker_folders 3
         phase "lint: clippy's check, rustfmt, commit subjects" lint
-        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
         phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
+        phase "python: the wheel in a fresh venv" python python/fresh_venv.py target/wheels/passlab-*.whl
+        phase "python: the stubs checked (stubtest, mypy)" check_types
         phase "book" build_book
         phase "book in the browser" python docs/check.py
     ) >target/logs/background.log 2>&1 &
@@ -458,6 +482,7 @@ test)
     transcripts=$!
     (
         phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}"
+        phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
         phase "benches (smoke)" bash scripts/passlab.sh bench smoke
     ) >target/logs/twins.log 2>&1 &
     twins=$!
@@ -469,8 +494,8 @@ test)
     # (--no-fail-fast: every failing test binary in one run, not the first)
     phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
-    phase --here "waiting for the twins and the benches" wait_for "$twins" target/logs/twins.log
-    phase --here "waiting for the worker, the kernel tests, the browser, pytest and the guide" wait_for "$background" target/logs/background.log
+    phase --here "waiting for the twins, the kernel tests and the benches" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for the worker, the browser, the python package and the guide" wait_for "$background" target/logs/background.log
     phase "no stray files in the tree" no_stray_files "$untracked"
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
     ;;

@@ -113,9 +113,12 @@ done <<'EOF'
 ^cargo metadata .*tests/inputs/Cargo.toml|set-up: packages|set-up
 ^cargo build .*--tests|build: everything the tests run (test profile, linted)|build
 ^maturin develop|build: the python package (test profile)|build
+^maturin build|build: the python wheel (test profile)|build
 ^passlab run -$|warm: rust-cell worker|stream
 ^cargo fmt|lint: clippy's check, rustfmt, commit subjects|stream
 ^python -m unittest|kernel tests|stream
+^python python/fresh_venv.py|python: the wheel in a fresh venv|stream
+^python -m mypy.stubtest|python: the stubs checked (stubtest, mypy)|stream
 ^passlab run --echo --charts target/demo-charts/tour|the main job's scripts|stream
 ^cargo test .*--bench pipeline|benches (smoke)|benches
 ^mdbook build|book|book

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 
-import nbformat
 
 from conftest import ROOT
 
@@ -31,17 +30,5 @@ def test_the_twin_runs_and_prints_what_the_notebook_stores():
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    printed = check.mask(run.stdout)
-    at = 0
-    nb = nbformat.read(LESSON, as_version=4)
-    for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out["output_type"] == "stream" and out["name"] == "stdout":
-                text = check.mask(out["text"]).strip("\n")
-            elif out["output_type"] == "execute_result":
-                text = check.mask(out["data"]["text/plain"]).strip("\n")
-            else:
-                continue
-            found = printed.find(text, at)
-            assert found >= 0, f"cell {i}: the twin did not print, after what came before:\n{text}"
-            at = found + len(text)
+    missing = python_twin.unprinted(str(LESSON), run.stdout, check.mask)
+    assert missing is None, f"the twin did not print, after what came before: {missing}"
