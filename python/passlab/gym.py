@@ -326,6 +326,7 @@ class LlvmEnv(gymnasium.Env):
         self._started = time.time()
         self._initial = self.module.instcount
         self._previous = self._initial
+        self._fingerprint = self.module.fingerprint
         self._oz = oz
         return self._observe(self.observation_space_name), self._info(None, False)
 
@@ -344,9 +345,18 @@ class LlvmEnv(gymnasium.Env):
         if not self.action_space.contains(action):
             raise passlab_error(f"action {action!r} is not in Discrete({self.action_space.n})")
         action = int(action)
-        before = self.module.fingerprint
-        with self._context:
-            self._passes[action](self.module, inplace=True)
+        # In place, without a snapshot: if the pass fails, the module is
+        # made again from the benchmark by the episode's actions so far.
+        pristine, _ = self._loaded[self._benchmark]
+        done = [self._passes[a] for a in self.actions]
+        try:
+            with self._context:
+                changed, self._fingerprint = self._passes[action]._step(self.module, self._fingerprint, pristine, done)
+        except Exception:
+            # (a fingerprint tells a module's objects apart, and the
+            # module's are new)
+            self._fingerprint = self.module.fingerprint
+            raise
         self.actions.append(action)
         count = self.module.instcount
         removed = self._previous - count
@@ -358,7 +368,7 @@ class LlvmEnv(gymnasium.Env):
             reward = float(removed)
         self._previous = count
         self.episode_reward += float(reward)
-        info = self._info(self.action_names[action], self.module.fingerprint == before)
+        info = self._info(self.action_names[action], not changed)
         return self._observe(self.observation_space_name), float(reward), False, False, info
 
     def multistep(self, actions):
@@ -404,6 +414,7 @@ class LlvmEnv(gymnasium.Env):
         new.__dict__.update(self.__dict__)
         new._loaded = dict(self._loaded)
         new.module = self.module.copy()
+        new._fingerprint = new.module.fingerprint
         new.actions = list(self.actions)
         new.action_space = copy.deepcopy(self.action_space)
         new._np_random = copy.deepcopy(self._np_random)
@@ -425,6 +436,9 @@ class LlvmEnv(gymnasium.Env):
         self._passes = [LLVMPass(a) for a in self.action_names]
         self._context = PassContext(opt_level=2, config=OPT19_CONFIG)
         self.observation = _Observations(self)
+        if self.module is not None:
+            # (a fingerprint tells a module's objects apart: these are new)
+            self._fingerprint = self.module.fingerprint
 
     def close(self):
         """Ends the episode (``in_episode`` is then False)."""

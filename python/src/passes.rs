@@ -193,6 +193,35 @@ impl PyPass {
         Bound::new(py, PyModule_::owned(copy))
     }
 
+    /// One step of an episode, for passlab.gym (not a public API): the
+    /// core's `apply_step` under the current context, in place and without
+    /// a snapshot. `before` is the fingerprint the module had after the
+    /// last step; if the pass fails, the module is made again from `start`
+    /// by the passes `done` (the episode so far), so it is left as it was.
+    /// Returns whether the module changed and its fingerprint.
+    fn _step(
+        &self,
+        module: Bound<'_, PyModule_>,
+        before: u64,
+        start: Bound<'_, PyModule_>,
+        done: Vec<PyRef<'_, PyPass>>,
+    ) -> PyResult<(bool, u64)> {
+        let py = module.py();
+        let done: Vec<PassRef> = done.iter().map(|p| p.pass.clone()).collect();
+        let start = crate::module::read(&start)?;
+        let start = start.get()?;
+        let mut m = crate::module::write(&module)?;
+        let core = m.get_mut()?;
+        let pass = self.pass.clone();
+        let ctx = passlab::PassContext::current();
+        let stepped = run_core(py, || {
+            pass.apply_step(core, &ctx, before, || {
+                passlab::pass::replay(start, &done, &ctx)
+            })
+        })?;
+        Ok((stepped.changed, stepped.fingerprint))
+    }
+
     /// Attributes of the decorated class's instance (`cm = CountMuls();
     /// cm(mod); cm.n`), as TVM's class passes forward them.
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {

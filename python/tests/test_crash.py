@@ -48,3 +48,33 @@ def test_in_a_session_too(plugin):
     shown = []
     plugin.execute_each(":show", lambda items, last: shown.extend(items))
     assert "define" in "".join(str(v) for _, v in shown)
+
+
+def test_a_gym_step_that_crashes_leaves_the_episode_as_it_was(plugin, tmp_path):
+    """A gym step takes no snapshot (it would cost as much as the step on a
+    large module): a failing step makes the module again from the benchmark
+    by the episode's actions so far. The module object is the same one, the
+    episode goes on, and the next steps count as they would have."""
+    import passlab.gym
+
+    source = tmp_path / "m.c"
+    source.write_text(SOURCE)
+    env = passlab.gym.LlvmEnv(benchmark=source, actions=["mem2reg", "crash-segv", "instcombine", "sccp"])
+    env.reset()
+    module = env.module
+    env.step(0)
+    env.step(3)
+    before, count = module.text(), module.instcount
+    with pytest.raises(passlab.Error, match="crash-segv' crashed on function 'boom'"):
+        env.step(1)
+    assert env.module is module
+    assert (module.text(), module.instcount) == (before, count)
+    assert env.actions == [0, 3]
+    _, _, _, _, info = env.step(3)
+    assert info["action_had_no_effect"]  # sccp again: nothing to do
+    _, _, _, _, info = env.step(2)
+    fresh = passlab.gym.LlvmEnv(benchmark=source, actions=["mem2reg", "crash-segv", "instcombine", "sccp"])
+    fresh.reset()
+    for a in (0, 3, 3, 2):
+        fresh.step(a)
+    assert fresh.module.text() == module.text() and info["instcount"] == fresh.module.instcount

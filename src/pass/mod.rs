@@ -120,6 +120,82 @@ impl dyn Pass + '_ {
     }
 }
 
+/// What [`apply_step`](trait.Pass.html#method.apply_step) did: whether
+/// the module changed, and its fingerprint after the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stepped {
+    pub changed: bool,
+    pub fingerprint: u64,
+}
+
+impl dyn Pass + '_ {
+    /// One step of an episode (a gym's `step`, CompilerGym's pass action):
+    /// [`apply_in`](trait.Pass.html#method.apply_in) without the snapshot
+    /// written before the pass, which costs as much as the step on a large
+    /// module. `before` is the fingerprint the caller saw the module have
+    /// (its last step's); `rebuild` makes the module again as it was (an
+    /// episode replays its steps on its benchmark: [`replay`]), and is
+    /// called only when the pass fails, so the module is still left exactly
+    /// as it was. As CompilerGym does, a step that changed the module is
+    /// verified. A stale `before` (the module changed between steps) costs
+    /// at most a verification and says "changed" for a pass that was not.
+    pub fn apply_step(
+        &self,
+        module: &mut Module,
+        ctx: &PassContext,
+        before: u64,
+        rebuild: impl FnOnce() -> Result<Module>,
+    ) -> Result<Stepped> {
+        module.ir_changed();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            call(self, module, ctx)?;
+            let after = module.fingerprint();
+            if after != before && !self.verifies_itself() {
+                verified(module, &self.info().name)?;
+            }
+            Ok(Stepped {
+                changed: after != before,
+                fingerprint: after,
+            })
+        }));
+        module.ir_changed();
+        match result {
+            Ok(Ok(stepped)) => Ok(stepped),
+            Ok(Err(e)) => {
+                *module = rebuild()?;
+                Err(e)
+            }
+            Err(panic) => {
+                *module = rebuild()?;
+                std::panic::resume_unwind(panic)
+            }
+        }
+    }
+}
+
+/// `start` with `steps` applied one after the other by
+/// [`apply_step`](trait.Pass.html#method.apply_step): an episode made
+/// again (a failed step's `rebuild`).
+pub fn replay(start: &Module, steps: &[PassRef], ctx: &PassContext) -> Result<Module> {
+    let mut module = start.copy();
+    let mut fingerprint = module.fingerprint();
+    for pass in steps {
+        let again = || {
+            Err(Error::Internal {
+                command: "replaying an episode".into(),
+                message: format!(
+                    "{} failed again while its episode was replayed",
+                    pass.info().name
+                ),
+            })
+        };
+        fingerprint = pass
+            .apply_step(&mut module, ctx, fingerprint, again)?
+            .fingerprint;
+    }
+    Ok(module)
+}
+
 /// Runs one pass with the context's instruments around it (TVM's
 /// `Pass::operator()`): should_run (skipped for required passes), before,
 /// the pass, after. A skipped pass leaves the module alone.
