@@ -275,6 +275,38 @@ fn no_file_imports_a_sibling_in_a_circle() {
     }
 }
 
+/// The Python extension's files (python/src, a crate of its own, each
+/// file a module under the crate root) read bottom-up as well: `module.rs`
+/// (the Module class's methods) uses the other classes, which take the
+/// class's data from `module_type.rs`, not from `module.rs`.
+#[test]
+fn no_file_of_the_python_extension_imports_in_a_circle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/src");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "rs") {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            files.push((stem, code(&std::fs::read_to_string(&p).unwrap())));
+        }
+    }
+    assert!(files.len() > 10, "python/src: {} files", files.len());
+    let mut edges = Edges::new();
+    for (f, text) in files.iter().filter(|(f, _)| f != "lib") {
+        for used in crate_paths(text) {
+            if used != *f && files.iter().any(|(g, _)| *g == used) {
+                edges
+                    .entry(f.clone())
+                    .or_default()
+                    .insert(used, format!("python/src/{f}.rs"));
+            }
+        }
+    }
+    if let Some(circle) = circle(&edges) {
+        panic!("files of python/src import each other in a circle: {circle}");
+    }
+}
+
 #[test]
 fn the_sibling_check_sees_each_way_of_taking() {
     assert!(takes_from_sibling(

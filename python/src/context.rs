@@ -127,7 +127,7 @@ impl PyPassContext {
         // Pass names are checked where they are typed, as :with checks
         // them: a typo would otherwise disable nothing, silently.
         for name in required_pass.iter().chain(disabled_pass.iter()).flatten() {
-            crate::passes::check_pass_name(name)?;
+            crate::names::check_pass_name(name)?;
         }
         let mut values = Vec::new();
         if let Some(config) = config {

@@ -3,7 +3,7 @@
 //! its blocks as text.
 
 use crate::errors::check;
-use crate::module::{self, PyModule_};
+use crate::module_type::{self as module, PyModule_};
 use crate::run_core;
 use pyo3::prelude::*;
 use std::path::PathBuf;

@@ -6,8 +6,8 @@
 
 use crate::errors::stash;
 use crate::local::{Kind, Local};
-use crate::module::lend;
-use crate::passes::{unit_name, PyPassInfo};
+use crate::module_type::lend;
+use crate::pass_info::{unit_name, PyPassInfo};
 use passlab::instrument::{
     Counts, IrSize, PassFilter, PassRun, PrintPasses, RemarkFilter, RemarkKind, Remarks, Timing,
 };

@@ -6,7 +6,7 @@
 
 use crate::errors::check;
 use crate::local::{Kind, Local};
-use crate::module::{self, PyModule_};
+use crate::module_type::{self as module, PyModule_};
 use passlab::module::ir::{TypeOf, Value, ValueKind};
 use pyo3::prelude::*;
 use pyo3::types::PyAny;

@@ -6,7 +6,7 @@
 
 use crate::errors::check;
 use crate::local::{Kind, Local};
-use crate::module::{self, PyModule_};
+use crate::module_type::{self as module, PyModule_};
 use crate::run_core;
 use passlab::jit::{self, Arg, Buffer, ElemType, Fill, Jit, TimeSpec};
 use pyo3::exceptions::PyTypeError;

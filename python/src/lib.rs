@@ -31,6 +31,9 @@ mod ir;
 mod jit;
 mod local;
 mod module;
+mod module_type;
+mod names;
+mod pass_info;
 mod passes;
 mod search;
 mod session;
@@ -38,8 +41,8 @@ mod session;
 #[pymodule]
 fn _passlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
-    m.add_class::<module::PyModule_>()?;
-    m.add_class::<passes::PyPassInfo>()?;
+    m.add_class::<module_type::PyModule_>()?;
+    m.add_class::<pass_info::PyPassInfo>()?;
     m.add_class::<passes::PyPass>()?;
     m.add_class::<passes::PyLlvmPass>()?;
     m.add_class::<passes::PySequential>()?;

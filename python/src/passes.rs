@@ -4,124 +4,18 @@
 //! passes by that context as `:run` does.
 
 use crate::errors::{check, stash};
-use crate::module::{lend, PyModule_};
+use crate::module_type::{lend, PyModule_};
+use crate::names::note_name;
+use crate::pass_info::{unit_name, PyPassInfo};
 use crate::{context, run_core};
-use passlab::instrument::PassRun;
-use passlab::llvm::IrUnit;
 use passlab::registry::{self, PassKind};
 use passlab::{ModulePass, PassInfo, PassRef, PrintIr, Sequential};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::collections::BTreeSet;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-
-/// The names of the passes made in Python (module and function passes,
-/// Sequentials), which a `PassContext`'s `required_pass` and
-/// `disabled_pass` may name besides the registry's passes.
-static PYTHON_NAMES: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-
-fn note_name(name: &str) {
-    PYTHON_NAMES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(name.to_string());
-}
-
-/// Ok for a name `required_pass` and `disabled_pass` take: a pass made in
-/// Python so far, a registered pass, or pipeline text a Sequential may
-/// hold; else the core's error (the nearest names), as `LLVMPass` gives.
-pub fn check_pass_name(name: &str) -> PyResult<()> {
-    let known = PYTHON_NAMES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .contains(name);
-    if known {
-        return Ok(());
-    }
-    check(registry::check_pass_name(name))
-}
-
-/// A pass's name, opt level, required passes and description; in an
-/// instrument's hooks also the IR unit it runs on (`module`, `cgscc`,
-/// `function`, `loop`), that unit's name, its nesting depth, whether LLVM
-/// runs it inside one of its pipelines, and (after it) whether it may have
-/// changed anything.
-#[pyclass(name = "PassInfo", module = "passlab.transform", frozen, get_all)]
-pub struct PyPassInfo {
-    name: String,
-    opt_level: u32,
-    required: Vec<String>,
-    description: String,
-    ir_unit: Option<&'static str>,
-    target: Option<String>,
-    depth: Option<usize>,
-    inside_llvm: Option<bool>,
-    may_have_changed: Option<bool>,
-}
-
-pub fn unit_name(unit: IrUnit) -> &'static str {
-    match unit {
-        IrUnit::Module => "module",
-        IrUnit::Cgscc => "cgscc",
-        IrUnit::Function => "function",
-        IrUnit::Loop => "loop",
-        IrUnit::Other => "other",
-    }
-}
-
-impl PyPassInfo {
-    pub fn of(info: &PassInfo) -> Self {
-        PyPassInfo {
-            name: info.name.clone(),
-            opt_level: info.opt_level,
-            required: info.required.clone(),
-            description: info.description.clone(),
-            ir_unit: None,
-            target: None,
-            depth: None,
-            inside_llvm: None,
-            may_have_changed: None,
-        }
-    }
-
-    pub fn of_run(run: &PassRun<'_>, after: bool) -> Self {
-        PyPassInfo {
-            ir_unit: Some(unit_name(run.unit)),
-            target: Some(run.target.to_string()),
-            depth: Some(run.depth),
-            inside_llvm: Some(run.inside_llvm),
-            may_have_changed: after.then_some(run.may_have_changed),
-            ..Self::of(run.info)
-        }
-    }
-}
-
-#[pymethods]
-impl PyPassInfo {
-    /// `PassInfo(opt_level, name, required=None, traceable=False)`, TVM's
-    /// constructor (`traceable` is accepted and has no use here).
-    #[new]
-    #[pyo3(signature = (opt_level, name, required=None, traceable=false))]
-    fn new(opt_level: u32, name: &str, required: Option<Vec<String>>, traceable: bool) -> Self {
-        let _ = traceable;
-        Self::of(&PassInfo::new(name, opt_level).requires(required.unwrap_or_default()))
-    }
-
-    fn __repr__(&self) -> String {
-        let mut s = format!(
-            "PassInfo(name={:?}, opt_level={}, required={:?}",
-            self.name, self.opt_level, self.required
-        );
-        if let (Some(unit), Some(target)) = (self.ir_unit, &self.target) {
-            s.push_str(&format!(", ir_unit={unit:?}, target={target:?}"));
-        }
-        s.push(')');
-        s
-    }
-}
+use std::sync::Arc;
 
 /// A pass: `new = pass_(mod)` runs it under the current PassContext on a
 /// copy of `mod` and returns the copy, `mod` left as it was (TVM's modules
@@ -173,7 +67,7 @@ impl PyPass {
             return Ok(module);
         }
         let mut copy = {
-            let this = crate::module::read(&module)?;
+            let this = crate::module_type::read(&module)?;
             if this.lent_to_read() {
                 // A pass run from a hook would call the hooks again, on
                 // and on.
@@ -208,9 +102,9 @@ impl PyPass {
     ) -> PyResult<(bool, u64)> {
         let py = module.py();
         let done: Vec<PassRef> = done.iter().map(|p| p.pass.clone()).collect();
-        let start = crate::module::read(&start)?;
+        let start = crate::module_type::read(&start)?;
         let start = start.get()?;
-        let mut m = crate::module::write(&module)?;
+        let mut m = crate::module_type::write(&module)?;
         let core = m.get_mut()?;
         let pass = self.pass.clone();
         let ctx = passlab::PassContext::current();
@@ -412,7 +306,11 @@ pub fn make_module_pass(
             let result = lend(py, NonNull::from(&mut *m), true, |lent| {
                 let ctx = context::current(py)?;
                 let out = transform.bind(py).call1((lent.clone(), ctx))?;
-                if out.is_none() && crate::module::read(lent)?.passed_on.load(Ordering::Relaxed) {
+                if out.is_none()
+                    && crate::module_type::read(lent)?
+                        .passed_on
+                        .load(Ordering::Relaxed)
+                {
                     let message = format!(
                         "module pass '{pass_name}' called a pass on its module and returned None: \
                          a pass returns a new module (TVM's value semantics) and leaves its input \
@@ -438,7 +336,7 @@ pub fn make_module_pass(
                             .unwrap_or_default()
                     ))
                 })?;
-                let snapshot = crate::module::read(other)?.get()?.snapshot();
+                let snapshot = crate::module_type::read(other)?.get()?.snapshot();
                 Ok(Some(snapshot))
             });
             match result {

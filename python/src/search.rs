@@ -1,7 +1,7 @@
 //! `passlab.search.tune`: the ordering search `:tune` runs, for an
 //! instruction count, from Python (one call, one search; Ray runs many).
 
-use crate::module::PyModule_;
+use crate::module_type::PyModule_;
 use crate::run_core;
 use passlab::tune::{self, Budget, Strategy, TuneSpec, Verdict};
 use pyo3::prelude::*;
@@ -87,7 +87,7 @@ pub fn tune_instructions<'py>(
         trials.is_some() || seconds.is_some(),
     )
     .map_err(crate::errors::to_py)?;
-    let m = crate::module::read(module)?;
+    let m = crate::module_type::read(module)?;
     let core = m.get()?;
     let tuning = run_core(py, || tune::tune(core, None, &spec, &[], &mut |_, _| {}))?;
     let trial = |t: &tune::Trial| -> PyResult<Bound<'py, PyDict>> {
