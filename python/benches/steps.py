@@ -10,7 +10,10 @@
 2. a Python instrument's overhead: ``default<O2>`` over sqlite3 with an
    instrument whose ``run_before_pass`` and ``run_after_pass`` are Python
    (called for every pass LLVM runs inside the pipeline), against no
-   instrument.
+   instrument;
+3. what TVM's value semantics cost on sqlite3: ``mod.copy()``, and
+   ``simplifycfg`` called as a value (``new = pass_(mod)``, a copy then
+   the pass) against in place (``pass_(mod, inplace=True)``).
 
 Medians of several rounds; the ratios are of the same run. ``--smoke``
 (run by the test command): one round of a few steps on the small programs
@@ -107,10 +110,30 @@ def instrument_overhead(path, rounds):
     return base.instcount, statistics.median(plain), statistics.median(with_python), counter.before
 
 
+def value_cost(path, rounds):
+    """Seconds (medians): a copy of the module, a pass in place, the same
+    pass as a value (copy included)."""
+    base = passlab.Module.from_c(path)
+    simplify = LLVMPass("simplifycfg")
+    copies, in_place, as_value = [], [], []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        m = base.copy()
+        copies.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        simplify(m, inplace=True)
+        in_place.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        new = simplify(base)
+        as_value.append(time.perf_counter() - t)
+        assert new.instcount == m.instcount
+    return base.instcount, statistics.median(copies), statistics.median(in_place), statistics.median(as_value)
+
+
 def main():
     args = sys.argv[1:]
     smoke = "--smoke" in args
-    which = [a for a in args if a != "--smoke"] or ["steps", "instrument"]
+    which = [a for a in args if a != "--smoke"] or ["steps", "instrument", "copy"]
     programs = [
         ("compress.c", INPUTS / "zlib" / "compress.c", 300, 5),
         ("adler32.c", INPUTS / "zlib" / "adler32.c", 300, 5),
@@ -133,6 +156,15 @@ def main():
             f"default<O2> over {name} ({n} instructions): {plain:.2f} s without instruments, "
             f"{python:.2f} s with a Python instrument called before and after each of {passes} passes: "
             f"{python / plain:.3f}x"
+        )
+
+    if "copy" in which:
+        name = "adler32.c" if smoke else "sqlite3.c"
+        path = INPUTS / "zlib" / name if smoke else INPUTS / "sqlite3" / name
+        n, copy, in_place, as_value = value_cost(path, 1 if smoke else 5)
+        print(
+            f"value semantics over {name} ({n} instructions): mod.copy() {copy:.2f} s; "
+            f"simplifycfg in place {in_place:.2f} s, as a value {as_value:.2f} s: {as_value / in_place:.2f}x"
         )
 
 
