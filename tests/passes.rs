@@ -706,6 +706,42 @@ fn a_snapshot_reused_for_an_unchanged_module_still_restores_exactly() {
 }
 
 #[test]
+fn a_step_without_a_snapshot_is_made_again_by_replay_when_it_fails() {
+    let start = sum_module();
+    let ctx = PassContext::current();
+    let steps = vec![pipeline::parse("mem2reg,instcombine").unwrap()];
+    let rebuild = || passlab::pass::replay(&start, &steps, &ctx);
+    let mut m = rebuild().unwrap();
+    let text = m.print();
+    // A step that changes nothing says so and keeps the fingerprint.
+    let fp = m.fingerprint();
+    let stepped = steps[0].apply_step(&mut m, &ctx, fp, rebuild).unwrap();
+    assert!(!stepped.changed);
+    assert_eq!(stepped.fingerprint, fp);
+    // A failing step (after damaging the module) leaves it as it was.
+    let err = failing_after_change("fails")
+        .apply_step(&mut m, &ctx, fp, rebuild)
+        .unwrap_err();
+    assert_eq!(err.to_string(), "error in pass fails: the pass gave up");
+    assert_eq!(m.print(), text);
+    // So does one that panics (a Rust pass's panic is its error).
+    let fp = m.fingerprint();
+    let err = failing_after_change("panics")
+        .apply_step(&mut m, &ctx, fp, rebuild)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "error in pass panics: panicked: the pass panicked"
+    );
+    assert_eq!(m.print(), text);
+    m.verify().unwrap();
+    // A stale fingerprint costs a verification and says "changed".
+    let stepped = steps[0].apply_step(&mut m, &ctx, 0, rebuild).unwrap();
+    assert!(stepped.changed);
+    assert_eq!(m.print(), text);
+}
+
+#[test]
 fn a_failing_pass_leaves_the_module_as_it_was() {
     for kind in ["fails", "panics"] {
         let mut m = sum_module();
