@@ -177,20 +177,8 @@ fn compare_each(
         let compile = start.elapsed();
         saved.restore()?;
         let (value, outcome) = run_once(subject, &jit)?;
-        let buffers: Vec<u64> = args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Buffer(b) => Some(b.checksum()),
-                _ => None,
-            })
-            .collect();
-        let outputs: Vec<Vec<u8>> = args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Buffer(b) => Some(b.bytes().to_vec()),
-                _ => None,
-            })
-            .collect();
+        let buffers: Vec<u64> = buffers_of(args).map(|b| b.checksum()).collect();
+        let outputs: Vec<Vec<u8>> = buffers_of(args).map(|b| b.bytes().to_vec()).collect();
         let (same_result, within) = match &reference {
             Some(r) => r.holds(
                 args,
@@ -236,6 +224,14 @@ fn compare_each(
         stage: String::new(),
     });
     Ok(entries)
+}
+
+/// The buffer arguments among `args`, in order.
+fn buffers_of<'x, 'a: 'x>(args: &'x [Arg<'a>]) -> impl Iterator<Item = &'a super::Buffer> + 'x {
+    args.iter().filter_map(|a| match a {
+        Arg::Buffer(b) => Some(*b),
+        _ => None,
+    })
 }
 
 /// The first pipeline's result in a comparison: its value, its buffers'
