@@ -18,10 +18,11 @@
 //! program is done and that no trial is missing or duplicated, and writes
 //! the records in order and the report (text, HTML, SVG and PNG charts).
 //!
-//! Because programs are built in sessions, sweeps live in the session
-//! layer. `spec.rs` is the spec and the units, `merge.rs` the merge, this
+//! Because programs are built in sessions, sweeps live in the layer above
+//! the session's. `spec.rs` is the spec and the units, `merge.rs` the merge, this
 //! file one shard; `passlab sweep` (repl/src/sweep.rs) is the command line,
 //! and `deploy/` holds what a cluster runs.
+#![forbid(unsafe_code)]
 
 mod merge;
 mod spec;
@@ -29,8 +30,8 @@ mod spec;
 pub use merge::{merge, Merged};
 pub use spec::{Origin, Program, SweepSpec, Unit};
 
-use super::Session;
 use crate::folder::OwnedDir;
+use crate::session::Session;
 use crate::tune::Trial;
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
@@ -257,7 +258,7 @@ impl Session {
     /// The current module and `p`'s arguments.
     fn program_parts(&self, p: &Program) -> Result<(&crate::Module, Vec<crate::jit::Arg<'_>>)> {
         let module = self.module()?;
-        let args = super::commands::call_args_for(self, "sweep", &p.args)?;
+        let args = crate::session::call_args_for(self, "sweep", &p.args)?;
         Ok((module, args))
     }
 }
