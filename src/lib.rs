@@ -53,6 +53,7 @@ pub mod prelude;
 pub mod reduce;
 pub mod rng;
 pub mod session;
+pub mod sweep;
 pub mod table;
 pub mod tune;
 pub mod user;

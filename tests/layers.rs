@@ -47,6 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("reduce", &["reduce"]),
     ("batch", &["batch"]),
     ("session", &["session"]),
+    ("sweep", &["sweep"]),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -6,7 +6,7 @@
 //!
 //! Specs whose strings could reach outside that folder (`/`, `\`, `..`,
 //! `~`) are skipped: `path = "/dev/zero"` would only measure the machine.
-use passlab::session::sweep::SweepSpec;
+use passlab::sweep::SweepSpec;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -70,7 +70,7 @@ pub fn run(data: &[u8]) {
     for i in 0..phases {
         assert!(!spec.phase_name(i).is_empty());
     }
-    let key = |u: &passlab::session::sweep::Unit| (u.program.name.clone(), u.phase);
+    let key = |u: &passlab::sweep::Unit| (u.program.name.clone(), u.phase);
     let mut all: Vec<_> = units.iter().map(key).collect();
     all.sort();
     for count in [1, 2, 3, 7] {

@@ -1,8 +1,8 @@
 //! `passlab hunt SPEC` and `passlab hunt merge DIR...`: the headless
-//! side of `passlab::session::hunt`.
+//! side of `passlab::batch::hunt`.
 
 use crate::Batch;
-use passlab::session::hunt::{self, HuntSpec};
+use passlab::batch::hunt::{self, HuntSpec};
 use std::path::PathBuf;
 
 /// Runs one shard of the hunt `spec` into `out` (default: `NAME.hunt`

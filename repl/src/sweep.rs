@@ -1,9 +1,9 @@
 //! `passlab sweep SPEC` and `passlab sweep merge DIR...`: the headless side
-//! of `passlab::session::sweep`, with a progress bar when standard error
+//! of `passlab::sweep`, with a progress bar when standard error
 //! is a terminal.
 
 use crate::Batch;
-use passlab::session::sweep::{self, SweepSpec};
+use passlab::sweep::{self, SweepSpec};
 use std::path::PathBuf;
 
 /// Runs one shard of the sweep `spec` into `out` (default: `NAME.sweep`

@@ -88,6 +88,28 @@ impl FunctionLog {
         }
         text
     }
+
+    /// Its text before code generation's first change to it: its last
+    /// version's, else the pass's `before` or `ir(name)`, which becomes
+    /// its initial text.
+    fn text_before_back_end<'t>(
+        &mut self,
+        before: Option<&str>,
+        ir: &dyn Fn(&str) -> Option<String>,
+    ) -> std::borrow::Cow<'t, str> {
+        if !self.versions.is_empty() {
+            return self.text_at(self.versions.len()).into();
+        }
+        let t = before
+            .map(str::to_string)
+            .or_else(|| ir(&self.name))
+            .unwrap_or_default();
+        if self.instructions_before == 0 {
+            self.instructions_before = machine_instructions(&t);
+        }
+        self.initial = t.clone();
+        t.into()
+    }
 }
 
 /// Everything the explorer shows about one run.
@@ -157,16 +179,7 @@ impl Recording {
         steps: &[super::MachineStep<'t>],
         ir: &dyn Fn(&str) -> Option<String>,
     ) {
-        if let Some(old) = self
-            .passes
-            .iter()
-            .position(|p| p.depth == 0 && p.name.starts_with("codegen ("))
-        {
-            self.passes.truncate(old);
-            for f in &mut self.functions {
-                f.versions.retain(|v| (v.pass as usize) < old);
-            }
-        }
+        self.drop_back_end();
         let root = self.passes.len() as u32;
         self.passes.push(PassNode {
             name: Rc::from(label),
@@ -182,8 +195,7 @@ impl Recording {
         // Each function's text as the passes left it, and the versions
         // whose edit scripts are still to be computed.
         let mut current: HashMap<usize, &str> = HashMap::default();
-        type Job<'t> = (usize, usize, std::borrow::Cow<'t, str>, &'t str);
-        let mut jobs: Vec<Job> = Vec::new();
+        let mut jobs: Vec<EditJob> = Vec::new();
         for step in steps {
             let name = match names.get(step.pass) {
                 Some(k) => k.clone(),
@@ -194,59 +206,15 @@ impl Recording {
                 }
             };
             let index = self.passes.len() as u32;
-            let f = if step.module_pass {
-                None
-            } else {
-                Some(match self.function(step.function) {
-                    Some(i) => i,
-                    None => {
-                        self.functions.push(FunctionLog {
-                            name: step.function.to_string(),
-                            ..FunctionLog::default()
-                        });
-                        self.functions.len() - 1
-                    }
-                })
-            };
-            self.passes.push(PassNode {
-                name,
-                unit: if f.is_some() {
-                    IrUnit::Function
-                } else {
-                    IrUnit::Module
-                },
-                target: if f.is_some() {
-                    step.function.to_string()
-                } else {
-                    self.module.clone()
-                },
-                depth: 1,
-                parent: Some(root),
-                reach: match f {
-                    Some(i) => Reach::Functions(vec![i as u32]),
-                    None => Reach::Module,
-                },
-                changed: step.changed,
-            });
+            let f = (!step.module_pass).then(|| self.function_or_new(step.function));
+            self.push_back_end_pass(name, root, step, f);
             let (Some(f), Some(after), true) = (f, step.after, step.changed) else {
                 continue;
             };
             let log = &mut self.functions[f];
-            let before: std::borrow::Cow<str> = match current.remove(&f) {
+            let before = match current.remove(&f) {
                 Some(t) => t.into(),
-                None if !log.versions.is_empty() => log.text_at(log.versions.len()).into(),
-                None => {
-                    let t = step
-                        .before
-                        .map(str::to_string)
-                        .or_else(|| ir(&log.name))
-                        .unwrap_or_default();
-                    if log.instructions_before == 0 {
-                        log.instructions_before = machine_instructions(&t);
-                    }
-                    log.initial = t.clone();
-                    t.into()
-                }
+                None => log.text_before_back_end(step.before, ir),
             };
             let instructions = machine_instructions(after);
             log.versions.push(Version {
@@ -260,32 +228,70 @@ impl Recording {
             jobs.push((f, log.versions.len() - 1, before, after));
             current.insert(f, after);
         }
-        // The edit scripts, on every processor (the texts are all known).
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
-        let chunk = jobs.len().div_ceil(threads).max(1);
-        let scripts: Vec<Vec<Vec<crate::diff::Edit>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|(_, _, before, after)| machine_edits(before, after))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .zip(jobs.chunks(chunk))
-                // A script lost with its thread: those versions keep no edits.
-                .map(|(h, part)| h.join().unwrap_or_else(|_| vec![Vec::new(); part.len()]))
-                .collect()
-        });
-        for ((f, v, _, _), edits) in jobs.iter().zip(scripts.into_iter().flatten()) {
+        let scripts = machine_scripts(&jobs);
+        for ((f, v, _, _), edits) in jobs.iter().zip(scripts) {
             self.functions[*f].versions[*v].edits = edits;
         }
+    }
+
+    /// Removes a code generation appended before, with the versions its
+    /// passes made.
+    fn drop_back_end(&mut self) {
+        if let Some(old) = self
+            .passes
+            .iter()
+            .position(|p| p.depth == 0 && p.name.starts_with("codegen ("))
+        {
+            self.passes.truncate(old);
+            for f in &mut self.functions {
+                f.versions.retain(|v| (v.pass as usize) < old);
+            }
+        }
+    }
+
+    /// The index of the function `name`, logging it first if it is new.
+    fn function_or_new(&mut self, name: &str) -> usize {
+        match self.function(name) {
+            Some(i) => i,
+            None => {
+                self.functions.push(FunctionLog {
+                    name: name.to_string(),
+                    ..FunctionLog::default()
+                });
+                self.functions.len() - 1
+            }
+        }
+    }
+
+    /// Appends one back-end pass execution under the node `root`, on the
+    /// function `f` or (`None`) the module.
+    fn push_back_end_pass(
+        &mut self,
+        name: Rc<str>,
+        root: u32,
+        step: &super::MachineStep,
+        f: Option<usize>,
+    ) {
+        self.passes.push(PassNode {
+            name,
+            unit: if f.is_some() {
+                IrUnit::Function
+            } else {
+                IrUnit::Module
+            },
+            target: if f.is_some() {
+                step.function.to_string()
+            } else {
+                self.module.clone()
+            },
+            depth: 1,
+            parent: Some(root),
+            reach: match f {
+                Some(i) => Reach::Functions(vec![i as u32]),
+                None => Reach::Module,
+            },
+            changed: step.changed,
+        });
     }
 
     /// The total number of pass executions and of function versions.
@@ -295,6 +301,38 @@ impl Recording {
             self.functions.iter().map(|f| f.versions.len()).sum(),
         )
     }
+}
+
+/// A version whose edit script is still to be computed: the function,
+/// the version, and the texts before and after.
+type EditJob<'t> = (usize, usize, std::borrow::Cow<'t, str>, &'t str);
+
+/// The edit scripts of `jobs`, in order, on every processor (the texts
+/// are all known).
+fn machine_scripts(jobs: &[EditJob]) -> Vec<Vec<crate::diff::Edit>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = jobs.len().div_ceil(threads).max(1);
+    let scripts: Vec<Vec<Vec<crate::diff::Edit>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(_, _, before, after)| machine_edits(before, after))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(jobs.chunks(chunk))
+            // A script lost with its thread: those versions keep no edits.
+            .map(|(h, part)| h.join().unwrap_or_else(|_| vec![Vec::new(); part.len()]))
+            .collect()
+    });
+    scripts.into_iter().flatten().collect()
 }
 
 /// The edit script from one text to the next. Instruction selection

@@ -713,34 +713,7 @@ pub fn compare(a: &[Remark], b: &[Remark], filter: &RemarkFilter) -> RemarkCompa
     for ((file, line, column, pass, function), (mut before, mut after)) in places {
         before.sort();
         after.sort();
-        // Cancel what both said (a multiset difference of sorted lists).
-        let (mut i, mut j) = (0, 0);
-        let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
-        while i < before.len() || j < after.len() {
-            match (before.get(i), after.get(j)) {
-                (Some(x), Some(y)) if x == y => {
-                    i += 1;
-                    j += 1;
-                }
-                (Some(x), Some(y)) if x < y => {
-                    only_a.push(x.clone());
-                    i += 1;
-                }
-                (Some(_), Some(y)) => {
-                    only_b.push(y.clone());
-                    j += 1;
-                }
-                (Some(x), None) => {
-                    only_a.push(x.clone());
-                    i += 1;
-                }
-                (None, Some(y)) => {
-                    only_b.push(y.clone());
-                    j += 1;
-                }
-                (None, None) => break,
-            }
-        }
+        let (only_a, only_b) = cancel(&before, &after);
         let change = match (only_a.is_empty(), only_b.is_empty()) {
             (true, true) => {
                 out.same += 1;
@@ -762,6 +735,39 @@ pub fn compare(a: &[Remark], b: &[Remark], filter: &RemarkFilter) -> RemarkCompa
         });
     }
     out
+}
+
+/// What only `before` and only `after` said, both sorted: what both said
+/// cancels (a multiset difference of sorted lists).
+fn cancel(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut i, mut j) = (0, 0);
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    while i < before.len() || j < after.len() {
+        match (before.get(i), after.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                only_a.push(x.clone());
+                i += 1;
+            }
+            (Some(_), Some(y)) => {
+                only_b.push(y.clone());
+                j += 1;
+            }
+            (Some(x), None) => {
+                only_a.push(x.clone());
+                i += 1;
+            }
+            (None, Some(y)) => {
+                only_b.push(y.clone());
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    (only_a, only_b)
 }
 
 /// Remarks kept by `filter`, counted by the pass that emitted them and by

@@ -393,12 +393,7 @@ fn operand_names(t: &str) -> impl Iterator<Item = &str> {
 
 /// Parses the printed assembly into functions.
 pub fn parse(text: String, syntax: Syntax, sizes: &BTreeMap<String, u64>) -> Assembly {
-    let mut functions: Vec<Function> = Vec::new();
-    let mut files = BTreeMap::new();
-    let mut used = BTreeSet::new();
-    let mut declared = BTreeSet::new();
-    let mut current: Option<Function> = None;
-    let mut source: Option<(u32, u32)> = None;
+    let mut p = Parser::default();
     for raw in text.lines() {
         let t = raw.trim();
         if t.is_empty() {
@@ -407,51 +402,18 @@ pub fn parse(text: String, syntax: Syntax, sizes: &BTreeMap<String, u64>) -> Ass
         let (kind, label) = classify(t);
         match kind {
             Kind::Directive => {
-                let mut words = t.split_whitespace();
-                match words.next() {
-                    Some(".type") => {
-                        if let Some((name, ty)) = t[5..].trim().split_once(',') {
-                            if ty.trim() == "@function" {
-                                declared.insert(name.trim().trim_matches('"').to_string());
-                            }
-                        }
-                    }
-                    Some(".file") => {
-                        let number = words.next().and_then(|n| n.parse::<u32>().ok());
-                        let parts = quoted(t);
-                        if let Some(n) = number {
-                            let path = match parts.as_slice() {
-                                [dir, name, ..] if !name.starts_with('/') => {
-                                    format!("{}/{name}", dir.trim_end_matches('/'))
-                                }
-                                [_, name, ..] | [name] => name.clone(),
-                                [] => continue,
-                            };
-                            files.insert(n, path);
-                        }
-                    }
-                    Some(".loc") => {
-                        let file = words.next().and_then(|n| n.parse::<u32>().ok());
-                        let line = words.next().and_then(|n| n.parse::<u32>().ok());
-                        source = match (file, line) {
-                            (Some(f), Some(l)) if l > 0 => Some((f, l)),
-                            _ => None,
-                        };
-                    }
-                    _ => {}
+                if !p.directive(t) {
+                    continue;
                 }
             }
             Kind::Instruction => {
-                used.extend(operand_names(t).map(str::to_string));
+                p.used.extend(operand_names(t).map(str::to_string));
             }
             Kind::Label => {
                 let name = label.unwrap_or_default();
-                if declared.contains(name) {
-                    if let Some(f) = current.take() {
-                        functions.push(f);
-                    }
-                    source = None;
-                    current = Some(Function {
+                if p.declared.contains(name) {
+                    p.end_function();
+                    p.current = Some(Function {
                         name: name.to_string(),
                         bytes: sizes.get(name).copied(),
                         lines: Vec::new(),
@@ -461,33 +423,92 @@ pub fn parse(text: String, syntax: Syntax, sizes: &BTreeMap<String, u64>) -> Ass
             Kind::Comment => {}
         }
         let ends = kind == Kind::Label && label.is_some_and(|l| l.starts_with(".Lfunc_end"));
-        if let Some(f) = current.as_mut() {
+        if let Some(f) = p.current.as_mut() {
             f.lines.push(Line {
                 kind,
                 text: raw.to_string(),
                 source: if kind == Kind::Instruction {
-                    source
+                    p.source
                 } else {
                     None
                 },
             });
         }
         if ends {
-            if let Some(f) = current.take() {
-                functions.push(f);
-            }
-            source = None;
+            p.end_function();
         }
     }
-    if let Some(f) = current.take() {
-        functions.push(f);
-    }
+    p.end_function();
     Assembly {
         text,
         syntax,
-        functions,
-        files,
-        used,
+        functions: p.functions,
+        files: p.files,
+        used: p.used,
+    }
+}
+
+/// What [`parse`] has read so far.
+#[derive(Default)]
+struct Parser {
+    functions: Vec<Function>,
+    files: BTreeMap<u32, String>,
+    used: BTreeSet<String>,
+    /// The names `.type` declares functions.
+    declared: BTreeSet<String>,
+    /// The function being read.
+    current: Option<Function>,
+    /// The source line (file, line) the next instructions come from.
+    source: Option<(u32, u32)>,
+}
+
+impl Parser {
+    /// Ends the function being read, if any.
+    fn end_function(&mut self) {
+        if let Some(f) = self.current.take() {
+            self.functions.push(f);
+        }
+        self.source = None;
+    }
+
+    /// Reads a directive: a function's `.type`, a `.file`, a `.loc`.
+    /// False when the line is dropped (a `.file` naming no file).
+    fn directive(&mut self, t: &str) -> bool {
+        let mut words = t.split_whitespace();
+        match words.next() {
+            Some(".type") => {
+                if let Some((name, ty)) = t[5..].trim().split_once(',') {
+                    if ty.trim() == "@function" {
+                        self.declared
+                            .insert(name.trim().trim_matches('"').to_string());
+                    }
+                }
+            }
+            Some(".file") => {
+                let number = words.next().and_then(|n| n.parse::<u32>().ok());
+                let parts = quoted(t);
+                if let Some(n) = number {
+                    let path = match parts.as_slice() {
+                        [dir, name, ..] if !name.starts_with('/') => {
+                            format!("{}/{name}", dir.trim_end_matches('/'))
+                        }
+                        [_, name, ..] | [name] => name.clone(),
+                        [] => return false,
+                    };
+                    self.files.insert(n, path);
+                }
+            }
+            Some(".loc") => {
+                let file = words.next().and_then(|n| n.parse::<u32>().ok());
+                let line = words.next().and_then(|n| n.parse::<u32>().ok());
+                self.source = match (file, line) {
+                    (Some(f), Some(l)) if l > 0 => Some((f, l)),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+        true
     }
 }
 
@@ -618,96 +639,130 @@ impl Assembly {
                 }
             }
         }
-        let key = |(f, l): (u32, u32)| format!("{f}-{l}");
-        let mut css = String::from(
-            ".plab-asm{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
-             .plab-asm>div{flex:1;min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
-             .plab-asm .l{white-space:pre;padding:0 8px}\
-             .plab-asm .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
-             .plab-asm .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}\
-             .plab-asm .lb{color:#795e26}\
-             .plab-asm .x{color:#999}",
-        );
-        for (i, c) in COLOURS.iter().enumerate() {
-            let _ = write!(css, ".plab-asm .c{i}{{background:{c}}}");
-        }
-        for k in colour.keys() {
-            let k = key(*k);
-            let _ = write!(
-                css,
-                ".plab-asm:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
-            );
-        }
-        let class = |k: Option<(u32, u32)>| -> (String, String) {
-            match k.and_then(|k| colour.get(&k).map(|c| (k, c))) {
-                Some((k, c)) => (
-                    format!(" c{}", c % COLOURS.len()),
-                    format!(" data-s=\"{}\"", key(k)),
-                ),
-                None => (String::new(), String::new()),
-            }
-        };
-        // The source pane: per file, the lines from the first to the last
-        // one the code uses.
-        let mut spans: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
-        for &(file, line) in colour.keys() {
-            let e = spans.entry(file).or_insert((line, line));
-            e.0 = e.0.min(line);
-            e.1 = e.1.max(line);
-        }
-        let mut src = String::new();
-        for (&file, &(first, last)) in &spans {
-            let _ = write!(src, "<div class=\"h\">{}</div>", escape(&file_name(file)));
-            // A long stretch of unused lines is folded to one.
-            let mut gap = 0;
-            for line in first..=last.min(first.saturating_add(5000)) {
-                let k = (file, line);
-                let code = line_of(k).unwrap_or_default();
-                if !colour.contains_key(&k) {
-                    gap += 1;
-                    if gap > 3 {
-                        continue;
-                    }
-                } else {
-                    gap = 0;
-                }
-                let (c, d) = class(Some(k));
-                let _ = write!(
-                    src,
-                    "<div class=\"l{c}\"{d}><span class=\"n\">{line}</span>{}</div>",
-                    escape(&code)
-                );
-            }
-        }
-        let mut code = String::new();
-        for (f, rows) in functions {
-            let size = f.bytes.map(|b| format!(" ({b} bytes)")).unwrap_or_default();
-            let _ = write!(code, "<div class=\"h\">{}{size}</div>", escape(&f.name));
-            let texts: Vec<String> = rows
-                .iter()
-                .map(|l| tidy(&l.text, l.kind, filter.all))
-                .collect();
-            let lit = crate::highlight::asm_lines(&texts);
-            for (i, l) in rows.iter().enumerate() {
-                let (c, d) = class(l.source.filter(|_| filter.source));
-                let body = match (&lit, l.kind) {
-                    (_, Kind::Label) => format!("<span class=\"lb\">{}</span>", escape(&texts[i])),
-                    (_, Kind::Comment | Kind::Directive) => {
-                        format!("<span class=\"x\">{}</span>", escape(&texts[i]))
-                    }
-                    (Some(lit), Kind::Instruction) => lit[i].clone(),
-                    (None, Kind::Instruction) => escape(&texts[i]),
-                };
-                let _ = write!(code, "<div class=\"l{c}\"{d}>{body}</div>");
-            }
-        }
+        let css = html_css(&colour);
+        let code = code_pane(functions, filter, &colour);
         let pane = if colour.is_empty() {
             format!("<div>{code}</div>")
         } else {
+            let src = source_pane(&colour, line_of, file_name);
             format!("<div>{src}</div><div>{code}</div>")
         };
         format!("<div class=\"plab-asm\"><style>{css}</style>{pane}</div>")
     }
+}
+
+/// A source line's key in the HTML: `file-line`.
+fn source_key((f, l): (u32, u32)) -> String {
+    format!("{f}-{l}")
+}
+
+/// The class (` cN`) and attribute (` data-s="…"`) of an HTML line from
+/// the source line `k`, by its `colour` (empty for none).
+fn colour_class(colour: &BTreeMap<(u32, u32), usize>, k: Option<(u32, u32)>) -> (String, String) {
+    match k.and_then(|k| colour.get(&k).map(|c| (k, c))) {
+        Some((k, c)) => (
+            format!(" c{}", c % COLOURS.len()),
+            format!(" data-s=\"{}\"", source_key(k)),
+        ),
+        None => (String::new(), String::new()),
+    }
+}
+
+/// The style sheet of the side-by-side HTML, with a rule outlining each
+/// source line of `colour` and its instructions under the pointer.
+fn html_css(colour: &BTreeMap<(u32, u32), usize>) -> String {
+    let mut css = String::from(
+        ".plab-asm{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+         .plab-asm>div{flex:1;min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
+         .plab-asm .l{white-space:pre;padding:0 8px}\
+         .plab-asm .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
+         .plab-asm .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}\
+         .plab-asm .lb{color:#795e26}\
+         .plab-asm .x{color:#999}",
+    );
+    for (i, c) in COLOURS.iter().enumerate() {
+        let _ = write!(css, ".plab-asm .c{i}{{background:{c}}}");
+    }
+    for k in colour.keys() {
+        let k = source_key(*k);
+        let _ = write!(
+            css,
+            ".plab-asm:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
+        );
+    }
+    css
+}
+
+/// The source pane of the side-by-side HTML: per file, the lines from the
+/// first to the last one the code uses (those of `colour`).
+fn source_pane(
+    colour: &BTreeMap<(u32, u32), usize>,
+    line_of: &mut dyn FnMut((u32, u32)) -> Option<String>,
+    file_name: &dyn Fn(u32) -> String,
+) -> String {
+    let mut spans: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+    for &(file, line) in colour.keys() {
+        let e = spans.entry(file).or_insert((line, line));
+        e.0 = e.0.min(line);
+        e.1 = e.1.max(line);
+    }
+    let mut src = String::new();
+    for (&file, &(first, last)) in &spans {
+        let _ = write!(src, "<div class=\"h\">{}</div>", escape(&file_name(file)));
+        // A long stretch of unused lines is folded to one.
+        let mut gap = 0;
+        for line in first..=last.min(first.saturating_add(5000)) {
+            let k = (file, line);
+            let code = line_of(k).unwrap_or_default();
+            if !colour.contains_key(&k) {
+                gap += 1;
+                if gap > 3 {
+                    continue;
+                }
+            } else {
+                gap = 0;
+            }
+            let (c, d) = colour_class(colour, Some(k));
+            let _ = write!(
+                src,
+                "<div class=\"l{c}\"{d}><span class=\"n\">{line}</span>{}</div>",
+                escape(&code)
+            );
+        }
+    }
+    src
+}
+
+/// The code pane of the side-by-side HTML: each function's lines, coloured
+/// by their source line.
+fn code_pane(
+    functions: &[(&Function, Vec<&Line>)],
+    filter: Filter,
+    colour: &BTreeMap<(u32, u32), usize>,
+) -> String {
+    let mut code = String::new();
+    for (f, rows) in functions {
+        let size = f.bytes.map(|b| format!(" ({b} bytes)")).unwrap_or_default();
+        let _ = write!(code, "<div class=\"h\">{}{size}</div>", escape(&f.name));
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|l| tidy(&l.text, l.kind, filter.all))
+            .collect();
+        let lit = crate::highlight::asm_lines(&texts);
+        for (i, l) in rows.iter().enumerate() {
+            let (c, d) = colour_class(colour, l.source.filter(|_| filter.source));
+            let body = match (&lit, l.kind) {
+                (_, Kind::Label) => format!("<span class=\"lb\">{}</span>", escape(&texts[i])),
+                (_, Kind::Comment | Kind::Directive) => {
+                    format!("<span class=\"x\">{}</span>", escape(&texts[i]))
+                }
+                (Some(lit), Kind::Instruction) => lit[i].clone(),
+                (None, Kind::Instruction) => escape(&texts[i]),
+            };
+            let _ = write!(code, "<div class=\"l{c}\"{d}>{body}</div>");
+        }
+    }
+    code
 }
 
 /// A line as shown: instructions indented with the operands at a tab stop,

@@ -142,20 +142,7 @@ pub fn record(
     let passes = backend.per_pass();
     let remarks = remarks(&backend);
     let label = format!("codegen ({})", cg.label());
-    let machine_passes: Vec<MachinePass> = passes
-        .iter()
-        .map(|p| MachinePass {
-            label: p.label().to_string(),
-            unit: if p.module {
-                crate::llvm::IrUnit::Module
-            } else {
-                crate::llvm::IrUnit::Function
-            },
-            runs: p.runs,
-            changed: p.changed,
-            time: p.time,
-        })
-        .collect();
+    let machine_passes = machine_passes(&passes);
     let decisions: Vec<(&str, &str, bool)> = backend
         .decisions
         .iter()
@@ -192,6 +179,24 @@ pub fn record(
         printed,
         recording,
     }))
+}
+
+/// The back end's passes as the instruments see them.
+fn machine_passes(passes: &[BackendPass]) -> Vec<MachinePass> {
+    passes
+        .iter()
+        .map(|p| MachinePass {
+            label: p.label().to_string(),
+            unit: if p.module {
+                crate::llvm::IrUnit::Module
+            } else {
+                crate::llvm::IrUnit::Function
+            },
+            runs: p.runs,
+            changed: p.changed,
+            time: p.time,
+        })
+        .collect()
 }
 
 /// The explorer's recording with code generation appended: after the run

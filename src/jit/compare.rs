@@ -132,89 +132,10 @@ pub fn compare_subject(
     rtol: Option<f64>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Comparison> {
-    let args = subject.args();
     let saved = subject.save();
-    let restore = || saved.restore();
-    let mut entries: Vec<Entry> = Vec::new();
-    // The first pipeline's value and buffers after its call, to compare
-    // the others' with when their checksums differ.
-    let mut reference: Option<(Option<Value>, Vec<Vec<u8>>)> = None;
-    let result = (|| -> Result<()> {
-        let total = candidates.len() * 2;
-        for (i, c) in candidates.iter().enumerate() {
-            progress(&Progress {
-                done: 2 * i,
-                total,
-                stage: format!("compiling {}", c.label),
-            });
-            let (copy, counts, codegen, start) = optimized(module, c)?;
-            let jit = Jit::with_codegen(&copy, &codegen)?;
-            let compile = start.elapsed();
-            restore()?;
-            let (value, outcome) = run_once(subject, &jit)?;
-            let buffers: Vec<u64> = args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Buffer(b) => Some(b.checksum()),
-                    _ => None,
-                })
-                .collect();
-            let outputs: Vec<Vec<u8>> = args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Buffer(b) => Some(b.bytes().to_vec()),
-                    _ => None,
-                })
-                .collect();
-            let (same_result, within) = match (&reference, entries.first()) {
-                (Some((first_value, bufs)), Some(first)) if first.outcome != outcome => {
-                    match (rtol, subject.is_program()) {
-                        (Some(rtol), false) => within_tolerance(
-                            args,
-                            (first_value, bufs.as_slice()),
-                            (&value, outputs.as_slice()),
-                            rtol,
-                        ),
-                        _ => (false, None),
-                    }
-                }
-                (Some(_), Some(_)) => (true, None),
-                _ => {
-                    reference = Some((value, outputs));
-                    (true, None)
-                }
-            };
-            restore()?;
-            progress(&Progress {
-                done: 2 * i + 1,
-                total,
-                stage: format!("timing {}", c.label),
-            });
-            let time = subject.time(&jit, spec)?;
-            entries.push(Entry {
-                pipeline: c.label.clone(),
-                passes_run: counts.totals().ran,
-                compile,
-                instructions: copy.instruction_count(),
-                code_bytes: subject.code_bytes(&jit),
-                codegen: codegen.label(),
-                value,
-                buffers,
-                outcome,
-                same_result,
-                within,
-                time,
-            });
-        }
-        progress(&Progress {
-            done: total,
-            total,
-            stage: String::new(),
-        });
-        Ok(())
-    })();
-    restore()?;
-    result?;
+    let result = compare_each(module, subject, candidates, spec, rtol, &saved, progress);
+    saved.restore()?;
+    let entries = result?;
     Ok(Comparison {
         function: match subject {
             Subject::Call { function, .. } => function.clone(),
@@ -225,6 +146,124 @@ pub fn compare_subject(
         flops: None,
         rtol,
     })
+}
+
+/// The rows of [`compare_subject`], one per candidate in order, the
+/// subject's buffers put back from `saved` before each call (not after
+/// the last).
+fn compare_each(
+    module: &Module,
+    subject: &Subject,
+    candidates: &[Candidate],
+    spec: TimeSpec,
+    rtol: Option<f64>,
+    saved: &super::SavedBuffers,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Vec<Entry>> {
+    let args = subject.args();
+    let mut entries: Vec<Entry> = Vec::new();
+    // The first pipeline's result, to compare the others' with when their
+    // checksums differ.
+    let mut reference: Option<Reference> = None;
+    let total = candidates.len() * 2;
+    for (i, c) in candidates.iter().enumerate() {
+        progress(&Progress {
+            done: 2 * i,
+            total,
+            stage: format!("compiling {}", c.label),
+        });
+        let (copy, counts, codegen, start) = optimized(module, c)?;
+        let jit = Jit::with_codegen(&copy, &codegen)?;
+        let compile = start.elapsed();
+        saved.restore()?;
+        let (value, outcome) = run_once(subject, &jit)?;
+        let buffers: Vec<u64> = buffers_of(args).map(|b| b.checksum()).collect();
+        let outputs: Vec<Vec<u8>> = buffers_of(args).map(|b| b.bytes().to_vec()).collect();
+        let (same_result, within) = match &reference {
+            Some(r) => r.holds(
+                args,
+                (&value, &outputs),
+                &outcome,
+                rtol,
+                subject.is_program(),
+            ),
+            None => {
+                reference = Some(Reference {
+                    value,
+                    buffers: outputs,
+                    outcome: outcome.clone(),
+                });
+                (true, None)
+            }
+        };
+        saved.restore()?;
+        progress(&Progress {
+            done: 2 * i + 1,
+            total,
+            stage: format!("timing {}", c.label),
+        });
+        let time = subject.time(&jit, spec)?;
+        entries.push(Entry {
+            pipeline: c.label.clone(),
+            passes_run: counts.totals().ran,
+            compile,
+            instructions: copy.instruction_count(),
+            code_bytes: subject.code_bytes(&jit),
+            codegen: codegen.label(),
+            value,
+            buffers,
+            outcome,
+            same_result,
+            within,
+            time,
+        });
+    }
+    progress(&Progress {
+        done: total,
+        total,
+        stage: String::new(),
+    });
+    Ok(entries)
+}
+
+/// The buffer arguments among `args`, in order.
+fn buffers_of<'x, 'a: 'x>(args: &'x [Arg<'a>]) -> impl Iterator<Item = &'a super::Buffer> + 'x {
+    args.iter().filter_map(|a| match a {
+        Arg::Buffer(b) => Some(*b),
+        _ => None,
+    })
+}
+
+/// The first pipeline's result in a comparison: its value, its buffers'
+/// contents after its call, and its outcome in words.
+struct Reference {
+    value: Option<Value>,
+    buffers: Vec<Vec<u8>>,
+    outcome: String,
+}
+
+impl Reference {
+    /// Whether a pipeline's result (`now`, told as `outcome`) counts as
+    /// this one, and the largest relative difference when floats differ
+    /// within `rtol` (a function's only; a program's outcome is exact).
+    fn holds(
+        &self,
+        args: &[Arg],
+        now: (&Option<Value>, &[Vec<u8>]),
+        outcome: &str,
+        rtol: Option<f64>,
+        program: bool,
+    ) -> (bool, Option<f64>) {
+        if self.outcome == outcome {
+            return (true, None);
+        }
+        match (rtol, program) {
+            (Some(rtol), false) => {
+                within_tolerance(args, (&self.value, self.buffers.as_slice()), now, rtol)
+            }
+            _ => (false, None),
+        }
+    }
 }
 
 /// `module` copied and run through candidate `c`'s pipeline under its
@@ -527,42 +566,7 @@ pub fn bisect(
         ),
         other => other,
     })?;
-    // The culprit: a pass of the pipeline, or of the back end (then also
-    // the module after the whole pipeline and the back end's decisions up
-    // to the culprit, for its change to the assembly).
-    let mut machine = None;
-    let (pass_name, unit, target) = match &found.entry {
-        Some(e) => (e.pass.clone(), e.unit.to_string(), e.target.clone()),
-        None => {
-            let k = found.index - found.pipeline;
-            let full = with_limit(found.pipeline)?;
-            // Every pass that asked (those past the limit too); the first k.
-            let mut asked = Jit::with_codegen(&full, &gated(Some(k)))?
-                .bisect_decisions()
-                .to_vec();
-            let d = asked.get(k - 1).cloned().ok_or_else(|| {
-                bisect_error(format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
-            })?;
-            let unit = if d.function.is_empty() {
-                "machine module"
-            } else {
-                "machine function"
-            };
-            asked.truncate(k);
-            machine = Some((full, asked));
-            (d.pass, unit.to_string(), d.function)
-        }
-    };
-    let mut diffs = Vec::new();
-    if found.entry.is_some() {
-        // What that pass did: the functions it changed, before and after.
-        let before = with_limit(found.index - 1)?;
-        let after = with_limit(found.index)?;
-        diffs = function_diffs(&before, &after, &pass_name);
-    } else if let (Some((full, asked)), false) = (&machine, target.is_empty()) {
-        // What that machine pass did to the function's assembly.
-        diffs.push(machine_pass_diff(full, &gated, asked, &target, &pass_name)?);
-    }
+    let (pass_name, unit, target, diffs) = culprit(&found, &with_limit, &gated)?;
     Ok(Culprit {
         index: found.index,
         total: found.total,
@@ -575,6 +579,69 @@ pub fn bisect(
         result: last_result,
         diffs,
     })
+}
+
+/// The pass a bisection `found` (a pass of the pipeline, or of the back
+/// end) and what it did: its name, unit, target, and diffs. `with_limit`
+/// runs the pipeline's first optional passes on a copy of the module;
+/// `gated` is the code generation running the back end's first ones.
+fn culprit(
+    found: &pipeline::StagedFound,
+    with_limit: &dyn Fn(usize) -> Result<Module>,
+    gated: &dyn Fn(Option<usize>) -> Codegen,
+) -> Result<(String, String, String, Vec<String>)> {
+    Ok(match &found.entry {
+        Some(e) => {
+            // The functions it changed, before and after.
+            let before = with_limit(found.index - 1)?;
+            let after = with_limit(found.index)?;
+            let diffs = function_diffs(&before, &after, &e.pass);
+            (e.pass.clone(), e.unit.to_string(), e.target.clone(), diffs)
+        }
+        None => {
+            // The module after the whole pipeline and the back end's
+            // decisions up to the culprit, for its change to the assembly.
+            let full = with_limit(found.pipeline)?;
+            let k = found.index - found.pipeline;
+            let (d, unit, asked) = machine_culprit(&full, gated, k)?;
+            let diffs = if d.function.is_empty() {
+                Vec::new()
+            } else {
+                vec![machine_pass_diff(
+                    &full,
+                    gated,
+                    &asked,
+                    &d.function,
+                    &d.pass,
+                )?]
+            };
+            (d.pass, unit.to_string(), d.function, diffs)
+        }
+    })
+}
+
+/// The back end's optional pass `k` (1-based) in code generation for
+/// `full`: its decision, its unit (`machine function` or `machine
+/// module`), and the decisions up to it.
+fn machine_culprit(
+    full: &Module,
+    gated: &dyn Fn(Option<usize>) -> Codegen,
+    k: usize,
+) -> Result<(super::GateDecision, &'static str, Vec<super::GateDecision>)> {
+    // Every pass that asked (those past the limit too); the first k.
+    let mut asked = Jit::with_codegen(full, &gated(Some(k)))?
+        .bisect_decisions()
+        .to_vec();
+    let d = asked.get(k - 1).cloned().ok_or_else(|| {
+        bisect_error(format!("the back end's optional pass {k} was not asked about again (code generation is not deterministic)"))
+    })?;
+    let unit = if d.function.is_empty() {
+        "machine module"
+    } else {
+        "machine function"
+    };
+    asked.truncate(k);
+    Ok((d, unit, asked))
 }
 
 /// The assembly of `function` before and after the last of the back end's

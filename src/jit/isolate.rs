@@ -224,6 +224,38 @@ fn paint_stack(byte: u8) {
     std::hint::black_box(&area);
 }
 
+/// Prepares the child to run a program: its exit reports on `result_fd`,
+/// and its static constructors run (`init`, 0: none).
+fn start_program(init: usize, result_fd: i32) {
+    EXIT_FD.store(result_fd, Ordering::Relaxed);
+    AT_EXIT_LEN.store(0, Ordering::Relaxed);
+    EXIT_T0.store(now_ns(), Ordering::Relaxed);
+    if init != 0 {
+        // SAFETY: `init` is the address of the program's
+        // `__passlab_init` (a function of nothing, made by
+        // `plab_add_static_init`), run in this child before `main`, as
+        // the C runtime runs constructors.
+        let init: extern "C" fn() = unsafe { std::mem::transmute::<usize, extern "C" fn()>(init) };
+        init();
+    }
+}
+
+/// How many calls to time together so that they take at least `min_ns`
+/// (`time(n)` times `n` calls), starting from `number`.
+fn calibrate(time: &dyn Fn(u64) -> u64, mut number: u64, min_ns: u64) -> u64 {
+    loop {
+        let t = time(number);
+        if t >= min_ns {
+            return number;
+        }
+        // As TVM: aim just past the minimum, at least 1.618x more.
+        let per_call = (t / number).max(1);
+        number = (min_ns / per_call)
+            .saturating_add(1)
+            .max(((number as f64 * 1.618) as u64).saturating_add(1));
+    }
+}
+
 /// Runs the plan in the child; fills `msg` with [ret, ns of the first
 /// call or number, repeat count, repeat times…] and returns its length.
 fn child_work(
@@ -235,18 +267,7 @@ fn child_work(
     result_fd: i32,
 ) -> usize {
     if let Plan::Exec { init, .. } = plan {
-        EXIT_FD.store(result_fd, Ordering::Relaxed);
-        AT_EXIT_LEN.store(0, Ordering::Relaxed);
-        EXIT_T0.store(now_ns(), Ordering::Relaxed);
-        if init != 0 {
-            // SAFETY: `init` is the address of the program's
-            // `__passlab_init` (a function of nothing, made by
-            // `plab_add_static_init`), run in this child before `main`, as
-            // the C runtime runs constructors.
-            let init: extern "C" fn() =
-                unsafe { std::mem::transmute::<usize, extern "C" fn()>(init) };
-            init();
-        }
+        start_program(init, result_fd);
     }
     let t0 = now_ns();
     // After the clock's first call: resolving a symbol lazily saves the
@@ -293,17 +314,7 @@ fn child_work(
                 now_ns() - t0
             };
             if min_ns > 0 {
-                loop {
-                    let t = time(number);
-                    if t >= min_ns {
-                        break;
-                    }
-                    // As TVM: aim just past the minimum, at least 1.618x more.
-                    let per_call = (t / number).max(1);
-                    number = (min_ns / per_call)
-                        .saturating_add(1)
-                        .max(((number as f64 * 1.618) as u64).saturating_add(1));
-                }
+                number = calibrate(&time, number, min_ns);
             }
             msg[1] = number;
             msg[2] = repeat as u64;

@@ -606,9 +606,42 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
             return Err(err);
         }
         LLVMOrcJITDylibAddGenerator(jd, generator);
-        // A program's `exit` and `atexit` are passlab's (isolate.rs): libc's
-        // would run the session's own exit handlers, copied into the child;
-        // its `malloc` too (libc's, painting fresh blocks on request).
+        let e = define_program_symbols(jit, jd);
+        if !e.is_null() {
+            let err = failed(
+                "cannot define exit, atexit, __cxa_atexit and malloc for programs",
+                e,
+            );
+            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+            return Err(err);
+        }
+        let name = CString::new(module).unwrap_or_default();
+        let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr() as *const std::os::raw::c_char,
+            object.len(),
+            name.as_ptr(),
+        );
+        let e = LLVMOrcLLJITAddObjectFile(jit, jd, buf);
+        if !e.is_null() {
+            let err = failed("cannot add the compiled object", e);
+            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
+            return Err(err);
+        }
+        Ok(jit)
+    }
+}
+
+/// Defines a program's `exit`, `atexit`, `__cxa_atexit` and `malloc` in
+/// `jd` as passlab's (isolate.rs): libc's would run the session's own exit
+/// handlers, copied into the child; its `malloc` too (libc's, painting
+/// fresh blocks on request). Returns LLVM's error (null: none).
+///
+/// # Safety
+/// `jit` is a live LLJIT and `jd` its main JITDylib.
+unsafe fn define_program_symbols(jit: LLVMOrcLLJITRef, jd: LLVMOrcJITDylibRef) -> LLVMErrorRef {
+    // SAFETY: what this function's callers guarantee (its `# Safety`); the
+    // materialization unit is disposed here when LLVM did not take it.
+    unsafe {
         let mut pairs = [
             ("exit", isolate::program_exit as *const () as usize),
             ("atexit", isolate::program_atexit as *const () as usize),
@@ -637,26 +670,64 @@ fn link(module: &str, object: &[u8]) -> Result<LLVMOrcLLJITRef> {
         let e = LLVMOrcJITDylibDefine(jd, mu);
         if !e.is_null() {
             LLVMOrcDisposeMaterializationUnit(mu);
-            let err = failed(
-                "cannot define exit, atexit, __cxa_atexit and malloc for programs",
-                e,
-            );
-            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
-            return Err(err);
         }
-        let name = CString::new(module).unwrap_or_default();
-        let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
-            object.as_ptr() as *const std::os::raw::c_char,
-            object.len(),
-            name.as_ptr(),
+        e
+    }
+}
+
+/// A program's `argv` as its `main` reads it: the strings and the
+/// pointers to them in one block each. With fresh memory painted
+/// (isolate::paint_fresh_memory), both start further in, so that a program
+/// whose output depends on where its arguments are (reading a pointer as a
+/// number) prints something else than unpainted, as it does for memory it
+/// never wrote.
+struct ProgramArgs {
+    strings: Vec<CString>,
+    /// The strings' bytes, which `argv` points into.
+    _text: Vec<u8>,
+    argv: Vec<*const std::os::raw::c_char>,
+    /// Where `argv` proper starts in `argv`, past the padding.
+    first: usize,
+}
+
+impl ProgramArgs {
+    /// `argv` for the program `name` given `args`.
+    fn new(name: &str, args: &[String]) -> Result<ProgramArgs> {
+        let nul = |w: &str| {
+            CString::new(w).map_err(|_| {
+                Error::Invalid(format!("a program argument cannot hold a NUL byte: {w:?}"))
+            })
+        };
+        let mut strings = vec![nul(name)?];
+        for a in args {
+            strings.push(nul(a)?);
+        }
+        let pad = isolate::painting().map_or(0, |b| 4096 + 16 * usize::from(b));
+        let mut text: Vec<u8> = vec![0; pad];
+        let mut starts = Vec::with_capacity(strings.len());
+        for c in &strings {
+            starts.push(text.len());
+            text.extend_from_slice(c.as_bytes_with_nul());
+        }
+        let mut argv: Vec<*const std::os::raw::c_char> = vec![std::ptr::null(); pad / 8];
+        let first = argv.len();
+        argv.extend(
+            starts
+                .iter()
+                .map(|&i| text[i..].as_ptr() as *const std::os::raw::c_char),
         );
-        let e = LLVMOrcLLJITAddObjectFile(jit, jd, buf);
-        if !e.is_null() {
-            let err = failed("cannot add the compiled object", e);
-            LLVMConsumeError(LLVMOrcDisposeLLJIT(jit));
-            return Err(err);
-        }
-        Ok(jit)
+        argv.push(std::ptr::null());
+        Ok(ProgramArgs {
+            strings,
+            _text: text,
+            argv,
+            first,
+        })
+    }
+
+    /// The pointer `main` gets as `argv`, valid while `self` lives.
+    fn argv(&self) -> *const *const std::os::raw::c_char {
+        self.argv[self.first..].as_ptr()
     }
 }
 
@@ -745,6 +816,42 @@ unsafe fn add_packed_entry(m: LLVMModuleRef, functions: &[(String, Signature)]) 
     }
 }
 
+/// The signatures of `module`'s defined functions that can be called, and
+/// why each other one cannot.
+fn signatures(module: &Module) -> (Vec<(String, Signature)>, BTreeMap<String, String>) {
+    let mut sigs = Vec::new();
+    let mut unsupported = BTreeMap::new();
+    // SAFETY: walks the live module's function list; names are copied out.
+    unsafe {
+        let mut f = LLVMGetFirstFunction(module.raw());
+        while !f.is_null() {
+            if LLVMIsDeclaration(f) == 0 {
+                let mut len = 0;
+                let name = crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
+                match signature(f) {
+                    Ok(sig) => sigs.push((name, sig)),
+                    Err(why) => {
+                        unsupported.insert(name, why);
+                    }
+                }
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    (sigs, unsupported)
+}
+
+/// Each function's bytes in the object the JIT runs (its symbols' sizes;
+/// reading an object is not risky work).
+fn function_bytes(object: &[u8]) -> BTreeMap<String, u64> {
+    asm::symbol_sizes(object)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(n, b)| Some((n.to_string(), b.parse().ok()?)))
+        .collect()
+}
+
 impl Jit {
     /// Compiles `module` at code generator level `opt_level` (0-3) for the
     /// module's own processor; the module itself stays as it is.
@@ -767,40 +874,13 @@ impl Jit {
         module.verify().map_err(|m| {
             Error::Invalid(format!("cannot compile a module that does not verify: {m}"))
         })?;
-        let raw = module.raw();
-        let mut sigs = Vec::new();
-        let mut unsupported = BTreeMap::new();
-        // SAFETY: walks the live module's function list; names are copied out.
-        unsafe {
-            let mut f = LLVMGetFirstFunction(raw);
-            while !f.is_null() {
-                if LLVMIsDeclaration(f) == 0 {
-                    let mut len = 0;
-                    let name =
-                        crate::ffi::str_from(LLVMGetValueName2(f, &mut len), len).into_owned();
-                    match signature(f) {
-                        Ok(sig) => sigs.push((name, sig)),
-                        Err(why) => {
-                            unsupported.insert(name, why);
-                        }
-                    }
-                }
-                f = LLVMGetNextFunction(f);
-            }
-        }
+        let (sigs, unsupported) = signatures(module);
         let unresolved = codegen::unresolved(module);
         let host = codegen::host_bound(module);
         let checked = std::time::Instant::now();
         let (object, decisions) = codegen::compile_object(module, &sigs, codegen, here)?;
         let compiled = std::time::Instant::now();
-        // Each function's bytes in the object the JIT runs (its symbols'
-        // sizes; reading an object is not risky work).
-        let code_bytes = asm::symbol_sizes(&object)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .filter_map(|(n, b)| Some((n.to_string(), b.parse().ok()?)))
-            .collect();
+        let code_bytes = function_bytes(&object);
         let lljit = link(&module.name(), &object)?;
         let mut jit = Jit {
             lljit,
@@ -1063,60 +1143,16 @@ impl Jit {
         program: &Program,
         file: Option<&std::path::Path>,
     ) -> Result<ExecResult> {
-        let (sig, index) = self.lookup("main").map_err(|e| match e {
-            Error::NotFound { .. } => Error::Invalid(
-                "the module has no main function to run as a program (:call runs any function)"
-                    .into(),
-            ),
-            other => other,
-        })?;
+        let (sig, index) = self.program_main()?;
         let params = sig.params.as_slice();
-        let int_main = matches!(sig.ret, Some(Scalar::Int(32)) | None);
-        let shape_ok = matches!(
-            params,
-            [] | [Scalar::Int(32), Scalar::Ptr] | [Scalar::Int(32), Scalar::Ptr, Scalar::Ptr]
-        );
-        if !int_main || !shape_ok {
-            return Err(Error::Invalid(format!(
-                "main is {sig}: a program's main is int main(void), int main(int, char **) or int main(int, char **, char **)"
-            )));
-        }
-        let nul = |w: &str| {
-            CString::new(w).map_err(|_| {
-                Error::Invalid(format!("a program argument cannot hold a NUL byte: {w:?}"))
-            })
-        };
-        let mut strings = vec![nul(&self.name)?];
-        for a in &program.args {
-            strings.push(nul(a)?);
-        }
-        // The strings and the pointers to them in one block each; with
-        // fresh memory painted (isolate::paint_fresh_memory), both start
-        // further in, so that a program whose output depends on where its
-        // arguments are (reading a pointer as a number) prints something
-        // else than unpainted, as it does for memory it never wrote.
-        let pad = isolate::painting().map_or(0, |b| 4096 + 16 * usize::from(b));
-        let mut text: Vec<u8> = vec![0; pad];
-        let mut starts = Vec::with_capacity(strings.len());
-        for c in &strings {
-            starts.push(text.len());
-            text.extend_from_slice(c.as_bytes_with_nul());
-        }
-        let mut argv: Vec<*const std::os::raw::c_char> = vec![std::ptr::null(); pad / 8];
-        let first = argv.len();
-        argv.extend(
-            starts
-                .iter()
-                .map(|&i| text[i..].as_ptr() as *const std::os::raw::c_char),
-        );
-        argv.push(std::ptr::null());
-        let argv_ptr = argv[first..].as_ptr();
+        let laid = ProgramArgs::new(&self.name, &program.args)?;
+        let argv_ptr = laid.argv();
         extern "C" {
             static environ: *const *const std::os::raw::c_char;
         }
         // SAFETY: reading libc's `environ` pointer (not what it points to).
         let envp = unsafe { environ } as u64;
-        let slots: Vec<u64> = [strings.len() as u64, argv_ptr as u64, envp]
+        let slots: Vec<u64> = [laid.strings.len() as u64, argv_ptr as u64, envp]
             .into_iter()
             .take(params.len())
             .collect();
@@ -1125,7 +1161,7 @@ impl Jit {
         spec.file = file.map(std::path::Path::to_path_buf);
         let run = isolate::run(
             self.packed,
-            *index,
+            index,
             &slots,
             self.timeout(),
             isolate::Plan::Exec {
@@ -1140,7 +1176,7 @@ impl Jit {
         )
         .map_err(|failure| Error::Invalid(format!("the program {failure}")))?;
         // `argv` and its strings were read by the child; they live to here.
-        drop((argv, text, strings, input));
+        drop((laid, input));
         Ok(ExecResult {
             status: if sig.ret.is_some() {
                 (run.ret as i32) & 0xff
@@ -1151,6 +1187,29 @@ impl Jit {
             stderr: run.stderr,
             elapsed: run.elapsed,
         })
+    }
+
+    /// The module's `main` and its index in the packed entry point, when it
+    /// has a program's shape.
+    fn program_main(&self) -> Result<(&Signature, u32)> {
+        let (sig, index) = self.lookup("main").map_err(|e| match e {
+            Error::NotFound { .. } => Error::Invalid(
+                "the module has no main function to run as a program (:call runs any function)"
+                    .into(),
+            ),
+            other => other,
+        })?;
+        let int_main = matches!(sig.ret, Some(Scalar::Int(32)) | None);
+        let shape_ok = matches!(
+            sig.params.as_slice(),
+            [] | [Scalar::Int(32), Scalar::Ptr] | [Scalar::Int(32), Scalar::Ptr, Scalar::Ptr]
+        );
+        if !int_main || !shape_ok {
+            return Err(Error::Invalid(format!(
+                "main is {sig}: a program's main is int main(void), int main(int, char **) or int main(int, char **, char **)"
+            )));
+        }
+        Ok((sig, *index))
     }
 
     /// Calls `function` in an isolated child process (see the module

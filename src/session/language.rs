@@ -107,29 +107,11 @@ impl Names {
         token: &str,
         start: usize,
     ) -> (usize, Vec<String>) {
-        let filter = |from: usize, typed: &str, candidates: Vec<String>| {
-            let out = candidates
-                .into_iter()
-                .filter(|c| c.starts_with(typed))
-                .collect();
-            (start + from, out)
-        };
-        // A setting's value: its kind, after the last comma of a list.
         if let Some((key, value)) = super::args::setting(token) {
-            let Some(setting) = command.setting(key) else {
-                return (start, Vec::new());
+            return match command.setting(key) {
+                Some(setting) => self.setting_value(setting.kind, value, start + key.len() + 1),
+                None => (start, Vec::new()),
             };
-            let offset = key.len() + 1;
-            if setting.kind == Kind::Path {
-                return (start + offset, kinds::paths(value, &self.folders));
-            }
-            let from = if kinds::is_list(setting.kind) {
-                value.rfind(',').map_or(0, |i| i + 1)
-            } else {
-                0
-            };
-            let typed = &value[from..];
-            return filter(offset + from, typed, self.candidates(setting.kind));
         }
         // A word: the command's setting keys, and what its position takes.
         let position = before
@@ -141,18 +123,11 @@ impl Names {
             [] => &[],
             words => words[position.min(words.len() - 1)],
         };
-        let mut out: Vec<String> = Vec::new();
         let first = before
             .split_whitespace()
             .skip(1)
             .find(|w| super::args::setting(w).is_none());
-        for s in command.settings {
-            if s.key == "config." {
-                out.extend(config_keys(token));
-            } else if format!("{}=", s.key).starts_with(token) && !token.is_empty() {
-                out.push(format!("{}=", s.key));
-            }
-        }
+        let mut out = setting_keys(command, token);
         let mut from = 0;
         for &kind in kinds {
             // Words that follow one first word only (`:report remarks source`).
@@ -200,6 +175,26 @@ impl Names {
         (start + from, out)
     }
 
+    /// Completions of `value`, a setting's value of kind `kind` starting
+    /// at byte `start` of the input: after the last comma of a list.
+    fn setting_value(&self, kind: Kind, value: &str, start: usize) -> (usize, Vec<String>) {
+        if kind == Kind::Path {
+            return (start, kinds::paths(value, &self.folders));
+        }
+        let from = if kinds::is_list(kind) {
+            value.rfind(',').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        let typed = &value[from..];
+        let out = self
+            .candidates(kind)
+            .into_iter()
+            .filter(|c| c.starts_with(typed))
+            .collect();
+        (start + from, out)
+    }
+
     fn candidates(&self, kind: Kind) -> Vec<String> {
         match kind {
             Kind::Module | Kind::Modules => self.modules.clone(),
@@ -235,6 +230,20 @@ fn open_adaptors(head: &str) -> Vec<&str> {
         }
     }
     open
+}
+
+/// The setting keys of `command` that complete `token` (`key=`), and
+/// the configuration keys for `config.`.
+fn setting_keys(command: &commands::Command, token: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in command.settings {
+        if s.key == "config." {
+            out.extend(config_keys(token));
+        } else if format!("{}=", s.key).starts_with(token) && !token.is_empty() {
+            out.push(format!("{}=", s.key));
+        }
+    }
+    out
 }
 
 /// `config.KEY=` for the registered options whose `config.KEY` starts with

@@ -45,14 +45,14 @@
 
 mod args;
 mod commands;
-pub mod hunt;
 pub mod kinds;
 mod language;
 mod state;
-pub mod sweep;
 
 pub use args::Args;
 
+/// A call's arguments as sweeps build them.
+pub(crate) use commands::call_args_for;
 pub use commands::{builtin_named, Builtin, Made, Spec, Takes, BUILTINS};
 pub use commands::{reference_markdown, takes_body, Command, COMMANDS};
 pub use language::{Completeness, Names};
@@ -641,13 +641,35 @@ impl Session {
             .collect()
     }
 
-    fn module(&self) -> Result<&Module> {
+    /// The current module.
+    pub(crate) fn module(&self) -> Result<&Module> {
         let name = self.current.as_ref().ok_or_else(|| {
             Error::Invalid("no module yet: create one with :module NAME or :load PATH".into())
         })?;
         self.modules
             .get(name)
             .ok_or_else(|| Error::Invalid(format!("module '{name}' is gone")))
+    }
+
+    /// The modules, by name (for sweeps, which build programs in sessions).
+    pub(crate) fn modules_by_name(&self) -> &BTreeMap<String, Module> {
+        &self.modules
+    }
+
+    /// Drops every module.
+    pub(crate) fn clear_modules(&mut self) {
+        self.modules.clear();
+    }
+
+    /// Adds `dir` to the folders inputs are looked for in (a script's own
+    /// folder).
+    pub(crate) fn add_input_folder(&mut self, dir: std::path::PathBuf) {
+        self.extra_path.push(dir);
+    }
+
+    /// Sets where the lines run next come from: `file`, from line `line`.
+    pub(crate) fn set_origin(&mut self, file: String, line: usize) {
+        self.origin = (file, line);
     }
 
     /// Adds module `name`, or replaces it (the one replaced is kept until

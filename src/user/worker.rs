@@ -240,51 +240,62 @@ pub(crate) fn source_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
+/// The passlab sources cells compile against, when a Rust toolchain is
+/// on PATH to compile them.
+fn checked_sources() -> Result<PathBuf> {
+    for tool in ["cargo", "rustc"] {
+        if which(tool).is_none() {
+            return Err(Error::Invalid(format!(
+                "writing passes in Rust needs a Rust toolchain: {tool} is not on PATH \
+                 (install it with rustup: https://rustup.rs); everything else works without one"
+            )));
+        }
+    }
+    let source = source_dir();
+    if !source.join("Cargo.toml").is_file() {
+        return Err(Error::Invalid(format!(
+            "Rust cells compile against passlab's sources, which are not at {} \
+             (set PASSLAB_SOURCE to the folder holding passlab's Cargo.toml)",
+            source.display()
+        )));
+    }
+    Ok(source)
+}
+
+/// Starts the host process `host`, its standard streams piped.
+fn spawn_host(host: &std::path::Path) -> Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    Command::new(host)
+        // Its own process group: a Ctrl-C at the terminal is the
+        // session's to handle (passlab::interrupt), not a signal that
+        // ends the worker and its child.
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A cell is compiled as passlab compiles it, whatever wrapper
+        // the caller's environment names for its own workspace (the
+        // test command lints its build through clippy's driver, which
+        // would deny a cell's warnings).
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CLIPPY_ARGS")
+        .env(
+            "LLVM_SYS_191_PREFIX",
+            std::env::var_os("LLVM_SYS_191_PREFIX").unwrap_or_else(|| "/usr/lib/llvm-19".into()),
+        )
+        .spawn()
+        .map_err(|e| Error::Invalid(format!("cannot start {}: {e}", host.display())))
+}
+
 impl Worker {
     /// Starts the host, which starts evcxr, adds passlab as a dependency
     /// and starts the service. Takes seconds (evcxr's start and the first
     /// cell); the set-up has compiled the dependencies already.
     pub(crate) fn start() -> Result<Worker> {
         let host = host_binary()?;
-        for tool in ["cargo", "rustc"] {
-            if which(tool).is_none() {
-                return Err(Error::Invalid(format!(
-                    "writing passes in Rust needs a Rust toolchain: {tool} is not on PATH \
-                     (install it with rustup: https://rustup.rs); everything else works without one"
-                )));
-            }
-        }
-        let source = source_dir();
-        if !source.join("Cargo.toml").is_file() {
-            return Err(Error::Invalid(format!(
-                "Rust cells compile against passlab's sources, which are not at {} \
-                 (set PASSLAB_SOURCE to the folder holding passlab's Cargo.toml)",
-                source.display()
-            )));
-        }
+        let source = checked_sources()?;
         let dir = private_dir()?;
-        use std::os::unix::process::CommandExt;
-        let mut child = Command::new(&host)
-            // Its own process group: a Ctrl-C at the terminal is the
-            // session's to handle (passlab::interrupt), not a signal that
-            // ends the worker and its child.
-            .process_group(0)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // A cell is compiled as passlab compiles it, whatever wrapper
-            // the caller's environment names for its own workspace (the
-            // test command lints its build through clippy's driver, which
-            // would deny a cell's warnings).
-            .env_remove("RUSTC_WORKSPACE_WRAPPER")
-            .env_remove("CLIPPY_ARGS")
-            .env(
-                "LLVM_SYS_191_PREFIX",
-                std::env::var_os("LLVM_SYS_191_PREFIX")
-                    .unwrap_or_else(|| "/usr/lib/llvm-19".into()),
-            )
-            .spawn()
-            .map_err(|e| Error::Invalid(format!("cannot start {}: {e}", host.display())))?;
+        let mut child = spawn_host(&host)?;
         let to_host = BufWriter::new(child.stdin.take().expect("piped stdin"));
         let host_stderr =
             std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));

@@ -1,11 +1,11 @@
 //! :hunt — a bug hunt over the current session (see
-//! `crate::session::hunt`): Csmith's programs or C files through
+//! `crate::batch::hunt`): Csmith's programs or C files through
 //! pipelines, with the session's passes (LLVM's, plugins', Rust ones) and
 //! context, checked, bisected, reduced; a table of what happened per
 //! pipeline, the findings per pass, and their reproducers.
 
 use super::*;
-use crate::session::hunt::{self, HuntSpec, Oracle, Source};
+use crate::batch::hunt::{self, HuntSpec, Oracle, Source};
 
 /// What `:help hunt` adds.
 pub(super) fn details() -> String {

@@ -363,7 +363,7 @@ pub(crate) fn find(name: &str) -> Result<&'static Command> {
 }
 
 /// The arguments of a call (integers, floats, buffer names), for sweeps.
-pub(super) fn call_args_for<'b>(
+pub(crate) fn call_args_for<'b>(
     s: &'b Session,
     command: &str,
     words: &[String],

@@ -133,54 +133,62 @@ fn resolve(s: &Session, paths: &[&str]) -> Result<Vec<(std::path::PathBuf, Strin
             }
         }
         if found.is_empty() {
-            let looked: Vec<String> = candidates
-                .iter()
-                .map(|d| {
-                    if d.as_os_str().is_empty() {
-                        p.to_string()
-                    } else {
-                        d.join(p).display().to_string()
-                    }
-                })
-                .collect();
-            // A file of that name one folder down (zlib/adler32.c for
-            // adler32.c) is most likely what was meant.
-            let mut suggestions = Vec::new();
-            if !pattern {
-                for d in candidates.iter().filter(|d| !d.as_os_str().is_empty()) {
-                    let Ok(entries) = std::fs::read_dir(d) else {
-                        continue;
-                    };
-                    let mut subs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-                    subs.sort();
-                    for sub in subs {
-                        if sub.join(p).is_file() {
-                            if let Some(folder) = sub.file_name() {
-                                suggestions.push(format!("{}/{p}", folder.to_string_lossy()));
-                            }
-                        }
-                    }
-                }
-                suggestions.dedup();
-                suggestions.truncate(3);
-            }
-            return Err(Error::Command {
-                command: "load".into(),
-                message: format!(
-                    "{} '{p}' (looked for {}; :path adds folders to look in)",
-                    if pattern {
-                        "no file matches"
-                    } else {
-                        "no file"
-                    },
-                    looked.join(", ")
-                ),
-                suggestions,
-            });
+            return Err(not_found(p, pattern, &candidates));
         }
         out.extend(found);
     }
     Ok(out)
+}
+
+/// The error for `p` (a glob `pattern` or not), found in none of the
+/// folders `candidates` (empty: the path as it is): where passlab
+/// looked, and a file of that name one folder down as a suggestion.
+fn not_found(p: &str, pattern: bool, candidates: &[std::path::PathBuf]) -> Error {
+    use std::path::PathBuf;
+    let looked: Vec<String> = candidates
+        .iter()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                p.to_string()
+            } else {
+                d.join(p).display().to_string()
+            }
+        })
+        .collect();
+    // A file of that name one folder down (zlib/adler32.c for
+    // adler32.c) is most likely what was meant.
+    let mut suggestions = Vec::new();
+    if !pattern {
+        for d in candidates.iter().filter(|d| !d.as_os_str().is_empty()) {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            let mut subs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            subs.sort();
+            for sub in subs {
+                if sub.join(p).is_file() {
+                    if let Some(folder) = sub.file_name() {
+                        suggestions.push(format!("{}/{p}", folder.to_string_lossy()));
+                    }
+                }
+            }
+        }
+        suggestions.dedup();
+        suggestions.truncate(3);
+    }
+    Error::Command {
+        command: "load".into(),
+        message: format!(
+            "{} '{p}' (looked for {}; :path adds folders to look in)",
+            if pattern {
+                "no file matches"
+            } else {
+                "no file"
+            },
+            looked.join(", ")
+        ),
+        suggestions,
+    }
 }
 
 pub(super) fn load(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
@@ -279,27 +287,7 @@ fn load_project(
     if !only.is_empty() {
         p.keep(&only).map_err(|e| err("load", e.to_string()))?;
     }
-    let total = p.units.len();
-    let loaded = s
-        .with_progress(|_, progress| {
-            let lto = link == Link::Lto;
-            let loaded = p.load(level, &cflags, lto, &mut |done, total, unit| {
-                let stage = format!("compiled {unit}");
-                progress(&crate::jit::Progress { done, total, stage })
-            });
-            // Finished: the display closes (an empty stage).
-            let stage = String::new();
-            progress(&crate::jit::Progress {
-                done: total,
-                total,
-                stage,
-            });
-            loaded
-        })
-        .map_err(|e| match e {
-            Error::Invalid(m) => err("load", m),
-            e => e,
-        })?;
+    let loaded = compile_project(s, &p, (&cflags, level), link == Link::Lto)?;
     let mut lines = project_report(&p, typed, level, &loaded, show_warnings);
     let name = name.map(str::to_string).unwrap_or_else(|| p.root_name());
     // Parsing and linking the units happens here, in the session: an
@@ -350,6 +338,36 @@ fn load_project(
     s.put_module(name.clone(), m);
     s.current = Some(name);
     text(lines.join("\n"))
+}
+
+/// The units of project `p` compiled in parallel with `cflags` at
+/// `level` (for LTO when `lto`), the session's progress display telling
+/// how far.
+fn compile_project(
+    s: &mut Session,
+    p: &crate::module::project::Project,
+    (cflags, level): (&[String], Level),
+    lto: bool,
+) -> Result<crate::module::project::Loaded> {
+    let total = p.units.len();
+    s.with_progress(|_, progress| {
+        let loaded = p.load(level, cflags, lto, &mut |done, total, unit| {
+            let stage = format!("compiled {unit}");
+            progress(&crate::jit::Progress { done, total, stage })
+        });
+        // Finished: the display closes (an empty stage).
+        let stage = String::new();
+        progress(&crate::jit::Progress {
+            done: total,
+            total,
+            stage,
+        });
+        loaded
+    })
+    .map_err(|e| match e {
+        Error::Invalid(m) => err("load", m),
+        e => e,
+    })
 }
 
 /// An error when units define the same symbol (a database holding several

@@ -1,6 +1,7 @@
 //! Passes: :passes, :pass, :explain, :run, :undo.
 
 use super::*;
+use crate::instrument::{Remarks, RemarksMark};
 
 pub(super) fn passes(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     let filter = a.words.first().map(String::as_str).unwrap_or("");
@@ -216,17 +217,7 @@ pub(super) fn run_recording(
         pipeline::parse(pipeline_text)?
     };
     let name = current(s, command)?;
-    let mut ctx = PassContext::inherit();
-    let mut explorers = extra.clone().into_iter().collect::<Vec<_>>();
-    for i in &s.instruments {
-        ctx = ctx.with_instrument(i.handle.instrument());
-        if let Some(e) = i.handle.get::<crate::instrument::Explore>() {
-            explorers.push(e);
-        }
-    }
-    if let Some(e) = &extra {
-        ctx = ctx.with_instrument(e.clone());
-    }
+    let (ctx, explorers) = run_context(s, extra);
     let module = s
         .modules
         .get_mut(&name)
@@ -234,17 +225,7 @@ pub(super) fn run_recording(
     let before = module.instruction_count();
     let snapshot = module.snapshot();
     s.printed.take(); // what a failed run printed
-                      // The remarks recorders, and what they held before this run: a failed
-                      // run leaves none of its remarks behind.
-    let remarks: Vec<_> = s
-        .instruments
-        .iter()
-        .filter_map(|i| i.handle.get::<crate::instrument::Remarks>())
-        .map(|r| {
-            let mark = r.mark();
-            (r, mark)
-        })
-        .collect();
+    let remarks = remarks_marks(&s.instruments);
     let start = std::time::Instant::now();
     let scope = ctx.enter()?;
     let result = pass.apply(module);
@@ -287,6 +268,39 @@ pub(super) fn run_recording(
         pass.info().name
     ));
     Ok(o)
+}
+
+/// The context a run goes in: the active instruments, then `extra`; and
+/// the explore instruments among them (`extra` first).
+fn run_context(
+    s: &Session,
+    extra: Option<Rc<crate::instrument::Explore>>,
+) -> (PassContext, Vec<Rc<crate::instrument::Explore>>) {
+    let mut ctx = PassContext::inherit();
+    let mut explorers = extra.clone().into_iter().collect::<Vec<_>>();
+    for i in &s.instruments {
+        ctx = ctx.with_instrument(i.handle.instrument());
+        if let Some(e) = i.handle.get::<crate::instrument::Explore>() {
+            explorers.push(e);
+        }
+    }
+    if let Some(e) = extra {
+        ctx = ctx.with_instrument(e);
+    }
+    (ctx, explorers)
+}
+
+/// The remarks recorders among `instruments`, and what each held before
+/// a run: a failed run leaves none of its remarks behind.
+fn remarks_marks(instruments: &[Active]) -> Vec<(Rc<Remarks>, RemarksMark)> {
+    instruments
+        .iter()
+        .filter_map(|i| i.handle.get::<Remarks>())
+        .map(|r| {
+            let mark = r.mark();
+            (r, mark)
+        })
+        .collect()
 }
 
 /// What a remarks run is called after its pipeline: the module, and the

@@ -219,32 +219,24 @@ fn check(
     prepared: &Prepared,
     pipeline_text: &str,
 ) -> Result<Json> {
-    let base = |verdict: &str| json!({"kind": "check", "program": p.name, "seed": p.seed, "pipeline": pipeline_text, "verdict": verdict});
-    let failed = |ending: &Ending| {
-        let mut r = base(match ending {
-            Ending::Crash { .. } => "crash",
-            Ending::Fatal { .. } => "fatal error",
-            Ending::Invalid { .. } => "verifier failure",
-            Ending::Timeout { .. } => "timeout",
-            _ => "failed",
-        });
-        r["pass"] = json!(ending.pass());
-        r["signature"] = json!(ending.signature());
-        r["detail"] = json!(ending.describe());
-        r
+    let c = Check {
+        spec,
+        p,
+        prepared,
+        pipeline: pipeline_text,
     };
     let pass = pipeline::parse(pipeline_text)?;
     let mut m = prepared.module.copy();
     if pass.apply(&mut m).is_err() {
         // Which pass, and how: again in a child, every pass verified.
         let ending = reduce::run_isolated(&prepared.module, pipeline_text, true, spec.timeout)?;
-        return Ok(failed(&ending));
+        return Ok(c.failed(&ending));
     }
     let codegen = Codegen::from_context(&PassContext::current())?;
     let jit = match Jit::with_codegen(&m, &codegen) {
         Ok(j) => j.with_timeout(spec.timeout),
         Err(e) => {
-            let mut r = base("failed");
+            let mut r = c.record("failed");
             r["detail"] = json!(format!("code generation: {e}"));
             r["signature"] = json!(format!(
                 "failed in code generation: {}",
@@ -255,57 +247,93 @@ fn check(
     };
     let run = jit.exec(&Program::default());
     let outcome = match run {
-        Ok(r) if same(&r, &prepared.oracle) => return Ok(base("same")),
+        Ok(r) if same(&r, &prepared.oracle) => return Ok(c.record("same")),
         Ok(r) => format!(
             "exit {}, {:?}",
             r.status,
             r.stdout.lines().last().unwrap_or("")
         ),
         Err(e) if e.to_string().contains("did not finish within") => {
-            let mut r = base("timeout");
+            let mut r = c.record("timeout");
             r["detail"] = json!(e.to_string());
             r["signature"] = json!(format!("timeout in {pipeline_text}"));
             return Ok(r);
         }
         Err(e) => e.to_string().lines().next().unwrap_or("").to_string(),
     };
-    // A miscompile: the first optional pass after which the output is
-    // not the oracle's.
-    let oracle = &prepared.oracle;
-    let found = pipeline::bisect_search(&prepared.module, pass.as_ref(), |candidate| {
-        let jit = Jit::with_codegen(candidate, &codegen)?.with_timeout(spec.timeout);
-        Ok(match jit.exec(&Program::default()) {
-            Ok(r) => !same(&r, oracle),
-            Err(_) => true,
-        })
-    });
-    let mut r = base("miscompile");
-    r["detail"] = json!(format!(
-        "prints {:?} (exit {}) {}, {outcome} after {pipeline_text}",
-        oracle.stdout.lines().last().unwrap_or(""),
-        oracle.status,
-        match spec.oracle {
-            Oracle::Native => "natively",
-            Oracle::JitO0 => "at -O0 through the JIT",
-        }
-    ));
-    match found {
-        Ok(f) => {
-            let function = f.entry.target.split(':').next().unwrap_or("").to_string();
-            r["pass"] = json!(f.entry.pass);
-            r["function"] = json!(function);
-            r["signature"] = json!(format!("miscompile in {}", f.entry.pass));
-        }
-        Err(e) => {
-            // No single pass: the code generator, or the pipeline as a
-            // whole (opt-bisect does not reach every pass).
-            r["signature"] = json!(format!(
-                "miscompile in {pipeline_text} (not bisected: {})",
-                e.to_string().lines().next().unwrap_or("")
-            ));
-        }
+    Ok(c.miscompile(pass.as_ref(), &codegen, &outcome))
+}
+
+/// One program through one pipeline, being checked.
+struct Check<'c> {
+    spec: &'c HuntSpec,
+    p: &'c HuntProgram,
+    prepared: &'c Prepared,
+    pipeline: &'c str,
+}
+
+impl Check<'_> {
+    /// The check record with `verdict`.
+    fn record(&self, verdict: &str) -> Json {
+        json!({"kind": "check", "program": self.p.name, "seed": self.p.seed, "pipeline": self.pipeline, "verdict": verdict})
     }
-    Ok(r)
+
+    /// The record of a pipeline that did not finish: how, in which pass.
+    fn failed(&self, ending: &Ending) -> Json {
+        let mut r = self.record(match ending {
+            Ending::Crash { .. } => "crash",
+            Ending::Fatal { .. } => "fatal error",
+            Ending::Invalid { .. } => "verifier failure",
+            Ending::Timeout { .. } => "timeout",
+            _ => "failed",
+        });
+        r["pass"] = json!(ending.pass());
+        r["signature"] = json!(ending.signature());
+        r["detail"] = json!(ending.describe());
+        r
+    }
+
+    /// The record of a miscompile (the program ended with `outcome`): the
+    /// first optional pass of `pass` after which the output is not the
+    /// oracle's.
+    fn miscompile(&self, pass: &dyn crate::pass::Pass, codegen: &Codegen, outcome: &str) -> Json {
+        let (spec, pipeline_text) = (self.spec, self.pipeline);
+        let oracle = &self.prepared.oracle;
+        let found = pipeline::bisect_search(&self.prepared.module, pass, |candidate| {
+            let jit = Jit::with_codegen(candidate, codegen)?.with_timeout(spec.timeout);
+            Ok(match jit.exec(&Program::default()) {
+                Ok(r) => !same(&r, oracle),
+                Err(_) => true,
+            })
+        });
+        let mut r = self.record("miscompile");
+        r["detail"] = json!(format!(
+            "prints {:?} (exit {}) {}, {outcome} after {pipeline_text}",
+            oracle.stdout.lines().last().unwrap_or(""),
+            oracle.status,
+            match spec.oracle {
+                Oracle::Native => "natively",
+                Oracle::JitO0 => "at -O0 through the JIT",
+            }
+        ));
+        match found {
+            Ok(f) => {
+                let function = f.entry.target.split(':').next().unwrap_or("").to_string();
+                r["pass"] = json!(f.entry.pass);
+                r["function"] = json!(function);
+                r["signature"] = json!(format!("miscompile in {}", f.entry.pass));
+            }
+            Err(e) => {
+                // No single pass: the code generator, or the pipeline as a
+                // whole (opt-bisect does not reach every pass).
+                r["signature"] = json!(format!(
+                    "miscompile in {pipeline_text} (not bisected: {})",
+                    e.to_string().lines().next().unwrap_or("")
+                ));
+            }
+        }
+        r
+    }
 }
 
 /// Loads the spec's plugins into this process (once each).
@@ -406,6 +434,55 @@ impl HuntSummary {
 }
 
 impl Stripe {
+    /// `todo` dealt round-robin into `jobs` stripes.
+    fn deal(todo: &[HuntProgram], jobs: usize) -> Vec<Stripe> {
+        (0..jobs)
+            .map(|j| Stripe {
+                programs: todo.iter().skip(j).step_by(jobs).cloned().collect(),
+                at: (0, 0),
+                child: None,
+                pending: Vec::new(),
+                started: None,
+            })
+            .collect()
+    }
+
+    /// Starts a worker on the programs left if none runs, and takes what
+    /// the worker said (through `buf`); false when no worker runs.
+    fn step(
+        &mut self,
+        spec: &HuntSpec,
+        file: &mut crate::batch::Shard,
+        summary: &mut HuntSummary,
+        progress: &mut HuntProgress,
+        buf: &mut [u8],
+    ) -> Result<bool> {
+        if self.child.is_none() && self.at.0 < self.programs.len() {
+            let rest = self.programs[self.at.0..].to_vec();
+            let first = self.at.1;
+            self.child = Some(
+                crate::child::spawn(|fd| worker(spec, &rest, first, fd)).map_err(Error::Invalid)?,
+            );
+        }
+        let Some((said_fd, result_fd)) = self.child.as_ref().map(|c| (c.said, c.result)) else {
+            return Ok(false);
+        };
+        let mut said = Vec::new();
+        crate::child::drain(said_fd, &mut said, buf);
+        crate::child::drain(result_fd, &mut self.pending, buf);
+        self.take_lines(file, summary, progress)?;
+        if let Some(status) = self.child.as_ref().and_then(|c| c.try_wait()) {
+            crate::child::drain(result_fd, &mut self.pending, buf);
+            if let Some(c) = self.child.take() {
+                c.close();
+            }
+            if !crate::interrupt::requested() {
+                self.worker_ended(spec, status, file, summary)?;
+            }
+        }
+        Ok(true)
+    }
+
     /// The whole lines its worker wrote: a check starting (kept, in case
     /// the worker dies in it), or a record, appended to the shard's file
     /// (a program's telling `progress`).
@@ -531,44 +608,13 @@ pub fn run_shard(
         skipped: mine.len() - todo.len(),
         ..HuntSummary::default()
     };
-    let jobs = spec.jobs.clamp(1, 64).min(todo.len().max(1));
-    let mut stripes: Vec<Stripe> = (0..jobs)
-        .map(|j| Stripe {
-            programs: todo.iter().skip(j).step_by(jobs).cloned().collect(),
-            at: (0, 0),
-            child: None,
-            pending: Vec::new(),
-            started: None,
-        })
-        .collect();
+    let mut stripes = Stripe::deal(&todo, spec.jobs.clamp(1, 64).min(todo.len().max(1)));
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let mut running = 0;
         for s in stripes.iter_mut() {
-            if s.child.is_none() && s.at.0 < s.programs.len() {
-                let rest = s.programs[s.at.0..].to_vec();
-                let first = s.at.1;
-                s.child = Some(
-                    crate::child::spawn(|fd| worker(spec, &rest, first, fd))
-                        .map_err(Error::Invalid)?,
-                );
-            }
-            let Some((said_fd, result_fd)) = s.child.as_ref().map(|c| (c.said, c.result)) else {
-                continue;
-            };
-            running += 1;
-            let mut said = Vec::new();
-            crate::child::drain(said_fd, &mut said, &mut buf);
-            crate::child::drain(result_fd, &mut s.pending, &mut buf);
-            s.take_lines(&mut file, &mut summary, progress)?;
-            if let Some(status) = s.child.as_ref().and_then(|c| c.try_wait()) {
-                crate::child::drain(result_fd, &mut s.pending, &mut buf);
-                if let Some(c) = s.child.take() {
-                    c.close();
-                }
-                if !crate::interrupt::requested() {
-                    s.worker_ended(spec, status, &mut file, &mut summary)?;
-                }
+            if s.step(spec, &mut file, &mut summary, progress, &mut buf)? {
+                running += 1;
             }
         }
         if crate::interrupt::requested() {
@@ -667,33 +713,7 @@ fn triage(
         .filter(|r| r["kind"] == "finding")
         .filter_map(|r| r["signature"].as_str().map(str::to_string))
         .collect();
-    let mut firsts: BTreeMap<String, Json> = BTreeMap::new();
-    let order: BTreeMap<String, usize> = spec
-        .programs()
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.clone(), i))
-        .collect();
-    for r in records
-        .iter()
-        .filter(|r| r["kind"] == "check" && r["verdict"] != "same")
-    {
-        let Some(sig) = r["signature"].as_str() else {
-            continue;
-        };
-        let rank = |r: &Json| {
-            order
-                .get(r["program"].as_str().unwrap_or(""))
-                .copied()
-                .unwrap_or(usize::MAX)
-        };
-        match firsts.get(sig) {
-            Some(old) if rank(old) <= rank(r) => {}
-            _ => {
-                firsts.insert(sig.to_string(), r.clone());
-            }
-        }
-    }
+    let firsts = first_by_signature(spec, &records);
     let mut n = 0;
     for (sig, r) in firsts {
         if reduced.contains(&sig) || !spec.reduce {
@@ -734,6 +754,39 @@ fn triage(
         n += 1;
     }
     Ok(n)
+}
+
+/// For each signature among `records`' checks that did not pass, the
+/// check of the program that comes first in `spec`.
+fn first_by_signature(spec: &HuntSpec, records: &[Json]) -> BTreeMap<String, Json> {
+    let mut firsts: BTreeMap<String, Json> = BTreeMap::new();
+    let order: BTreeMap<String, usize> = spec
+        .programs()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), i))
+        .collect();
+    for r in records
+        .iter()
+        .filter(|r| r["kind"] == "check" && r["verdict"] != "same")
+    {
+        let Some(sig) = r["signature"].as_str() else {
+            continue;
+        };
+        let rank = |r: &Json| {
+            order
+                .get(r["program"].as_str().unwrap_or(""))
+                .copied()
+                .unwrap_or(usize::MAX)
+        };
+        match firsts.get(sig) {
+            Some(old) if rank(old) <= rank(r) => {}
+            _ => {
+                firsts.insert(sig.to_string(), r.clone());
+            }
+        }
+    }
+    firsts
 }
 
 /// Reduces one finding and writes its reproducer.

@@ -175,14 +175,7 @@ impl HuntReport {
 pub fn merge(dirs: &[PathBuf]) -> Result<HuntReport> {
     let shards = crate::batch::read_shards("hunt", dirs, true)?;
     let (m, records) = (&shards.manifest, &shards.records);
-    let names: Vec<String> = match m["seeds"].as_array().map(Vec::as_slice) {
-        Some([a, b]) => (a.as_u64().unwrap_or(1)..=b.as_u64().unwrap_or(0))
-            .map(|s| format!("csmith-{s}"))
-            .collect(),
-        _ => strings(&m["programs"]),
-    };
-    let order: BTreeMap<String, usize> =
-        names.into_iter().enumerate().map(|(i, p)| (p, i)).collect();
+    let order = program_order(m);
     let mut done: BTreeMap<String, &Json> = BTreeMap::new();
     // The last check of each program and pipeline (a program checked again
     // after a killed shard counts once).
@@ -218,6 +211,37 @@ pub fn merge(dirs: &[PathBuf]) -> Result<HuntReport> {
         )));
     }
     let skipped = done.values().filter(|r| r.get("skipped").is_some()).count();
+    let (verdicts, findings) = findings(&checks, records);
+    Ok(HuntReport {
+        hunt: shards.job("hunt"),
+        pipelines: strings(&m["pipelines"]),
+        programs: order.len(),
+        skipped,
+        verdicts,
+        findings,
+        checks: checks.into_values().collect(),
+    })
+}
+
+/// Each program of the hunt the manifest `m` describes, by its place in
+/// the hunt.
+fn program_order(m: &Json) -> BTreeMap<String, usize> {
+    let names: Vec<String> = match m["seeds"].as_array().map(Vec::as_slice) {
+        Some([a, b]) => (a.as_u64().unwrap_or(1)..=b.as_u64().unwrap_or(0))
+            .map(|s| format!("csmith-{s}"))
+            .collect(),
+        _ => strings(&m["programs"]),
+    };
+    names.into_iter().enumerate().map(|(i, p)| (p, i)).collect()
+}
+
+/// How many `checks` had each verdict, and the findings (checks that did
+/// not pass, by signature, with their reduction among `records`), by pass
+/// and signature.
+fn findings(
+    checks: &BTreeMap<(usize, String), Json>,
+    records: &[Json],
+) -> (BTreeMap<String, usize>, Vec<Finding>) {
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
     let mut findings: BTreeMap<String, Finding> = BTreeMap::new();
     for c in checks.values() {
@@ -246,15 +270,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<HuntReport> {
     }
     let mut findings: Vec<Finding> = findings.into_values().collect();
     findings.sort_by(|a, b| a.pass.cmp(&b.pass).then(a.signature.cmp(&b.signature)));
-    Ok(HuntReport {
-        hunt: shards.job("hunt"),
-        pipelines: strings(&m["pipelines"]),
-        programs: order.len(),
-        skipped,
-        verdicts,
-        findings,
-        checks: checks.into_values().collect(),
-    })
+    (verdicts, findings)
 }
 
 /// A manifest's list of strings.

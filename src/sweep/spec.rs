@@ -2,8 +2,8 @@
 //! modules of `.plab` scripts, `[[program]]` tables), the units of work and
 //! how shards share them.
 
-use super::super::Session;
 use crate::batch::spec_error as bad;
+use crate::session::Session;
 use crate::tune::{Budget, Goal, Strategy, TuneSpec, BASELINE};
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
@@ -473,7 +473,7 @@ fn programs_of(f: &crate::batch::SpecFile, path: &Path) -> Result<Vec<Program>> 
     for script in f.strings("scripts")?.unwrap_or_default() {
         let file = dir.join(&script);
         let mut s = script_session(&file)?;
-        for (module, m) in &s.modules {
+        for (module, m) in s.modules_by_name() {
             let (function, args, buffers, exec) = check();
             programs.push(Program {
                 name: format!("{script}:{module}"),
@@ -488,7 +488,7 @@ fn programs_of(f: &crate::batch::SpecFile, path: &Path) -> Result<Vec<Program>> 
                 weight: m.instruction_count(),
             });
         }
-        s.modules.clear();
+        s.clear_modules();
     }
     Ok(programs)
 }
@@ -521,9 +521,9 @@ pub(super) fn script_session(script: &Path) -> Result<Session> {
     let text = std::fs::read_to_string(script).map_err(|e| Error::io(script.display(), e))?;
     let mut s = Session::new();
     if let Some(dir) = script.parent().filter(|d| !d.as_os_str().is_empty()) {
-        s.extra_path.push(dir.to_path_buf());
+        s.add_input_folder(dir.to_path_buf());
     }
-    s.origin = (script.display().to_string(), 1);
+    s.set_origin(script.display().to_string(), 1);
     s.execute(&text).map_err(|e| bad(script, e.to_string()))?;
     Ok(s)
 }

@@ -18,10 +18,11 @@
 //! program is done and that no trial is missing or duplicated, and writes
 //! the records in order and the report (text, HTML, SVG and PNG charts).
 //!
-//! Because programs are built in sessions, sweeps live in the session
-//! layer. `spec.rs` is the spec and the units, `merge.rs` the merge, this
+//! Because programs are built in sessions, sweeps live in the layer above
+//! the session's. `spec.rs` is the spec and the units, `merge.rs` the merge, this
 //! file one shard; `passlab sweep` (repl/src/sweep.rs) is the command line,
 //! and `deploy/` holds what a cluster runs.
+#![forbid(unsafe_code)]
 
 mod merge;
 mod spec;
@@ -29,8 +30,8 @@ mod spec;
 pub use merge::{merge, Merged};
 pub use spec::{Origin, Program, SweepSpec, Unit};
 
-use super::Session;
 use crate::folder::OwnedDir;
+use crate::session::Session;
 use crate::tune::Trial;
 use crate::{Error, Result};
 use serde_json::{json, Value as Json};
@@ -106,14 +107,7 @@ pub fn run_shard(
         let mut made = 0;
         let tuning = {
             let (module, args) = session.program_parts(p)?;
-            let check = match (&p.function, &p.exec) {
-                (Some(f), _) => Some(crate::jit::Subject::Call {
-                    function: f.to_string(),
-                    args: args.clone(),
-                }),
-                (None, Some(program)) => Some(crate::jit::Subject::Exec(program.clone())),
-                (None, None) => None,
-            };
+            let check = subject_of(p, &args);
             let mut on_trial = |t: &Trial, st: &crate::tune::Status| {
                 if t.phase != phase {
                     return;
@@ -125,19 +119,7 @@ pub fn run_shard(
                 made += 1;
                 progress(&label, Some((t, st.fraction)));
             };
-            // A panic is a bug in passlab: it stops the shard with an error
-            // naming the unit; the records written so far stay, and a run
-            // again resumes from them.
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                crate::error::panic_point("sweep::unit");
-                crate::tune::tune(module, check.as_ref(), &tune, &known, &mut on_trial)
-            }))
-            .unwrap_or_else(|panic| {
-                Err(Error::Internal {
-                    command: format!("the sweep's unit {label}"),
-                    message: crate::error::panic_message(&panic),
-                })
-            })
+            tune_unit(&label, module, check.as_ref(), &tune, &known, &mut on_trial)
         };
         if let Some(e) = write_error {
             return Err(e);
@@ -154,6 +136,42 @@ pub fn run_shard(
         sink.append(&done)?;
     }
     Ok(summary)
+}
+
+/// What a unit of program `p` checks its trials by: its function called
+/// with `args`, or it run as a program (`None`: nothing).
+fn subject_of<'a>(p: &Program, args: &[crate::jit::Arg<'a>]) -> Option<crate::jit::Subject<'a>> {
+    match (&p.function, &p.exec) {
+        (Some(f), _) => Some(crate::jit::Subject::Call {
+            function: f.to_string(),
+            args: args.to_vec(),
+        }),
+        (None, Some(program)) => Some(crate::jit::Subject::Exec(program.clone())),
+        (None, None) => None,
+    }
+}
+
+/// Runs the search `tune` of the unit `label` on `module`. A panic is a
+/// bug in passlab: it stops the shard with an error naming the unit; the
+/// records written so far stay, and a run again resumes from them.
+fn tune_unit(
+    label: &str,
+    module: &crate::Module,
+    check: Option<&crate::jit::Subject>,
+    tune: &crate::tune::TuneSpec,
+    known: &[Trial],
+    on_trial: &mut dyn FnMut(&Trial, &crate::tune::Status),
+) -> Result<crate::tune::Tuning> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::error::panic_point("sweep::unit");
+        crate::tune::tune(module, check, tune, known, on_trial)
+    }))
+    .unwrap_or_else(|panic| {
+        Err(Error::Internal {
+            command: format!("the sweep's unit {label}"),
+            message: crate::error::panic_message(&panic),
+        })
+    })
 }
 
 /// The trials shard records hold of `program`'s `phase` already; `None`
@@ -240,7 +258,7 @@ impl Session {
     /// The current module and `p`'s arguments.
     fn program_parts(&self, p: &Program) -> Result<(&crate::Module, Vec<crate::jit::Arg<'_>>)> {
         let module = self.module()?;
-        let args = super::commands::call_args_for(self, "sweep", &p.args)?;
+        let args = crate::session::call_args_for(self, "sweep", &p.args)?;
         Ok((module, args))
     }
 }

@@ -4,9 +4,10 @@
 //! from when run again, and a merge that reads the shards of one or more
 //! folders back and checks they belong together.
 //!
-//! Sweeps and hunts (`session::sweep`, `session::hunt`) are batch jobs:
-//! what a unit of work does, and what their records and reports say, is
-//! the only code each keeps. This layer holds the rest, once:
+//! Sweeps ([`crate::sweep`], above the session, which builds their
+//! programs) and hunts ([`hunt`], here: they need no session) are batch
+//! jobs: what a unit of work does, and what their records and reports say,
+//! is the only code each keeps. This layer holds the rest, once:
 //!
 //! * reading a spec: [`SpecFile`] (unknown keys with the nearest names,
 //!   relative paths from the spec's folder, lists of strings, bounded
@@ -23,6 +24,8 @@
 //!   one job, its manifest, a torn or foreign shard refused by name) and
 //!   the report's folder ([`Job::report_folder`]).
 #![forbid(unsafe_code)]
+
+pub mod hunt;
 
 use crate::folder::{Access, OwnedDir, Owner};
 use crate::{Error, Result};
