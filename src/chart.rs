@@ -402,25 +402,7 @@ impl Chart {
         register_fonts();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         match &self.kind {
-            Kind::TimeBars { axis, bars } => {
-                let max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
-                let (unit, scale) = time_unit(max);
-                let scaled: Vec<(String, f64)> =
-                    bars.iter().map(|(l, v)| (l.clone(), v * scale)).collect();
-                let labels: Vec<String> = scaled
-                    .iter()
-                    .map(|(_, v)| format!("{v:.prec$}", prec = decimals(*v)))
-                    .collect();
-                horizontal_bars(
-                    root,
-                    &self.title,
-                    &format!("{axis} ({unit})"),
-                    &scaled,
-                    &labels,
-                    None,
-                    None,
-                )
-            }
+            Kind::TimeBars { axis, bars } => time_bars(root, &self.title, axis, bars),
             Kind::Bars { axis, bars } => {
                 let labels: Vec<String> = bars
                     .iter()
@@ -429,41 +411,10 @@ impl Chart {
                         false => format!("{v:.prec$}", prec = decimals(*v)),
                     })
                     .collect();
-                horizontal_bars(root, &self.title, axis, bars, &labels, None, None)
+                horizontal_bars(root, &self.title, &HBars::plain(axis, bars, &labels))
             }
             Kind::Stacked { axis, bars, parts } => {
-                let totals: Vec<(String, f64)> = bars
-                    .iter()
-                    .map(|(l, v)| (l.clone(), v.iter().sum()))
-                    .collect();
-                let labels: Vec<String> = bars
-                    .iter()
-                    .map(|(_, v)| {
-                        let shown: Vec<String> = v
-                            .iter()
-                            .zip(parts)
-                            .filter(|(n, _)| **n > 0.0)
-                            .map(|(n, (name, _))| format!("{n} {name}"))
-                            .collect();
-                        shown.join(", ")
-                    })
-                    .collect();
-                let stack = Stack {
-                    values: bars.iter().map(|b| b.1.clone()).collect(),
-                    colours: parts
-                        .iter()
-                        .map(|p| RGBColor(p.1 .0, p.1 .1, p.1 .2))
-                        .collect(),
-                };
-                horizontal_bars(
-                    root,
-                    &self.title,
-                    axis,
-                    &totals,
-                    &labels,
-                    None,
-                    Some(&stack),
-                )
+                stacked_bars(root, &self.title, axis, bars, parts)
             }
             Kind::Steps {
                 passes,
@@ -471,29 +422,7 @@ impl Chart {
                 marks,
                 labels,
             } => steps(root, &self.title, *passes, line, marks, labels),
-            Kind::Runtime { bars } => {
-                let max = bars.iter().map(|b| b.1 + b.2).fold(0.0, f64::max);
-                let (unit, scale) = time_unit(max);
-                let scaled: Vec<(String, f64)> =
-                    bars.iter().map(|b| (b.0.clone(), b.1 * scale)).collect();
-                let errors: Vec<f64> = bars.iter().map(|b| b.2 * scale).collect();
-                let labels: Vec<String> = bars
-                    .iter()
-                    .map(|b| {
-                        let v = b.1 * scale;
-                        format!("{v:.prec$} {unit}  {}", b.3, prec = decimals(v))
-                    })
-                    .collect();
-                horizontal_bars(
-                    root,
-                    &self.title,
-                    &format!("runtime per call, median ± stdev ({unit})"),
-                    &scaled,
-                    &labels,
-                    Some(&errors),
-                    None,
-                )
-            }
+            Kind::Runtime { bars } => runtime_bars(root, &self.title, bars),
             Kind::Scatter { points } => scatter(root, &self.title, points),
             Kind::Lines {
                 x_axis,
@@ -503,6 +432,89 @@ impl Chart {
             } => step_lines(root, &self.title, x_axis, y_axis, lines, refs),
         }
     }
+}
+
+/// Times as bars along `axis`, in the unit that suits the longest.
+fn time_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    axis: &str,
+    bars: &[(String, f64)],
+) -> Result<(), String> {
+    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
+    let (unit, scale) = time_unit(max);
+    let scaled: Vec<(String, f64)> = bars.iter().map(|(l, v)| (l.clone(), v * scale)).collect();
+    let labels: Vec<String> = scaled
+        .iter()
+        .map(|(_, v)| format!("{v:.prec$}", prec = decimals(*v)))
+        .collect();
+    let axis = format!("{axis} ({unit})");
+    horizontal_bars(root, title, &HBars::plain(&axis, &scaled, &labels))
+}
+
+/// Bars of stacked `parts` (name, colour) along `axis`, each labelled with
+/// its parts' values.
+fn stacked_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    axis: &str,
+    bars: &[(String, Vec<f64>)],
+    parts: &[(String, (u8, u8, u8))],
+) -> Result<(), String> {
+    let totals: Vec<(String, f64)> = bars
+        .iter()
+        .map(|(l, v)| (l.clone(), v.iter().sum()))
+        .collect();
+    let labels: Vec<String> = bars
+        .iter()
+        .map(|(_, v)| {
+            let shown: Vec<String> = v
+                .iter()
+                .zip(parts)
+                .filter(|(n, _)| **n > 0.0)
+                .map(|(n, (name, _))| format!("{n} {name}"))
+                .collect();
+            shown.join(", ")
+        })
+        .collect();
+    let stack = Stack {
+        values: bars.iter().map(|b| b.1.clone()).collect(),
+        colours: parts
+            .iter()
+            .map(|p| RGBColor(p.1 .0, p.1 .1, p.1 .2))
+            .collect(),
+    };
+    let h = HBars {
+        stack: Some(&stack),
+        ..HBars::plain(axis, &totals, &labels)
+    };
+    horizontal_bars(root, title, &h)
+}
+
+/// Runtimes per call (name, median, stdev, result) as bars with error
+/// bars, in the unit that suits the longest.
+fn runtime_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    bars: &[(String, f64, f64, String)],
+) -> Result<(), String> {
+    let max = bars.iter().map(|b| b.1 + b.2).fold(0.0, f64::max);
+    let (unit, scale) = time_unit(max);
+    let scaled: Vec<(String, f64)> = bars.iter().map(|b| (b.0.clone(), b.1 * scale)).collect();
+    let errors: Vec<f64> = bars.iter().map(|b| b.2 * scale).collect();
+    let labels: Vec<String> = bars
+        .iter()
+        .map(|b| {
+            let v = b.1 * scale;
+            format!("{v:.prec$} {unit}  {}", b.3, prec = decimals(v))
+        })
+        .collect();
+    let axis = format!("runtime per call, median ± stdev ({unit})");
+    let h = HBars {
+        errors: Some(&errors),
+        ..HBars::plain(&axis, &scaled, &labels)
+    };
+    horizontal_bars(root, title, &h)
 }
 
 /// Draws passlab's logo on `root`, `size` pixels square: "pl" in white on
@@ -661,29 +673,81 @@ struct Stack {
     colours: Vec<RGBColor>,
 }
 
+/// A horizontal bar chart's content: `bars` (name, value) along `axis`,
+/// each followed by its text in `values`, with error bars (`errors`) or
+/// stacked parts (`stack`) if given.
+struct HBars<'a> {
+    axis: &'a str,
+    bars: &'a [(String, f64)],
+    values: &'a [String],
+    errors: Option<&'a [f64]>,
+    stack: Option<&'a Stack>,
+}
+
+impl<'a> HBars<'a> {
+    /// Bars without error bars or parts.
+    fn plain(axis: &'a str, bars: &'a [(String, f64)], values: &'a [String]) -> HBars<'a> {
+        HBars {
+            axis,
+            bars,
+            values,
+            errors: None,
+            stack: None,
+        }
+    }
+
+    /// Bar `i`'s error (0: none).
+    fn error(&self, i: usize) -> f64 {
+        self.errors.and_then(|e| e.get(i)).copied().unwrap_or(0.0)
+    }
+
+    /// The x axis's end, and whether the bars are counts (every value
+    /// whole, no error bars), which get whole ticks.
+    fn x_end(&self) -> (f64, bool) {
+        let max = (0..self.bars.len())
+            .map(|i| self.bars[i].1 + self.error(i))
+            .fold(0.0, f64::max);
+        let counts = self.errors.is_none() && self.bars.iter().all(|b| b.1.fract() == 0.0);
+        let xmax = match (max > 0.0, counts) {
+            (false, _) => 1.0,
+            (true, false) => max * 1.3,
+            (true, true) => (max * 1.3).ceil().max(max + 1.0),
+        };
+        (xmax, counts)
+    }
+
+    /// Bar `i` (of `total`) as segments: (from, to, colour); one segment,
+    /// in `colour`, unless stacked.
+    fn segments(&self, i: usize, total: f64, colour: RGBColor) -> Vec<(f64, f64, RGBColor)> {
+        match self.stack {
+            Some(st) => {
+                let mut at = 0.0;
+                st.values[i]
+                    .iter()
+                    .zip(&st.colours)
+                    .filter(|(v, _)| **v > 0.0)
+                    .map(|(v, c)| {
+                        at += v;
+                        (at - v, at, *c)
+                    })
+                    .collect()
+            }
+            None => vec![(0.0, total, colour)],
+        }
+    }
+}
+
+/// Draws `h`'s bars, one row each, the first at the top.
 fn horizontal_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
-    axis: &str,
-    bars: &[(String, f64)],
-    values: &[String],
-    errors: Option<&[f64]>,
-    stack: Option<&Stack>,
+    h: &HBars,
 ) -> Result<(), String> {
+    let bars = h.bars;
     // One bar gets an empty row under it: plotters' segmented range needs
     // two rows to draw one.
     let n = bars.len().max(2) as i32;
-    let error = |i: usize| errors.and_then(|e| e.get(i)).copied().unwrap_or(0.0);
-    let max = (0..bars.len())
-        .map(|i| bars[i].1 + error(i))
-        .fold(0.0, f64::max);
-    // Counts (every value whole, no error bars) get whole ticks.
-    let counts = errors.is_none() && bars.iter().all(|b| b.1.fract() == 0.0);
-    let xmax = match (max > 0.0, counts) {
-        (false, _) => 1.0,
-        (true, false) => max * 1.3,
-        (true, true) => (max * 1.3).ceil().max(max + 1.0),
-    };
+    let (xmax, counts) = h.x_end();
     let ticks = if xmax <= 10.0 { xmax as usize + 1 } else { 10 };
     let widest = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(4);
     let mut chart = ChartBuilder::on(root)
@@ -705,7 +769,7 @@ fn horizontal_bars<DB: DrawingBackend>(
     mesh.disable_y_mesh()
         .y_labels(bars.len().max(1))
         .y_label_formatter(&label)
-        .x_desc(axis)
+        .x_desc(h.axis)
         .label_style(small())
         .axis_desc_style(axis_desc());
     if counts {
@@ -713,47 +777,54 @@ fn horizontal_bars<DB: DrawingBackend>(
     }
     mesh.draw().map_err(|e| e.to_string())?;
     let colour = RGBColor(49, 104, 178);
-    // Each bar as segments: (from, to, colour); one segment unless stacked.
-    let segments = |i: usize, total: f64| -> Vec<(f64, f64, RGBColor)> {
-        match stack {
-            Some(st) => {
-                let mut at = 0.0;
-                st.values[i]
-                    .iter()
-                    .zip(&st.colours)
-                    .filter(|(v, _)| **v > 0.0)
-                    .map(|(v, c)| {
-                        at += v;
-                        (at - v, at, *c)
-                    })
-                    .collect()
-            }
-            None => vec![(0.0, total, colour)],
-        }
-    };
     chart
         .draw_series(bars.iter().enumerate().flat_map(|(i, (_, v))| {
             let y = n - 1 - i as i32;
-            segments(i, *v).into_iter().map(move |(from, to, c)| {
-                let mut r = Rectangle::new(
-                    [
-                        (from, SegmentValue::Exact(y)),
-                        (to, SegmentValue::Exact(y + 1)),
-                    ],
-                    c.filled(),
-                );
-                r.set_margin(4, 4, 0, 0);
-                r
-            })
+            h.segments(i, *v, colour)
+                .into_iter()
+                .map(move |(from, to, c)| {
+                    let mut r = Rectangle::new(
+                        [
+                            (from, SegmentValue::Exact(y)),
+                            (to, SegmentValue::Exact(y + 1)),
+                        ],
+                        c.filled(),
+                    );
+                    r.set_margin(4, 4, 0, 0);
+                    r
+                })
         }))
         .map_err(|e| e.to_string())?;
+    // Where each bar's error bar starts and ends (its value ± its error).
+    let ends: Vec<_> = bars
+        .iter()
+        .enumerate()
+        .map(|(i, (_, v))| {
+            let y = SegmentValue::CenterOf(n - 1 - i as i32);
+            let e = h.error(i);
+            (
+                chart.backend_coord(&((v - e).max(0.0), y.clone())),
+                chart.backend_coord(&(v + e, y)),
+            )
+        })
+        .collect();
+    bar_values(root, h, &ends)
+}
+
+/// Where a bar's error bar starts and ends, in pixels (the end is where its
+/// text goes).
+type BarEnds = ((i32, i32), (i32, i32));
+
+/// Each bar's error bar (from and to, in pixels: `ends`) if it has one,
+/// and its text after it.
+fn bar_values<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    h: &HBars,
+    ends: &[BarEnds],
+) -> Result<(), String> {
     let style = small().pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, ((_, v), text)) in bars.iter().zip(values).enumerate() {
-        let y = SegmentValue::CenterOf(n - 1 - i as i32);
-        let e = error(i);
-        if e > 0.0 {
-            let lo = chart.backend_coord(&((v - e).max(0.0), y.clone()));
-            let hi = chart.backend_coord(&(v + e, y.clone()));
+    for (i, (&(lo, hi), text)) in ends.iter().zip(h.values).enumerate() {
+        if h.error(i) > 0.0 {
             for path in [
                 vec![lo, hi],
                 vec![(lo.0, lo.1 - 7), (lo.0, lo.1 + 7)],
@@ -763,10 +834,9 @@ fn horizontal_bars<DB: DrawingBackend>(
                     .map_err(|e| e.to_string())?;
             }
         }
-        let at = chart.backend_coord(&(v + e, y));
         root.draw(&Text::new(
             format!(" {text}"),
-            (at.0 + 4, at.1),
+            (hi.0 + 4, hi.1),
             style.clone(),
         ))
         .map_err(|e| e.to_string())?;
@@ -911,15 +981,7 @@ fn step_lines<DB: DrawingBackend>(
     lines: &[(String, Vec<(f64, f64)>)],
     refs: &[(String, f64)],
 ) -> Result<(), String> {
-    let ys = lines
-        .iter()
-        .flat_map(|(_, l)| l.iter().map(|p| p.1))
-        .chain(refs.iter().map(|r| r.1));
-    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
-    });
-    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01).max(1e-9);
+    let (lo, hi, pad) = y_span(lines, refs);
     let xmax = lines
         .iter()
         .flat_map(|(_, l)| l.iter().map(|p| p.0))
@@ -965,16 +1027,11 @@ fn step_lines<DB: DrawingBackend>(
     }
     for (i, (label, points)) in lines.iter().enumerate() {
         let colour = SERIES[i % SERIES.len()];
-        let mut corners = Vec::with_capacity(points.len() * 2);
-        for w in points.windows(2) {
-            corners.push(w[0]);
-            corners.push((w[1].0, w[0].1));
-        }
-        if let Some(last) = points.last() {
-            corners.push(*last);
-        }
         chart
-            .draw_series(LineSeries::new(corners, colour.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                step_corners(points),
+                colour.stroke_width(2),
+            ))
             .map_err(|e| e.to_string())?
             .label(label.clone())
             .legend(move |(x, y)| {
@@ -992,6 +1049,34 @@ fn step_lines<DB: DrawingBackend>(
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The lowest and highest y of `lines` and `refs` (0 and 1 if there are
+/// none), and the padding the chart leaves around them.
+fn y_span(lines: &[(String, Vec<(f64, f64)>)], refs: &[(String, f64)]) -> (f64, f64, f64) {
+    let ys = lines
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|p| p.1))
+        .chain(refs.iter().map(|r| r.1));
+    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
+        (lo.min(y), hi.max(y))
+    });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01).max(1e-9);
+    (lo, hi, pad)
+}
+
+/// A line through `points` as steps: each value held until the next x.
+fn step_corners(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut corners = Vec::with_capacity(points.len() * 2);
+    for w in points.windows(2) {
+        corners.push(w[0]);
+        corners.push((w[1].0, w[0].1));
+    }
+    if let Some(last) = points.last() {
+        corners.push(*last);
+    }
+    corners
 }
 
 /// Places labels near points so that they do not overlap each other:

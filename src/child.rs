@@ -299,32 +299,7 @@ pub fn in_child_streamed(
     // result as soon as it is complete: the child's exit (unmapping its
     // copy of the session's memory) takes milliseconds, and is waited for
     // on a thread of its own.
-    let c = spawn(|out| {
-        let mut failed_to_send = false;
-        let mut send = |bytes: &[u8]| {
-            let len = (bytes.len() as u64 | STREAMED).to_le_bytes();
-            // Once a write fails, nothing more is sent.
-            if !failed_to_send {
-                failed_to_send = !(write_all(out, &len) && write_all(out, bytes));
-            }
-        };
-        match work(&mut send) {
-            Ok(bytes) => {
-                let len = (bytes.len() as u64).to_le_bytes();
-                if !failed_to_send && write_all(out, &len) && write_all(out, &bytes) {
-                    close(&[out]);
-                    0
-                } else {
-                    74
-                }
-            }
-            Err(message) => {
-                write_all(2, message.as_bytes());
-                71
-            }
-        }
-    })
-    .map_err(|said| ChildError::Failed {
+    let c = spawn(|out| send_framed(work, out)).map_err(|said| ChildError::Failed {
         said,
         how: String::new(),
     })?;
@@ -332,34 +307,6 @@ pub fn in_child_streamed(
     let mut bytes = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut interrupted = false;
-    // Hands the complete streamed frames at the front of `bytes` over and
-    // drops them; true when what is left is the whole result.
-    let mut frames = |bytes: &mut Vec<u8>| -> bool {
-        let mut at = 0;
-        let complete = loop {
-            let Some(word) = bytes.get(at..at + 8).and_then(|b| b.try_into().ok()) else {
-                break false;
-            };
-            let word = u64::from_le_bytes(word);
-            let len = usize::try_from(word & !STREAMED).unwrap_or(usize::MAX);
-            let have = bytes.len() - at - 8;
-            if word & STREAMED == 0 {
-                // The length comes first: room for all of it at once,
-                // rather than copying a large answer (a whole program's
-                // machine code) as the buffer doubles. A length beyond what
-                // can be had is left to grow as it comes.
-                let _ = bytes.try_reserve(len.saturating_sub(have));
-                break have == len;
-            }
-            if have < len {
-                break false;
-            }
-            on_stream(&bytes[at + 8..at + 8 + len]);
-            at += 8 + len;
-        };
-        bytes.drain(..at);
-        complete
-    };
     let status = loop {
         c.poll(5);
         // Before a finished child's result is taken: a request that came
@@ -371,16 +318,10 @@ pub fn in_child_streamed(
         }
         drain(c.said, &mut said, &mut buf);
         let done = drain(c.result, &mut bytes, &mut buf);
-        let complete = frames(&mut bytes);
+        let complete = take_frames(&mut bytes, on_stream);
         if done && complete {
             c.close();
-            let pid = c.pid;
-            std::thread::spawn(move || {
-                let mut status = 0;
-                // SAFETY: reaps our own child, whose pid nothing else waits
-                // for.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
-            });
+            reap_later(c.pid);
             bytes.drain(..8);
             return Ok(bytes);
         }
@@ -390,7 +331,7 @@ pub fn in_child_streamed(
     };
     drain(c.said, &mut said, &mut buf);
     drain(c.result, &mut bytes, &mut buf);
-    let complete = frames(&mut bytes);
+    let complete = take_frames(&mut bytes, on_stream);
     c.close();
     // A child that died of SIGINT was interrupted too: Ctrl-C in a
     // terminal reaches the whole foreground process group, and the child
@@ -409,6 +350,78 @@ pub fn in_child_streamed(
         said,
         how: how_it_ended(status),
     })
+}
+
+/// The child's side of [`in_child_streamed`]: runs `work`, writing what
+/// it streams and then its result to `out` as frames, each length first;
+/// the child's exit status (71: `work` failed, saying why on stderr; 74: a
+/// write failed).
+fn send_framed(
+    work: impl FnOnce(&mut dyn FnMut(&[u8])) -> std::result::Result<Vec<u8>, String>,
+    out: i32,
+) -> i32 {
+    let mut failed_to_send = false;
+    let mut send = |bytes: &[u8]| {
+        let len = (bytes.len() as u64 | STREAMED).to_le_bytes();
+        // Once a write fails, nothing more is sent.
+        if !failed_to_send {
+            failed_to_send = !(write_all(out, &len) && write_all(out, bytes));
+        }
+    };
+    match work(&mut send) {
+        Ok(bytes) => {
+            let len = (bytes.len() as u64).to_le_bytes();
+            if !failed_to_send && write_all(out, &len) && write_all(out, &bytes) {
+                close(&[out]);
+                0
+            } else {
+                74
+            }
+        }
+        Err(message) => {
+            write_all(2, message.as_bytes());
+            71
+        }
+    }
+}
+
+/// Hands the complete streamed frames at the front of `bytes` to
+/// `on_stream` and drops them; true when what is left is the whole result.
+fn take_frames(bytes: &mut Vec<u8>, on_stream: &mut dyn FnMut(&[u8])) -> bool {
+    let mut at = 0;
+    let complete = loop {
+        let Some(word) = bytes.get(at..at + 8).and_then(|b| b.try_into().ok()) else {
+            break false;
+        };
+        let word = u64::from_le_bytes(word);
+        let len = usize::try_from(word & !STREAMED).unwrap_or(usize::MAX);
+        let have = bytes.len() - at - 8;
+        if word & STREAMED == 0 {
+            // The length comes first: room for all of it at once, rather
+            // than copying a large answer (a whole program's machine code)
+            // as the buffer doubles. A length beyond what can be had is
+            // left to grow as it comes.
+            let _ = bytes.try_reserve(len.saturating_sub(have));
+            break have == len;
+        }
+        if have < len {
+            break false;
+        }
+        on_stream(&bytes[at + 8..at + 8 + len]);
+        at += 8 + len;
+    };
+    bytes.drain(..at);
+    complete
+}
+
+/// Waits for child `pid` on a thread of its own: its exit (unmapping its
+/// copy of the session's memory) takes milliseconds.
+fn reap_later(pid: i32) {
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: reaps our own child, whose pid nothing else waits for.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    });
 }
 
 // The other system calls the layers above need, behind safe functions, so

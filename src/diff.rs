@@ -94,43 +94,38 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, context: us
             range(offset + new_start, new_len)
         );
         for op in &group {
-            match *op {
-                DiffOp::Equal { old_index, len, .. } => {
-                    for l in &a[old_index..old_index + len] {
-                        let _ = writeln!(out, " {l}");
-                    }
-                }
-                DiffOp::Delete {
-                    old_index, old_len, ..
-                } => {
-                    for l in &a[old_index..old_index + old_len] {
-                        let _ = writeln!(out, "-{l}");
-                    }
-                }
-                DiffOp::Insert {
-                    new_index, new_len, ..
-                } => {
-                    for l in &b[new_index..new_index + new_len] {
-                        let _ = writeln!(out, "+{l}");
-                    }
-                }
-                DiffOp::Replace {
-                    old_index,
-                    old_len,
-                    new_index,
-                    new_len,
-                } => {
-                    for l in &a[old_index..old_index + old_len] {
-                        let _ = writeln!(out, "-{l}");
-                    }
-                    for l in &b[new_index..new_index + new_len] {
-                        let _ = writeln!(out, "+{l}");
-                    }
-                }
-            }
+            write_op(&mut out, op, &a, &b);
         }
     }
     out
+}
+
+/// One op of a hunk in `diff -u` form: its lines of `a` (the old text)
+/// and `b` (the new), each after ` `, `-` or `+`.
+fn write_op(out: &mut String, op: &DiffOp, a: &[&str], b: &[&str]) {
+    let mut lines = |mark: char, lines: &[&str]| {
+        for l in lines {
+            let _ = writeln!(out, "{mark}{l}");
+        }
+    };
+    match *op {
+        DiffOp::Equal { old_index, len, .. } => lines(' ', &a[old_index..old_index + len]),
+        DiffOp::Delete {
+            old_index, old_len, ..
+        } => lines('-', &a[old_index..old_index + old_len]),
+        DiffOp::Insert {
+            new_index, new_len, ..
+        } => lines('+', &b[new_index..new_index + new_len]),
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => {
+            lines('-', &a[old_index..old_index + old_len]);
+            lines('+', &b[new_index..new_index + new_len]);
+        }
+    }
 }
 
 /// The differences of two sequences of numbered lines, as `similar`'s ops

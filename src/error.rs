@@ -363,6 +363,37 @@ impl Error {
     /// its column. Front ends report errors so, whatever their input.
     pub fn clipped(self) -> Error {
         use Error::*;
+        match self {
+            Parse { .. } | InvalidIr { .. } => self.clipped_parse(),
+            Compile { .. }
+            | Codegen { .. }
+            | RustCompile { .. }
+            | Link { .. }
+            | Io { .. }
+            | Tool { .. }
+            | Chart { .. }
+            | Internal { .. }
+            | Invalid(_) => self.clipped_fields(),
+            UnknownPass { .. }
+            | Pipeline { .. }
+            | DependencyCycle { .. }
+            | UnknownConfig { .. }
+            | ConfigType { .. }
+            | NotFound { .. }
+            | Command { .. } => self.clipped_names(),
+            PassFailed { .. }
+            | PassCrashed { .. }
+            | Verify { .. }
+            | FunctionSetChanged { .. }
+            | Instrument { .. }
+            | Interrupted { .. } => self.clipped_pass(),
+        }
+    }
+
+    /// [`Error::clipped`] of a parse error: its line shown to a window
+    /// around its column (others as they are).
+    fn clipped_parse(self) -> Error {
+        use Error::*;
         let c = |s: String| clip_text(&s);
         match self {
             Parse {
@@ -381,6 +412,34 @@ impl Error {
                     line_text,
                 }
             }
+            InvalidIr {
+                source_name,
+                line,
+                column,
+                message,
+                line_text,
+                rest,
+            } => {
+                let (line_text, column) = window(&line_text, column);
+                InvalidIr {
+                    source_name: c(source_name),
+                    line,
+                    column,
+                    message: c(message),
+                    line_text,
+                    rest: c(rest),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// [`Error::clipped`] of an error made of text fields only, each
+    /// clipped (others as they are).
+    fn clipped_fields(self) -> Error {
+        use Error::*;
+        let c = |s: String| clip_text(&s);
+        match self {
             Compile {
                 source_name,
                 stderr,
@@ -408,6 +467,30 @@ impl Error {
                 path: c(path),
                 message: c(message),
             },
+            Tool { tool, message } => Tool {
+                tool: c(tool),
+                message: c(message),
+            },
+            Chart { title, message } => Chart {
+                title: c(title),
+                message: c(message),
+            },
+            Internal { command, message } => Internal {
+                command: c(command),
+                message: c(message),
+            },
+            Invalid(message) => Invalid(c(message)),
+            other => other,
+        }
+    }
+
+    /// [`Error::clipped`] of an error about a name the user gave: the name
+    /// quoted to [`QUOTE_MAX`], the suggestions to twenty (others as they
+    /// are).
+    fn clipped_names(self) -> Error {
+        use Error::*;
+        let c = |s: String| clip_text(&s);
+        match self {
             UnknownPass { name, suggestions } => UnknownPass {
                 name: c(name),
                 suggestions: clip_all(suggestions),
@@ -438,6 +521,34 @@ impl Error {
                 expected,
                 got: clip(&got, QUOTE_MAX),
             },
+            NotFound {
+                what,
+                name,
+                suggestions,
+            } => NotFound {
+                what,
+                name: clip(&name, QUOTE_MAX),
+                suggestions: clip_all(suggestions),
+            },
+            Command {
+                command,
+                message,
+                suggestions,
+            } => Command {
+                command: clip(&command, QUOTE_MAX),
+                message: c(message),
+                suggestions: clip_all(suggestions),
+            },
+            other => other,
+        }
+    }
+
+    /// [`Error::clipped`] of an error a pass or an instrument met (others
+    /// as they are).
+    fn clipped_pass(self) -> Error {
+        use Error::*;
+        let c = |s: String| clip_text(&s);
+        match self {
             PassFailed { pass, reason } => PassFailed {
                 pass: c(pass),
                 reason: c(reason),
@@ -461,15 +572,6 @@ impl Error {
                 change,
                 function: clip(&function, QUOTE_MAX),
             },
-            NotFound {
-                what,
-                name,
-                suggestions,
-            } => NotFound {
-                what,
-                name: clip(&name, QUOTE_MAX),
-                suggestions: clip_all(suggestions),
-            },
             Instrument {
                 instrument,
                 hook,
@@ -479,47 +581,8 @@ impl Error {
                 hook,
                 message: c(message),
             },
-            Command {
-                command,
-                message,
-                suggestions,
-            } => Command {
-                command: clip(&command, QUOTE_MAX),
-                message: c(message),
-                suggestions: clip_all(suggestions),
-            },
             Interrupted { pass } => Interrupted { pass: c(pass) },
-            Tool { tool, message } => Tool {
-                tool: c(tool),
-                message: c(message),
-            },
-            Chart { title, message } => Chart {
-                title: c(title),
-                message: c(message),
-            },
-            InvalidIr {
-                source_name,
-                line,
-                column,
-                message,
-                line_text,
-                rest,
-            } => {
-                let (line_text, column) = window(&line_text, column);
-                InvalidIr {
-                    source_name: c(source_name),
-                    line,
-                    column,
-                    message: c(message),
-                    line_text,
-                    rest: c(rest),
-                }
-            }
-            Internal { command, message } => Internal {
-                command: c(command),
-                message: c(message),
-            },
-            Invalid(message) => Invalid(c(message)),
+            other => other,
         }
     }
 }

@@ -189,56 +189,14 @@ impl OwnedDir {
         replace: bool,
         flag: &str,
     ) -> Result<OwnedDir> {
-        let mut made_dir = false;
-        match std::fs::metadata(path) {
-            Ok(m) if !m.is_dir() => {
-                return Err(Error::Invalid(format!(
-                    "{} is a file, not a folder: give a folder for {}'s output",
-                    path.display(),
-                    owner.kind
-                )))
-            }
-            Ok(_) => {}
-            Err(_) => {
-                std::fs::create_dir_all(path).map_err(|e| io(path, e))?;
-                made_dir = true;
-            }
-        }
+        let made_dir = Self::make_folder(path, owner)?;
         let marker_path = path.join(MARKER);
         let made_marker = !marker_path.exists();
         if made_marker {
-            let empty = std::fs::read_dir(path)
-                .map_err(|e| io(path, e))?
-                .next()
-                .is_none();
-            if !empty && !replace {
-                return Err(Error::Invalid(format!(
-                    "{} holds files passlab did not write ({}): passlab writes only into folders it made, to lose nothing of yours; give {} a new folder (--out DIR), or {flag} to write beside those files (passlab then writes only files that are not there, and touches none of them)",
-                    path.display(),
-                    holding(path),
-                    owner.kind
-                )));
-            }
-            Self::make_marker(path, owner)?;
+            Self::first_marker(path, owner, replace, flag)?;
         }
-        let marker = std::fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&marker_path)
-            .map_err(|e| io(&marker_path, e))?;
         let exclusive = access == Access::Exclusive;
-        let how = if exclusive {
-            libc::LOCK_EX
-        } else {
-            libc::LOCK_SH
-        };
-        if !flock(&marker, how | libc::LOCK_NB) {
-            return Err(Error::Invalid(format!(
-                "{} is in use by another passlab process ({}): wait for it to end, or give this one another folder (--out DIR)",
-                path.display(),
-                Self::read_marker(&marker_path).0.map_or_else(|| "a job".to_string(), |o| o.what)
-            )));
-        }
+        let marker = Self::lock_marker(path, &marker_path, exclusive)?;
         let (found, listed) = Self::read_marker(&marker_path);
         let dir = OwnedDir {
             path: path.to_path_buf(),
@@ -250,34 +208,106 @@ impl OwnedDir {
         };
         match found {
             Some(o) if o.same_job(owner) => Ok(dir),
-            other => {
-                let what = other.as_ref().map_or_else(
-                    || "a marker passlab cannot read".to_string(),
-                    |o| format!("{} ({})", o.kind, o.what),
-                );
-                if !replace {
-                    return Err(Error::Invalid(format!(
-                        "{} was made by another job: {what}; give {} a new folder (--out DIR), or {flag} to remove that job's files there (only those it wrote: anything else in the folder stays)",
-                        path.display(),
-                        owner.kind
-                    )));
-                }
-                // Replacing needs the folder alone.
-                if !exclusive && !flock(&dir.marker, libc::LOCK_EX | libc::LOCK_NB) {
-                    return Err(Error::Invalid(format!(
-                        "{} is in use by another passlab process ({what}): wait for it to end, or give this one another folder (--out DIR)",
-                        path.display()
-                    )));
-                }
-                dir.remove_own()?;
-                dir.marker.set_len(0).map_err(|e| io(&marker_path, e))?;
-                dir.append_line(&owner.header())?;
-                if !exclusive {
-                    flock(&dir.marker, libc::LOCK_SH);
-                }
-                Ok(dir)
+            other => dir.take_over(other, exclusive, replace, flag),
+        }
+    }
+
+    /// Makes folder `path` if it is missing (true if it made it); an
+    /// error if `path` is a file.
+    fn make_folder(path: &Path, owner: &Owner) -> Result<bool> {
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_dir() => Err(Error::Invalid(format!(
+                "{} is a file, not a folder: give a folder for {}'s output",
+                path.display(),
+                owner.kind
+            ))),
+            Ok(_) => Ok(false),
+            Err(_) => {
+                std::fs::create_dir_all(path).map_err(|e| io(path, e))?;
+                Ok(true)
             }
         }
+    }
+
+    /// Makes the marker of folder `path`, which has none: refused if the
+    /// folder holds files, unless `replace`.
+    fn first_marker(path: &Path, owner: &Owner, replace: bool, flag: &str) -> Result<()> {
+        let empty = std::fs::read_dir(path)
+            .map_err(|e| io(path, e))?
+            .next()
+            .is_none();
+        if !empty && !replace {
+            return Err(Error::Invalid(format!(
+                "{} holds files passlab did not write ({}): passlab writes only into folders it made, to lose nothing of yours; give {} a new folder (--out DIR), or {flag} to write beside those files (passlab then writes only files that are not there, and touches none of them)",
+                path.display(),
+                holding(path),
+                owner.kind
+            )));
+        }
+        Self::make_marker(path, owner)
+    }
+
+    /// Opens folder `path`'s marker and locks it, `exclusive` or shared;
+    /// an error if another process holds it.
+    fn lock_marker(path: &Path, marker_path: &Path, exclusive: bool) -> Result<std::fs::File> {
+        let marker = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(marker_path)
+            .map_err(|e| io(marker_path, e))?;
+        let how = if exclusive {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_SH
+        };
+        if !flock(&marker, how | libc::LOCK_NB) {
+            return Err(Error::Invalid(format!(
+                "{} is in use by another passlab process ({}): wait for it to end, or give this one another folder (--out DIR)",
+                path.display(),
+                Self::read_marker(marker_path).0.map_or_else(|| "a job".to_string(), |o| o.what)
+            )));
+        }
+        Ok(marker)
+    }
+
+    /// The folder, which another job made (`other`; `None`: a marker
+    /// passlab cannot read), made this job's: that job's files removed and
+    /// the marker rewritten, if `replace`; else refused.
+    fn take_over(
+        self,
+        other: Option<Owner>,
+        exclusive: bool,
+        replace: bool,
+        flag: &str,
+    ) -> Result<OwnedDir> {
+        let path = &self.path;
+        let what = other.as_ref().map_or_else(
+            || "a marker passlab cannot read".to_string(),
+            |o| format!("{} ({})", o.kind, o.what),
+        );
+        if !replace {
+            return Err(Error::Invalid(format!(
+                "{} was made by another job: {what}; give {} a new folder (--out DIR), or {flag} to remove that job's files there (only those it wrote: anything else in the folder stays)",
+                path.display(),
+                self.owner.kind
+            )));
+        }
+        // Replacing needs the folder alone.
+        if !exclusive && !flock(&self.marker, libc::LOCK_EX | libc::LOCK_NB) {
+            return Err(Error::Invalid(format!(
+                "{} is in use by another passlab process ({what}): wait for it to end, or give this one another folder (--out DIR)",
+                path.display()
+            )));
+        }
+        self.remove_own()?;
+        self.marker
+            .set_len(0)
+            .map_err(|e| io(&path.join(MARKER), e))?;
+        self.append_line(&self.owner.header())?;
+        if !exclusive {
+            flock(&self.marker, libc::LOCK_SH);
+        }
+        Ok(self)
     }
 
     /// Writes the marker, whole or not at all (a hard link to a file

@@ -292,28 +292,12 @@ pub(crate) fn run_tool(
     limit: Duration,
     max: usize,
 ) -> Result<Vec<u8>> {
-    use std::io::{Read, Write};
-    use std::process::{Command, Stdio};
+    use std::io::Write;
     let fail = |message: String| Error::Tool {
         tool: tool.into(),
         message,
     };
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            fail(if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "'{program}' not found: control-flow graphs are laid out by Graphviz \
-                     (Debian's graphviz package, which bash scripts/passlab.sh setup installs)"
-                )
-            } else {
-                format!("could not run '{program}': {e}")
-            })
-        })?;
+    let mut child = spawn_tool(program, args).map_err(fail)?;
     let stdin = child.stdin.take();
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -323,49 +307,9 @@ pub(crate) fn run_tool(
             let _ = s.write_all(&input);
         }
     });
-    let read = |pipe: Option<Box<dyn Read + Send>>, bound: usize| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = pipe {
-                // Past the bound the pipe is closed: the tool ends.
-                let _ = p.take(bound as u64 + 1).read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        max,
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        16 << 10,
-    );
-    let start = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) => {}
-            Err(e) => break Err(format!("could not wait for it: {e}")),
-        }
-        if start.elapsed() > limit {
-            break Err(format!(
-                "took longer than {} s; it was stopped",
-                limit.as_secs_f64()
-            ));
-        }
-        if crate::interrupt::requested() {
-            break Err("stopped by an interrupt".into());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let status = match status {
+    let stdout = read_bounded(child.stdout.take(), max);
+    let stderr = read_bounded(child.stderr.take(), 16 << 10);
+    let status = match wait_within(&mut child, limit) {
         Ok(status) => status,
         Err(message) => {
             // The threads end when the pipes close (not waited for: a
@@ -399,6 +343,71 @@ pub(crate) fn run_tool(
         )));
     }
     Ok(out)
+}
+
+/// Starts `program` with `args`, its standard streams piped; or why it
+/// could not be.
+fn spawn_tool(program: &str, args: &[&str]) -> std::result::Result<std::process::Child, String> {
+    use std::process::{Command, Stdio};
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "'{program}' not found: control-flow graphs are laid out by Graphviz \
+                     (Debian's graphviz package, which bash scripts/passlab.sh setup installs)"
+                )
+            } else {
+                format!("could not run '{program}': {e}")
+            }
+        })
+}
+
+/// Reads at most `bound` bytes (and one more, to tell) from `pipe` on a
+/// thread of its own.
+fn read_bounded<R: std::io::Read + Send + 'static>(
+    pipe: Option<R>,
+    bound: usize,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    use std::io::Read;
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(p) = pipe {
+            // Past the bound the pipe is closed: the tool ends.
+            let _ = p.take(bound as u64 + 1).read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Waits for `child` to end within `limit`; or why it is to be stopped
+/// (too long, an interrupt, a failed wait).
+fn wait_within(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> std::result::Result<std::process::ExitStatus, String> {
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(e) => return Err(format!("could not wait for it: {e}")),
+        }
+        if start.elapsed() > limit {
+            return Err(format!(
+                "took longer than {} s; it was stopped",
+                limit.as_secs_f64()
+            ));
+        }
+        if crate::interrupt::requested() {
+            return Err("stopped by an interrupt".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 #[cfg(test)]

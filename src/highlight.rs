@@ -108,112 +108,168 @@ pub fn ir_by_source(
     of_line: &[Option<(&str, u32)>],
     source: &dyn Fn(&str) -> Option<String>,
 ) -> Option<String> {
-    use std::collections::BTreeMap;
-    use std::fmt::Write;
-    use syntect::easy::HighlightLines;
-    use syntect::html::{styled_line_to_highlighted_html, IncludeBackground};
     if text.len() > MAX_BYTES {
         return None;
     }
-    // Files and colours in order of first use.
-    let mut files: Vec<&str> = Vec::new();
-    let mut colour: BTreeMap<(usize, u32), usize> = BTreeMap::new();
-    let keys: Vec<Option<(usize, u32)>> = of_line
-        .iter()
-        .map(|l| {
-            let (path, line) = (*l)?;
-            let f = files.iter().position(|p| *p == path).unwrap_or_else(|| {
-                files.push(path);
-                files.len() - 1
-            });
-            let n = colour.len();
-            colour.entry((f, line)).or_insert(n);
-            Some((f, line))
-        })
-        .collect();
-    let key = |(f, l): (usize, u32)| format!("{f}-{l}");
-    let mut css = String::from(
-        ".plab-irsrc{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
-         .plab-irsrc>div{min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
-         .plab-irsrc>div:first-of-type{flex:1}.plab-irsrc>div:last-of-type{flex:2}\
-         .plab-irsrc .l{white-space:pre;padding:0 8px;min-height:1.45em}\
-         .plab-irsrc .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
-         .plab-irsrc .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}",
-    );
-    for (i, c) in SOURCE_COLOURS.iter().enumerate() {
-        let _ = write!(css, ".plab-irsrc .c{i}{{background:{c}}}");
-    }
-    for k in colour.keys() {
-        let k = key(*k);
-        let _ = write!(
-            css,
-            ".plab-irsrc:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
-        );
-    }
-    let class = |k: Option<(usize, u32)>| -> String {
-        match k.and_then(|k| colour.get(&k).map(|c| (k, c))) {
-            Some((k, c)) => format!(" c{}\" data-s=\"{}", c % SOURCE_COLOURS.len(), key(k)),
-            None => String::new(),
-        }
-    };
-    // The source pane: per file, its lines from the first to the last one
-    // the IR uses, a long stretch of unused lines folded.
-    let mut src = String::new();
-    for (f, path) in files.iter().enumerate() {
-        let Some(text) = source(path) else { continue };
-        let lines: Vec<&str> = text.lines().collect();
-        let used: Vec<u32> = colour.keys().filter(|k| k.0 == f).map(|k| k.1).collect();
-        let (Some(&first), Some(&last)) = (used.first(), used.last()) else {
-            continue;
-        };
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let _ = write!(src, "<div class=\"h\">{}</div>", escape(name));
-        let mut gap = 0;
-        for line in first..=last.min(first.saturating_add(5000)) {
-            let k = (f, line);
-            if colour.contains_key(&k) {
-                gap = 0;
-            } else {
-                gap += 1;
-                if gap > 3 {
-                    continue;
-                }
-            }
-            let code = lines.get(line as usize - 1).copied().unwrap_or_default();
-            let _ = write!(
-                src,
-                "<div class=\"l{}\"><span class=\"n\">{line}</span>{}</div>",
-                class(colour.contains_key(&k).then_some(k)),
-                escape(code)
-            );
-        }
-    }
-    // The IR, highlighted line by line.
-    let h = highlighter();
-    let syntax = h.syntaxes.find_syntax_by_extension("ll")?;
-    let mut hl = HighlightLines::new(syntax, &h.theme);
-    let mut ir = String::new();
-    for (line, k) in text
-        .lines()
-        .zip(keys.iter().chain(std::iter::repeat(&None)))
-    {
-        let with_end = format!("{line}\n");
-        let body = hl
-            .highlight_line(&with_end, &h.syntaxes)
-            .ok()
-            .and_then(|r| styled_line_to_highlighted_html(&r, IncludeBackground::No).ok())
-            .map(|s| s.trim_end_matches('\n').to_string())
-            .unwrap_or_else(|| escape(line));
-        let _ = write!(ir, "<div class=\"l{}\">{body}</div>", class(*k));
-    }
+    let (lines, keys) = SourceLines::of(of_line);
+    let src = lines.source_pane(source);
+    let ir = lines.ir_pane(text, &keys)?;
     let panes = if src.is_empty() {
         format!("<div>{ir}</div>")
     } else {
         format!("<div>{src}</div><div>{ir}</div>")
     };
     Some(format!(
-        "<div class=\"plab-irsrc\"><style>{css}</style>{panes}</div>"
+        "<div class=\"plab-irsrc\"><style>{}</style>{panes}</div>",
+        lines.css()
     ))
+}
+
+/// The source lines IR comes from, by file (a number into `files`) and
+/// line, each with its colour's number.
+struct SourceLines<'a> {
+    /// Files in order of first use.
+    files: Vec<&'a str>,
+    /// Colours in order of first use.
+    colour: std::collections::BTreeMap<(usize, u32), usize>,
+}
+
+impl<'a> SourceLines<'a> {
+    /// The source lines of `of_line` (see [`ir_by_source`]), and each IR
+    /// line's (file number, line).
+    fn of(of_line: &[Option<(&'a str, u32)>]) -> (Self, Vec<Option<(usize, u32)>>) {
+        let mut lines = SourceLines {
+            files: Vec::new(),
+            colour: Default::default(),
+        };
+        let keys = of_line
+            .iter()
+            .map(|l| {
+                let (path, line) = (*l)?;
+                let files = &mut lines.files;
+                let f = files.iter().position(|p| *p == path).unwrap_or_else(|| {
+                    files.push(path);
+                    files.len() - 1
+                });
+                let n = lines.colour.len();
+                lines.colour.entry((f, line)).or_insert(n);
+                Some((f, line))
+            })
+            .collect();
+        (lines, keys)
+    }
+
+    /// The panes' styles: layout, colours, and each source line outlined
+    /// with its IR while either is hovered.
+    fn css(&self) -> String {
+        use std::fmt::Write;
+        let mut css = String::from(
+            ".plab-irsrc{display:flex;gap:12px;align-items:flex-start;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+             .plab-irsrc>div{min-width:0;max-height:36em;overflow:auto;border:1px solid #ddd;padding:4px 0}\
+             .plab-irsrc>div:first-of-type{flex:1}.plab-irsrc>div:last-of-type{flex:2}\
+             .plab-irsrc .l{white-space:pre;padding:0 8px;min-height:1.45em}\
+             .plab-irsrc .h{font-weight:bold;padding:2px 8px;color:#444;background:#f4f4f4}\
+             .plab-irsrc .n{display:inline-block;min-width:3.5em;text-align:right;color:#888;margin-right:8px;user-select:none}",
+        );
+        for (i, c) in SOURCE_COLOURS.iter().enumerate() {
+            let _ = write!(css, ".plab-irsrc .c{i}{{background:{c}}}");
+        }
+        for k in self.colour.keys() {
+            let k = source_key(*k);
+            let _ = write!(
+                css,
+                ".plab-irsrc:has([data-s=\"{k}\"]:hover) [data-s=\"{k}\"]{{outline:2px solid #333;outline-offset:-1px}}"
+            );
+        }
+        css
+    }
+
+    /// The rest of a line's class attribute for source line `k`: its
+    /// colour and key (nothing for none).
+    fn class(&self, k: Option<(usize, u32)>) -> String {
+        match k.and_then(|k| self.colour.get(&k).map(|c| (k, c))) {
+            Some((k, c)) => format!(
+                " c{}\" data-s=\"{}",
+                c % SOURCE_COLOURS.len(),
+                source_key(k)
+            ),
+            None => String::new(),
+        }
+    }
+
+    /// The source pane: per file (`source` gives its text), its lines
+    /// from the first to the last one the IR uses, a long stretch of
+    /// unused lines folded.
+    fn source_pane(&self, source: &dyn Fn(&str) -> Option<String>) -> String {
+        use std::fmt::Write;
+        let mut src = String::new();
+        for (f, path) in self.files.iter().enumerate() {
+            let Some(text) = source(path) else { continue };
+            let lines: Vec<&str> = text.lines().collect();
+            let used: Vec<u32> = self
+                .colour
+                .keys()
+                .filter(|k| k.0 == f)
+                .map(|k| k.1)
+                .collect();
+            let (Some(&first), Some(&last)) = (used.first(), used.last()) else {
+                continue;
+            };
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let _ = write!(src, "<div class=\"h\">{}</div>", escape(name));
+            let mut gap = 0;
+            for line in first..=last.min(first.saturating_add(5000)) {
+                let k = (f, line);
+                if self.colour.contains_key(&k) {
+                    gap = 0;
+                } else {
+                    gap += 1;
+                    if gap > 3 {
+                        continue;
+                    }
+                }
+                let code = lines.get(line as usize - 1).copied().unwrap_or_default();
+                let _ = write!(
+                    src,
+                    "<div class=\"l{}\"><span class=\"n\">{line}</span>{}</div>",
+                    self.class(self.colour.contains_key(&k).then_some(k)),
+                    escape(code)
+                );
+            }
+        }
+        src
+    }
+
+    /// The IR pane: `text` highlighted line by line, each line coloured
+    /// as its source line (`keys`); `None` without LLVM IR's syntax.
+    fn ir_pane(&self, text: &str, keys: &[Option<(usize, u32)>]) -> Option<String> {
+        use std::fmt::Write;
+        use syntect::easy::HighlightLines;
+        use syntect::html::{styled_line_to_highlighted_html, IncludeBackground};
+        let h = highlighter();
+        let syntax = h.syntaxes.find_syntax_by_extension("ll")?;
+        let mut hl = HighlightLines::new(syntax, &h.theme);
+        let mut ir = String::new();
+        for (line, k) in text
+            .lines()
+            .zip(keys.iter().chain(std::iter::repeat(&None)))
+        {
+            let with_end = format!("{line}\n");
+            let body = hl
+                .highlight_line(&with_end, &h.syntaxes)
+                .ok()
+                .and_then(|r| styled_line_to_highlighted_html(&r, IncludeBackground::No).ok())
+                .map(|s| s.trim_end_matches('\n').to_string())
+                .unwrap_or_else(|| escape(line));
+            let _ = write!(ir, "<div class=\"l{}\">{body}</div>", self.class(*k));
+        }
+        Some(ir)
+    }
+}
+
+/// A source line's key in the page's `data-s` attributes.
+fn source_key((f, l): (usize, u32)) -> String {
+    format!("{f}-{l}")
 }
 
 #[cfg(test)]

@@ -724,39 +724,51 @@ pub(crate) fn run_pipeline(
         }
     };
     r.busy.set(false);
-    let crash = (ok == 4).then(|| {
-        let mut said = ffi::Sinks::default();
-        // SAFETY: right after the run on this thread, as the shim asks;
-        // `said` is the `Sinks` both sinks expect, alive for the call.
-        unsafe { ffi::plab_last_crash(ffi::SINK_FIRST, ffi::SINK_SECOND, said.user()) };
-        let pass = said.first_text();
-        Crash {
-            pass: (!pass.is_empty()).then_some(pass),
-            how: said.second_text(),
-        }
-    });
+    let crash = (ok == 4).then(last_crash);
     match ok {
         1 => Ok(()),
-        2 | 4 => {
-            // Neither this runner nor the module is touched again.
-            r.poisoned.set(true);
-            RUNNERS.with(|m| m.borrow_mut().retain(|_, x| !Rc::ptr_eq(x, &r)));
-            POISONED.with(|p| p.borrow_mut().insert(module as usize));
-            let message = sinks.first_text();
-            let hint = if message.contains("did not reach a fixpoint") {
-                "; instcombine<no-verify-fixpoint>, as LLVM's own pipelines run it, does not check this"
-            } else {
-                ""
-            };
-            Err(RunError {
-                message: format!(
-                    "{} (LLVM gave up on the run; the module is put back as it was before the pass{hint})",
-                    message.trim()
-                ),
-                crash,
-            })
-        }
+        2 | 4 => Err(gave_up(&r, module, &sinks.first_text(), crash)),
         // 0: the parser's message; 3: the errors passes reported.
         _ => Err(sinks.first_text().into()),
+    }
+}
+
+/// The crash that abandoned the run just made on this thread: the pass
+/// that was running and how it crashed.
+fn last_crash() -> Crash {
+    let mut said = ffi::Sinks::default();
+    // SAFETY: right after the run on this thread, as the shim asks; `said`
+    // is the `Sinks` both sinks expect, alive for the call.
+    unsafe { ffi::plab_last_crash(ffi::SINK_FIRST, ffi::SINK_SECOND, said.user()) };
+    let pass = said.first_text();
+    Crash {
+        pass: (!pass.is_empty()).then_some(pass),
+        how: said.second_text(),
+    }
+}
+
+/// LLVM gave up on a run of runner `r` over `module` (a fatal error,
+/// saying `message`, or a `crash`): neither is touched again, and the
+/// error says the module is put back.
+fn gave_up(
+    r: &Rc<RunnerHandle>,
+    module: LLVMModuleRef,
+    message: &str,
+    crash: Option<Crash>,
+) -> RunError {
+    r.poisoned.set(true);
+    RUNNERS.with(|m| m.borrow_mut().retain(|_, x| !Rc::ptr_eq(x, r)));
+    POISONED.with(|p| p.borrow_mut().insert(module as usize));
+    let hint = if message.contains("did not reach a fixpoint") {
+        "; instcombine<no-verify-fixpoint>, as LLVM's own pipelines run it, does not check this"
+    } else {
+        ""
+    };
+    RunError {
+        message: format!(
+            "{} (LLVM gave up on the run; the module is put back as it was before the pass{hint})",
+            message.trim()
+        ),
+        crash,
     }
 }

@@ -589,8 +589,88 @@ pub fn html(
     standalone: bool,
     budget: usize,
 ) -> (String, PageStats) {
+    // The page's metadata, compressed, with the functions whose histories
+    // it holds marked (`held[i]`).
+    let shared = meta_shared(rec, select, search);
+    let hashes = final_hashes(rec);
+    let meta_of = |held: &dyn Fn(usize) -> bool| meta(rec, &shared, &hashes, held);
+    // Everything but the histories: the metadata (the same size whichever
+    // are held, but for a few bytes of compression), the scripts, the
+    // styles and the page around them.
+    let fixed =
+        meta_of(&|_| true).len() + HLJS.len() + COMMON.len() + SCRIPT.len() + STYLE.len() + 4096;
+    let (blobs, embedded) = embed_histories(rec, &history_order(rec, select), fixed, budget);
+    let meta = meta_of(&|i| blobs[i].is_some());
+    let page = page_html(rec, &meta, blobs, standalone);
+    let changed = rec
+        .functions
+        .iter()
+        .filter(|f| !f.versions.is_empty())
+        .count();
+    let stats = PageStats {
+        bytes: page.len(),
+        embedded,
+        changed,
+    };
+    (page, stats)
+}
+
+/// The page's metadata but its functions: the passes, the remarks, which
+/// functions each pass changed, the pipeline, the module, what to select
+/// and search.
+fn meta_shared(
+    rec: &Recording,
+    select: Option<(usize, Option<usize>)>,
+    search: &PassSearch,
+) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::json;
-    // Passes, column by column; names and targets once each.
+    let mut shared = pass_columns(rec);
+    shared.insert("remarks".into(), remark_columns(rec));
+    shared.insert("pipeline".into(), json!(rec.pipeline));
+    shared.insert("module".into(), json!(rec.module));
+    shared.insert("cb".into(), json!(changed_by(rec)));
+    shared.insert("select".into(), json!(select.map(|(f, n)| json!([f, n]))));
+    shared.insert(
+        "search".into(),
+        json!([search.pattern, search.changed_only]),
+    );
+    shared
+}
+
+/// The page's metadata, compressed: `shared` and the functions, those
+/// whose histories the page holds marked by `held`.
+fn meta(
+    rec: &Recording,
+    shared: &serde_json::Map<String, serde_json::Value>,
+    hashes: &[u32],
+    held: &dyn Fn(usize) -> bool,
+) -> String {
+    use serde_json::json;
+    let functions: Vec<serde_json::Value> = rec
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            json!([
+                f.name,
+                f.instructions_before,
+                f.instructions_after,
+                f.versions.len(),
+                held(i) as u8,
+                hashes[i]
+            ])
+        })
+        .collect();
+    let mut meta = shared.clone();
+    meta.insert("functions".into(), serde_json::Value::Array(functions));
+    gzip_base64(serde_json::Value::Object(meta).to_string().as_bytes())
+}
+
+/// The passes, column by column, names and targets once each: the
+/// metadata's `names`, `targets`, `pn`, `pu`, `pt`, `pd`, `pp`, `pc`,
+/// and `rs` and `rf` for the functions each ran on.
+fn pass_columns(rec: &Recording) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
     let mut names: Vec<&str> = Vec::new();
     let mut name_ix = std::collections::HashMap::new();
     let mut targets: Vec<&str> = Vec::new();
@@ -606,17 +686,9 @@ pub fn html(
     );
     let (mut rs, mut rf) = (Vec::with_capacity(n), Vec::new());
     for p in &rec.passes {
-        let ni = *name_ix.entry(&*p.name).or_insert_with(|| {
-            names.push(&p.name);
-            names.len() - 1
-        });
-        let ti = *target_ix.entry(p.target.as_str()).or_insert_with(|| {
-            targets.push(&p.target);
-            targets.len() - 1
-        });
-        pn.push(ni);
+        pn.push(intern(&mut names, &mut name_ix, &p.name));
         pu.push(p.unit.code());
-        pt.push(ti);
+        pt.push(intern(&mut targets, &mut target_ix, &p.target));
         pd.push(p.depth);
         pp.push(p.parent.map_or(-1, |x| x as i64));
         pc.push(p.changed as u8);
@@ -629,15 +701,33 @@ pub fn html(
             }
         }
     }
-    // Which functions each pass changed, for the module view.
-    let mut changed_by: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let columns = json!({
+        "names": names,
+        "targets": targets,
+        "pn": pn, "pu": pu, "pt": pt, "pd": pd, "pp": pp, "pc": pc,
+        "rs": rs, "rf": rf,
+    });
+    match columns {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// Which functions each pass changed, for the module view.
+fn changed_by(rec: &Recording) -> Vec<Vec<u32>> {
+    let mut changed_by: Vec<Vec<u32>> = vec![Vec::new(); rec.passes.len()];
     for (i, f) in rec.functions.iter().enumerate() {
         for v in &f.versions {
             changed_by[v.pass as usize].push(i as u32);
         }
     }
-    // The run's remarks, column by column: pass execution, function (-1:
-    // one the recording does not know), kind, pass, message, line, column.
+    changed_by
+}
+
+/// The run's remarks, column by column: pass execution, function (-1:
+/// one the recording does not know), kind, pass, message, line, column,
+/// and the strings that pass and message number.
+fn remark_columns(rec: &Recording) -> serde_json::Value {
     let mut rstrings: Vec<&str> = Vec::new();
     let mut rstring_ix: std::collections::HashMap<&str, usize> = Default::default();
     let mut rcols: [Vec<i64>; 7] = Default::default();
@@ -664,12 +754,13 @@ pub fn html(
         }
     }
     let [rx, rfn, rk, rp, rm, rl, rcol] = rcols;
-    // The page's metadata, compressed, with the functions whose histories
-    // it holds marked (`held[i]`).
-    // Each changed function's text after the run, hashed: the page checks
-    // that its history, replayed, gives the same text.
-    let hashes: Vec<u32> = rec
-        .functions
+    serde_json::json!({"x": rx, "f": rfn, "k": rk, "p": rp, "m": rm, "l": rl, "c": rcol, "s": rstrings})
+}
+
+/// Each changed function's text after the run, hashed (0: unchanged):
+/// the page checks that its history, replayed, gives the same text.
+fn final_hashes(rec: &Recording) -> Vec<u32> {
+    rec.functions
         .iter()
         .map(|f| {
             if f.versions.is_empty() {
@@ -678,42 +769,13 @@ pub fn html(
                 lines_hash(&f.text_at(f.versions.len()))
             }
         })
-        .collect();
-    let meta_of = |held: &dyn Fn(usize) -> bool| {
-        let functions: Vec<serde_json::Value> = rec
-            .functions
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                json!([
-                    f.name,
-                    f.instructions_before,
-                    f.instructions_after,
-                    f.versions.len(),
-                    held(i) as u8,
-                    hashes[i]
-                ])
-            })
-            .collect();
-        gzip_base64(
-            json!({
-        "remarks": {"x": rx, "f": rfn, "k": rk, "p": rp, "m": rm, "l": rl, "c": rcol, "s": rstrings},
-        "pipeline": rec.pipeline,
-        "module": rec.module,
-        "names": names,
-        "targets": targets,
-        "pn": pn, "pu": pu, "pt": pt, "pd": pd, "pp": pp, "pc": pc,
-        "rs": rs, "rf": rf,
-        "cb": changed_by,
-        "functions": functions,
-        "select": select.map(|(f, n)| json!([f, n])),
-        "search": [search.pattern, search.changed_only],
-            })
-            .to_string()
-            .as_bytes(),
-        )
-    };
-    // Histories, most changed first, while the budget lasts.
+        .collect()
+}
+
+/// The changed functions, most changed first, the selected one (if
+/// changed) before them all: the order histories go in while the budget
+/// lasts.
+fn history_order(rec: &Recording, select: Option<(usize, Option<usize>)>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..rec.functions.len())
         .filter(|&i| !rec.functions[i].versions.is_empty())
         .collect();
@@ -725,35 +787,23 @@ pub fn html(
             order.insert(0, f);
         }
     }
+    order
+}
+
+/// The histories of the functions in `order` that fit in `budget` bytes
+/// beyond the page's `fixed` ones (the first always), compressed, by
+/// function, and how many there are.
+fn embed_histories(
+    rec: &Recording,
+    order: &[usize],
+    fixed: usize,
+    budget: usize,
+) -> (Vec<Option<String>>, usize) {
     let mut blobs: Vec<Option<String>> = vec![None; rec.functions.len()];
-    // Everything but the histories: the metadata (the same size whichever
-    // are held, but for a few bytes of compression), the scripts, the
-    // styles and the page around them.
-    let fixed =
-        meta_of(&|_| true).len() + HLJS.len() + COMMON.len() + SCRIPT.len() + STYLE.len() + 4096;
     let mut used = fixed;
     let mut embedded = 0;
-    for &i in &order {
-        let log = &rec.functions[i];
-        let versions: Vec<serde_json::Value> = log
-            .versions
-            .iter()
-            .map(|v| {
-                let mut edits = Vec::with_capacity(v.edits.len() * 3);
-                for e in &v.edits {
-                    edits.push(json!(e.keep));
-                    edits.push(json!(e.delete));
-                    edits.push(json!(e.insert));
-                }
-                let renumber: Vec<u32> = v.renumber.iter().flat_map(|&(o, n)| [o, n]).collect();
-                json!([v.pass, v.instructions, v.deleted as u8, edits, renumber])
-            })
-            .collect();
-        let blob = gzip_base64(
-            json!({"i": log.initial, "v": versions})
-                .to_string()
-                .as_bytes(),
-        );
+    for &i in order {
+        let blob = history_blob(&rec.functions[i]);
         // The blob, its quotes and a comma.
         if used + blob.len() + 3 > budget && embedded > 0 {
             continue;
@@ -762,7 +812,37 @@ pub fn html(
         embedded += 1;
         blobs[i] = Some(blob);
     }
-    let meta = meta_of(&|i| blobs[i].is_some());
+    (blobs, embedded)
+}
+
+/// A function's history, compressed: its initial text and each version's
+/// pass, size, deletion, edits and renumbering.
+fn history_blob(log: &crate::instrument::FunctionLog) -> String {
+    use serde_json::json;
+    let versions: Vec<serde_json::Value> = log
+        .versions
+        .iter()
+        .map(|v| {
+            let mut edits = Vec::with_capacity(v.edits.len() * 3);
+            for e in &v.edits {
+                edits.push(json!(e.keep));
+                edits.push(json!(e.delete));
+                edits.push(json!(e.insert));
+            }
+            let renumber: Vec<u32> = v.renumber.iter().flat_map(|&(o, n)| [o, n]).collect();
+            json!([v.pass, v.instructions, v.deleted as u8, edits, renumber])
+        })
+        .collect();
+    gzip_base64(
+        json!({"i": log.initial, "v": versions})
+            .to_string()
+            .as_bytes(),
+    )
+}
+
+/// The explorer's element, its data (`meta` and `blobs`), styles and
+/// scripts; with `standalone`, in a page of its own.
+fn page_html(rec: &Recording, meta: &str, blobs: Vec<Option<String>>, standalone: bool) -> String {
     let blobs_js: Vec<serde_json::Value> = blobs
         .into_iter()
         .map(|b| b.map_or(serde_json::Value::Null, serde_json::Value::String))
@@ -779,7 +859,7 @@ pub fn html(
         source_style(),
         serde_json::Value::Array(blobs_js)
     );
-    let page = if standalone {
+    if standalone {
         format!(
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{} on {} — passlab explorer</title>\
              <style>body{{margin:12px;font-family:system-ui,sans-serif}}</style></head><body>{body}</body></html>\n",
@@ -788,18 +868,7 @@ pub fn html(
         )
     } else {
         body
-    };
-    let changed = rec
-        .functions
-        .iter()
-        .filter(|f| !f.versions.is_empty())
-        .count();
-    let stats = PageStats {
-        bytes: page.len(),
-        embedded,
-        changed,
-    };
-    (page, stats)
+    }
 }
 
 /// The diffs' source colours: a line's number cells striped on their left

@@ -49,38 +49,9 @@ pub fn remarks_text(
     shown: &dyn Fn(&str) -> String,
 ) -> String {
     let kept: Vec<&Remark> = remarks.iter().filter(|r| filter.keeps(r)).collect();
-    let mut lines: BTreeMap<(&str, u32), Vec<&Remark>> = BTreeMap::new();
-    let mut lineless = 0usize;
-    for r in &kept {
-        if r.line == 0 || r.file.is_empty() {
-            lineless += 1;
-        } else {
-            lines.entry((r.file.as_str(), r.line)).or_default().push(r);
-        }
-    }
-    let mut order: Vec<_> = lines.into_iter().collect();
-    order.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let (order, lineless) = by_line(&kept);
     let mut files: BTreeMap<&str, Option<Vec<String>>> = BTreeMap::new();
-    let mut out = String::new();
-    let described = filter.describe();
-    let described = if described.is_empty() {
-        String::new()
-    } else {
-        format!(" ({described})")
-    };
-    let _ = match order.len() {
-        0 => writeln!(
-            out,
-            "{} remarks{described}, none on a source line",
-            kept.len()
-        ),
-        1 => writeln!(out, "{} remarks{described} on 1 source line", kept.len()),
-        n => writeln!(
-            out,
-            "{} remarks{described} on {n} source lines, the most remarked first",
-            kept.len()
-        ),
-    };
+    let mut out = heading(kept.len(), &filter.describe(), order.len());
     for ((file, line), rs) in order.iter().take(top) {
         let text = files
             .entry(file)
@@ -90,37 +61,7 @@ pub fn remarks_text(
             .map(|l| l.trim_end().to_string())
             .unwrap_or_default();
         let _ = writeln!(out, "\n{}:{line}: {text}", shown(file));
-        // The same remark made again (a pass that ran several times, a
-        // macro's many loads) is one line with its count.
-        let mut said: Vec<(&Remark, usize)> = Vec::new();
-        let mut rs = rs.clone();
-        rs.sort_by_key(|r| (r.column, r.execution));
-        for r in rs {
-            let same = |x: &&Remark| {
-                (x.kind, &x.pass, &x.function, x.column, x.message.trim())
-                    == (r.kind, &r.pass, &r.function, r.column, r.message.trim())
-            };
-            match said.iter_mut().find(|(x, _)| same(x)) {
-                Some((_, n)) => *n += 1,
-                None => said.push((r, 1)),
-            }
-        }
-        for (r, n) in said {
-            let times = if n > 1 {
-                format!(" (×{n})")
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "  {:<8} {} in {} (col {}): {}{times}",
-                r.kind.name(),
-                r.pass,
-                r.function,
-                r.column,
-                r.message.trim()
-            );
-        }
+        write_line_remarks(&mut out, rs);
     }
     if order.len() > top {
         let _ = writeln!(
@@ -133,6 +74,82 @@ pub fn remarks_text(
         let _ = writeln!(out, "\n{note}");
     }
     out.trim_end().to_string()
+}
+
+/// A source line (file and line) and its remarks.
+type LineRemarks<'a> = ((&'a str, u32), Vec<&'a Remark>);
+
+/// The source lines (file and line) with remarks among `kept`, the most
+/// remarked first, each with its remarks; and how many remarks have no
+/// line.
+fn by_line<'a>(kept: &[&'a Remark]) -> (Vec<LineRemarks<'a>>, usize) {
+    let mut lines: BTreeMap<(&str, u32), Vec<&Remark>> = BTreeMap::new();
+    let mut lineless = 0usize;
+    for r in kept {
+        if r.line == 0 || r.file.is_empty() {
+            lineless += 1;
+        } else {
+            lines.entry((r.file.as_str(), r.line)).or_default().push(r);
+        }
+    }
+    let mut order: Vec<_> = lines.into_iter().collect();
+    order.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    (order, lineless)
+}
+
+/// The annotated source's first line: how many remarks (`described`
+/// says which) on how many source lines.
+fn heading(kept: usize, described: &str, lines: usize) -> String {
+    let mut out = String::new();
+    let described = if described.is_empty() {
+        String::new()
+    } else {
+        format!(" ({described})")
+    };
+    let _ = match lines {
+        0 => writeln!(out, "{kept} remarks{described}, none on a source line"),
+        1 => writeln!(out, "{kept} remarks{described} on 1 source line"),
+        n => writeln!(
+            out,
+            "{kept} remarks{described} on {n} source lines, the most remarked first"
+        ),
+    };
+    out
+}
+
+/// One source line's remarks, by column, under it in `out`: the same
+/// remark made again (a pass that ran several times, a macro's many
+/// loads) is one line with its count.
+fn write_line_remarks(out: &mut String, rs: &[&Remark]) {
+    let mut said: Vec<(&Remark, usize)> = Vec::new();
+    let mut rs = rs.to_vec();
+    rs.sort_by_key(|r| (r.column, r.execution));
+    for r in rs {
+        let same = |x: &&Remark| {
+            (x.kind, &x.pass, &x.function, x.column, x.message.trim())
+                == (r.kind, &r.pass, &r.function, r.column, r.message.trim())
+        };
+        match said.iter_mut().find(|(x, _)| same(x)) {
+            Some((_, n)) => *n += 1,
+            None => said.push((r, 1)),
+        }
+    }
+    for (r, n) in said {
+        let times = if n > 1 {
+            format!(" (×{n})")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  {:<8} {} in {} (col {}): {}{times}",
+            r.kind.name(),
+            r.pass,
+            r.function,
+            r.column,
+            r.message.trim()
+        );
+    }
 }
 
 impl SourceStats {
@@ -173,41 +190,14 @@ pub fn remarks_html(
     top: Option<usize>,
 ) -> (String, SourceStats) {
     use serde_json::json;
-    let (mut strings, mut string_ix) = (Vec::new(), HashMap::new());
-    let (mut files, mut file_ix) = (Vec::new(), HashMap::new());
-    let n = remarks.len();
-    let mut columns: [Vec<i64>; 7] = Default::default();
-    for c in columns.iter_mut() {
-        c.reserve(n);
-    }
-    let mut lines = std::collections::HashSet::new();
-    for r in remarks {
-        let file = if r.line == 0 || r.file.is_empty() {
-            -1
-        } else {
-            let i = intern(&mut files, &mut file_ix, &r.file);
-            lines.insert((i, r.line));
-            i
-        };
-        for (col, v) in columns.iter_mut().zip([
-            r.kind as i64,
-            intern(&mut strings, &mut string_ix, &r.pass),
-            intern(&mut strings, &mut string_ix, &r.function),
-            intern(&mut strings, &mut string_ix, r.message.trim()),
-            file,
-            i64::from(r.line),
-            i64::from(r.column),
-        ]) {
-            col.push(v);
-        }
-    }
-    let texts: Vec<Option<String>> = files.iter().map(|f| sources(f)).collect();
+    let cols = Columns::of(remarks);
+    let texts: Vec<Option<String>> = cols.files.iter().map(|f| sources(f)).collect();
     let with_text = texts.iter().filter(|t| t.is_some()).count();
-    let [k, p, f, m, fi, l, c] = columns;
+    let [k, p, f, m, fi, l, c] = cols.columns;
     let data = json!({
         "title": title,
-        "strings": strings,
-        "files": files.iter().map(|f| shown(f)).collect::<Vec<_>>(),
+        "strings": cols.strings,
+        "files": cols.files.iter().map(|f| shown(f)).collect::<Vec<_>>(),
         "k": k, "p": p, "f": f, "m": m, "fi": fi, "l": l, "c": c,
         "top": top.unwrap_or(0),
     });
@@ -222,6 +212,77 @@ pub fn remarks_html(
         })
         .collect();
     let id = format!("plab-r{:x}", super::page_id(title, remarks.len()));
+    let page = page_html(title, &id, &data, texts, standalone);
+    let stats = SourceStats {
+        bytes: page.len(),
+        remarks: remarks.len(),
+        lines: cols.lines,
+        files: cols.files.len(),
+        with_text,
+    };
+    (page, stats)
+}
+
+/// The remarks column by column, strings and files once each.
+struct Columns<'a> {
+    /// Passes, functions and messages.
+    strings: Vec<&'a str>,
+    files: Vec<&'a str>,
+    /// Kind, pass, function, message, file (-1: none), line, column.
+    columns: [Vec<i64>; 7],
+    /// Distinct source lines with remarks.
+    lines: usize,
+}
+
+impl<'a> Columns<'a> {
+    /// `remarks`' columns.
+    fn of(remarks: &'a [Remark]) -> Self {
+        let (mut strings, mut string_ix) = (Vec::new(), HashMap::new());
+        let (mut files, mut file_ix) = (Vec::new(), HashMap::new());
+        let n = remarks.len();
+        let mut columns: [Vec<i64>; 7] = Default::default();
+        for c in columns.iter_mut() {
+            c.reserve(n);
+        }
+        let mut lines = std::collections::HashSet::new();
+        for r in remarks {
+            let file = if r.line == 0 || r.file.is_empty() {
+                -1
+            } else {
+                let i = intern(&mut files, &mut file_ix, &r.file);
+                lines.insert((i, r.line));
+                i
+            };
+            for (col, v) in columns.iter_mut().zip([
+                r.kind as i64,
+                intern(&mut strings, &mut string_ix, &r.pass),
+                intern(&mut strings, &mut string_ix, &r.function),
+                intern(&mut strings, &mut string_ix, r.message.trim()),
+                file,
+                i64::from(r.line),
+                i64::from(r.column),
+            ]) {
+                col.push(v);
+            }
+        }
+        Columns {
+            strings,
+            files,
+            columns,
+            lines: lines.len(),
+        }
+    }
+}
+
+/// The annotated source's element `id`, its `data` and file `texts`,
+/// styles and scripts; with `standalone`, in a page of its own.
+fn page_html(
+    title: &str,
+    id: &str,
+    data: &str,
+    texts: Vec<serde_json::Value>,
+    standalone: bool,
+) -> String {
     let body = format!(
         "<div class=\"plab-remarks\" id=\"{id}\">\
          <div class=\"plab-r-fallback\">The annotated source needs JavaScript: run the cell (a \
@@ -232,7 +293,7 @@ pub fn remarks_html(
          <script>(function(){{\"use strict\";\n{COMMON}\n{SCRIPT}\nplabRemarks(document.getElementById(\"{id}\"), JSON.parse(document.getElementById(\"{id}-data\").textContent), {standalone});\n}})();</script>",
         serde_json::Value::Array(texts)
     );
-    let page = if standalone {
+    if standalone {
         format!(
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{} — passlab remarks</title>\
              <style>body{{margin:12px;font-family:system-ui,sans-serif}}</style></head><body>{body}</body></html>\n",
@@ -240,15 +301,7 @@ pub fn remarks_html(
         )
     } else {
         body
-    };
-    let stats = SourceStats {
-        bytes: page.len(),
-        remarks: remarks.len(),
-        lines: lines.len(),
-        files: files.len(),
-        with_text,
-    };
-    (page, stats)
+    }
 }
 
 #[cfg(test)]

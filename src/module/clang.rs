@@ -149,21 +149,11 @@ pub(crate) fn compile(
     dir: Option<&Path>,
     lto: bool,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    let nul =
-        |s: &str| CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")));
-    let mut args: Vec<CString> = command_line(level)
-        .iter()
-        .chain(&["-o", "-", "-x", if lang == Lang::Cpp { "c++" } else { "c" }])
-        .map(|a| nul(a))
-        .collect::<Result<_>>()?;
-    for a in extra {
-        args.push(nul(a)?);
-    }
     let (data, file) = match input {
         Input::File(p) => (None, p.display().to_string()),
         Input::Text(t) => (Some(t), name.to_string()),
     };
-    args.push(nul(&file)?);
+    let args = clang_args(lang, level, extra, &file)?;
     let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     let clang = nul(&clang_path().display().to_string())?;
     // LLVM's targets are registered here, before the fork: their one-time
@@ -188,39 +178,10 @@ pub(crate) fn compile(
             lto.then_some(level),
         ))
     })
-    .map_err(|e| match e {
-        crate::child::ChildError::Interrupted => Error::Interrupted {
-            pass: format!("clang-19 compiling {name}"),
-        },
-        crate::child::ChildError::Failed { said, how } => Error::Compile {
-            source_name: name.to_string(),
-            stderr: format!(
-                "clang-19 itself {} (a bug in clang; the session is as it was){}",
-                if how.is_empty() {
-                    "could not be started".to_string()
-                } else {
-                    how
-                },
-                crate::error::tail_of(&said, 12, 4000)
-            ),
-        },
-    })?;
+    .map_err(|e| child_error(name, e))?;
     let (tag, rest) = reply.split_first().unwrap_or((&b'E', &[]));
     if *tag != b'O' {
-        let text = String::from_utf8_lossy(rest).into_owned();
-        let errors = text.matches("error:").count();
-        let mut stderr = text.trim_end().to_string();
-        if errors > 0 {
-            // As the clang executable ends its report.
-            stderr.push_str(&format!(
-                "\n{errors} error{} generated.",
-                if errors == 1 { "" } else { "s" }
-            ));
-        }
-        return Err(Error::Compile {
-            source_name: name.to_string(),
-            stderr,
-        });
+        return Err(diagnostics(name, rest));
     }
     // Two parts, each after its length: the warnings, the counters; then
     // the bitcode.
@@ -243,6 +204,67 @@ pub(crate) fn compile(
         crate::output::warn(warnings.trim_end());
     }
     Ok((rest[at..].to_vec(), counters))
+}
+
+/// `s` as a C string, or an error saying it holds a NUL byte.
+fn nul(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::Invalid(format!("'{s}' contains a NUL byte")))
+}
+
+/// clang's command line for compiling `file` (in `lang`, at `level`, with
+/// the user's `extra` arguments) to bitcode on stdout.
+fn clang_args(lang: Lang, level: Level, extra: &[String], file: &str) -> Result<Vec<CString>> {
+    let mut args: Vec<CString> = command_line(level)
+        .iter()
+        .chain(&["-o", "-", "-x", if lang == Lang::Cpp { "c++" } else { "c" }])
+        .map(|a| nul(a))
+        .collect::<Result<_>>()?;
+    for a in extra {
+        args.push(nul(a)?);
+    }
+    args.push(nul(file)?);
+    Ok(args)
+}
+
+/// What the child compiling `name` failing (not clang's diagnostics:
+/// clang itself crashing, or an interrupt) becomes.
+fn child_error(name: &str, e: crate::child::ChildError) -> Error {
+    match e {
+        crate::child::ChildError::Interrupted => Error::Interrupted {
+            pass: format!("clang-19 compiling {name}"),
+        },
+        crate::child::ChildError::Failed { said, how } => Error::Compile {
+            source_name: name.to_string(),
+            stderr: format!(
+                "clang-19 itself {} (a bug in clang; the session is as it was){}",
+                if how.is_empty() {
+                    "could not be started".to_string()
+                } else {
+                    how
+                },
+                crate::error::tail_of(&said, 12, 4000)
+            ),
+        },
+    }
+}
+
+/// clang's diagnostics `text` on `name` as an error, ended by the count
+/// of errors as the clang executable ends its report.
+fn diagnostics(name: &str, text: &[u8]) -> Error {
+    let text = String::from_utf8_lossy(text).into_owned();
+    let errors = text.matches("error:").count();
+    let mut stderr = text.trim_end().to_string();
+    if errors > 0 {
+        // As the clang executable ends its report.
+        stderr.push_str(&format!(
+            "\n{errors} error{} generated.",
+            if errors == 1 { "" } else { "s" }
+        ));
+    }
+    Error::Compile {
+        source_name: name.to_string(),
+        stderr,
+    }
 }
 
 /// The compile itself, in this process (the child [`compile`] forks):
@@ -299,35 +321,17 @@ fn in_this_process(
             unsafe { ffi::plab_write_bitcode(raw, true, ffi::SINK_FIRST, sinks.user()) }
         }
         Some(level) => {
-            let text = format!("lto-pre-link<{level}>");
-            let tuning = crate::llvm::clang_tuning(&text).unwrap_or_default();
-            // SAFETY: `raw` is the live module clang built; the string
-            // LLVM returns is the module's own, copied at once.
-            let triple = unsafe {
-                std::ffi::CStr::from_ptr(llvm_sys::core::LLVMGetTarget(raw))
-                    .to_string_lossy()
-                    .into_owned()
-            };
-            let target = crate::llvm::Target::default();
-            if let Err(e) = crate::llvm::run_pipeline(raw, &triple, &tuning, &target, &text, None) {
-                let mut out = vec![b'E'];
-                out.extend_from_slice(format!("error: {text}: {e}").as_bytes());
-                return out;
+            // Written apart from `sinks`: `sinks.second` holds the
+            // counters.
+            // SAFETY: `raw` is the live module clang built, this child's.
+            match unsafe { lto_bitcode(raw, level) } {
+                Ok(bitcode) => sinks.first = bitcode,
+                Err(message) => {
+                    let mut out = vec![b'E'];
+                    out.extend_from_slice(&message);
+                    return out;
+                }
             }
-            // Written into sinks of its own (bitcode, LLVM's message):
-            // `sinks.second` holds the counters.
-            let mut lto = ffi::Sinks::default();
-            // SAFETY: `raw` is live; `lto` is the `Sinks` both sink
-            // functions expect, alive for the call.
-            let ok = unsafe {
-                ffi::plab_write_lto_bitcode(raw, ffi::SINK_FIRST, ffi::SINK_SECOND, lto.user())
-            };
-            if !ok {
-                let mut out = vec![b'E'];
-                out.extend_from_slice(&lto.second);
-                return out;
-            }
-            sinks.first = lto.first;
         }
     }
     let mut out = vec![b'O'];
@@ -337,4 +341,41 @@ fn in_this_process(
     }
     out.extend_from_slice(&sinks.first);
     out
+}
+
+/// Module `raw` as `clang -flto -c` makes it at `level`:
+/// `lto-pre-link<level>` run on it (with clang's tuning for the level and
+/// the module's own target), written as bitcode with its module summary;
+/// or what went wrong.
+///
+/// # Safety
+/// `raw` is a live module nothing else uses meanwhile.
+unsafe fn lto_bitcode(
+    raw: llvm_sys::prelude::LLVMModuleRef,
+    level: Level,
+) -> std::result::Result<Vec<u8>, Vec<u8>> {
+    let text = format!("lto-pre-link<{level}>");
+    let tuning = crate::llvm::clang_tuning(&text).unwrap_or_default();
+    // SAFETY: `raw` is live (this function's `# Safety`); the string LLVM
+    // returns is the module's own, copied at once.
+    let triple = unsafe {
+        std::ffi::CStr::from_ptr(llvm_sys::core::LLVMGetTarget(raw))
+            .to_string_lossy()
+            .into_owned()
+    };
+    let target = crate::llvm::Target::default();
+    if let Err(e) = crate::llvm::run_pipeline(raw, &triple, &tuning, &target, &text, None) {
+        return Err(format!("error: {text}: {e}").into_bytes());
+    }
+    // Written into sinks of its own (bitcode, LLVM's message).
+    let mut lto = ffi::Sinks::default();
+    // SAFETY: `raw` is live; `lto` is the `Sinks` both sink functions
+    // expect, alive for the call.
+    let ok =
+        unsafe { ffi::plab_write_lto_bitcode(raw, ffi::SINK_FIRST, ffi::SINK_SECOND, lto.user()) };
+    if ok {
+        Ok(lto.first)
+    } else {
+        Err(lto.second)
+    }
 }

@@ -376,6 +376,278 @@ impl Autophase {
     }
 }
 
+impl Autophase {
+    /// Block `b`'s edges, successors and predecessors (`preds`, by block).
+    ///
+    /// # Safety
+    /// `b` is a live basic block.
+    unsafe fn edges(&mut self, b: LLVMBasicBlockRef, preds: &HashMap<LLVMBasicBlockRef, i64>) {
+        // SAFETY: `b` is live (this function's `# Safety`), and so are its
+        // terminator and successors.
+        unsafe {
+            let t = LLVMGetBasicBlockTerminator(b);
+            let s = if t.is_null() {
+                0
+            } else {
+                i64::from(LLVMGetNumSuccessors(t))
+            };
+            let p = preds.get(&b).copied().unwrap_or(0);
+            self.add("NumEdges", s);
+            if s != 1 {
+                for i in 0..s as u32 {
+                    if preds.get(&LLVMGetSuccessor(t, i)).copied().unwrap_or(0) >= 2 {
+                        self.add("CriticalCount", 1);
+                    }
+                }
+            }
+            self.shape(p, s);
+        }
+    }
+
+    /// A block with `p` predecessors and `s` successors.
+    fn shape(&mut self, p: i64, s: i64) {
+        match s {
+            1 => self.add("oneSuccessor", 1),
+            2 => self.add("twoSuccessor", 1),
+            _ => {}
+        }
+        match p {
+            1 => self.add("onePred", 1),
+            2 => self.add("twoPred", 1),
+            p if p > 2 => self.add("morePreds", 1),
+            _ => {}
+        }
+        match (p, s) {
+            (1, 1) => self.add("onePredOneSuc", 1),
+            (2, 1) => self.add("twoPredOneSuc", 1),
+            (1, 2) => self.add("onePredTwoSuc", 1),
+            (2, 2) => self.add("twoEach", 1),
+            _ => {}
+        }
+    }
+
+    /// A block of `n` instructions, `phis` of them phis with `phi_args`
+    /// incoming values in all.
+    fn block_size(&mut self, n: i64, phis: i64, phi_args: i64) {
+        match phis {
+            0 => self.add("BBNoPhi", 1),
+            1..=3 => self.add("BB03Phi", 1),
+            _ => self.add("BBHiPhi", 1),
+        }
+        if phi_args > 5 {
+            self.add("BBNumArgsHi", 1);
+        } else if phi_args >= 1 {
+            self.add("BBNumArgsLo", 1);
+        }
+        if n < 15 {
+            self.add("BlockLow", 1);
+        } else if n <= 500 {
+            self.add("BlockMid", 1);
+        }
+    }
+
+    /// Instruction `i`'s integer constant operands: 32 and 64 bits wide,
+    /// ones and zeroes.
+    ///
+    /// # Safety
+    /// `i` is a live instruction.
+    unsafe fn constants(&mut self, i: LLVMValueRef) {
+        // SAFETY: `i` is live (this function's `# Safety`), and so are its
+        // operands.
+        unsafe {
+            for k in 0..LLVMGetNumOperands(i).max(0) as u32 {
+                let v = LLVMGetOperand(i, k);
+                if v.is_null() {
+                    continue;
+                }
+                if let Some((width, zero, one)) = constant_int(v) {
+                    match width {
+                        32 => self.add("const32Bit", 1),
+                        64 => self.add("const64Bit", 1),
+                        _ => {}
+                    }
+                    if one {
+                        self.add("numConstOnes", 1);
+                    } else if zero {
+                        self.add("numConstZeroes", 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Instruction `i` (opcode `op`): branches, calls returning integers,
+    /// unary and binary instructions with a constant argument.
+    ///
+    /// # Safety
+    /// `i` is a live instruction.
+    unsafe fn instruction(&mut self, i: LLVMValueRef, op: LLVMOpcode) {
+        // SAFETY: `i` is live (this function's `# Safety`), and so are its
+        // operands.
+        unsafe {
+            if op == LLVMBr {
+                self.add("BranchCount", 1);
+                if LLVMIsConditional(i) == 0 {
+                    self.add("UncondBranches", 1);
+                }
+            }
+            self.constants(i);
+            if op == LLVMCall && returns_int(i) {
+                self.add("returnInt", 1);
+            }
+            if op == LLVMFNeg
+                || op == LLVMAlloca
+                || op == LLVMLoad
+                || op == LLVMVAArg
+                || op == LLVMExtractValue
+                || is_cast(op)
+            {
+                self.add("testUnary", 1);
+            }
+            if is_binary(op)
+                && (!LLVMIsAConstant(LLVMGetOperand(i, 0)).is_null()
+                    || !LLVMIsAConstant(LLVMGetOperand(i, 1)).is_null())
+            {
+                self.add("binaryConstArg", 1);
+            }
+        }
+    }
+}
+
+/// Whether call `i` calls a function directly (with its own type) that
+/// returns an integer.
+///
+/// # Safety
+/// `i` is a live call instruction.
+unsafe fn returns_int(i: LLVMValueRef) -> bool {
+    // SAFETY: `i` is a live call (this function's `# Safety`); its callee
+    // and types are alive while it is.
+    unsafe {
+        let callee = LLVMGetCalledValue(i);
+        !callee.is_null()
+            && !LLVMIsAFunction(callee).is_null()
+            && LLVMGlobalGetValueType(callee) == LLVMGetCalledFunctionType(i)
+            && LLVMGetTypeKind(LLVMGetReturnType(LLVMGetCalledFunctionType(i)))
+                == llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+    }
+}
+
+/// Function `f`'s blocks' predecessors, counted as terminators'
+/// successor slots.
+///
+/// # Safety
+/// `f` is a live function.
+unsafe fn predecessors(f: LLVMValueRef) -> HashMap<LLVMBasicBlockRef, i64> {
+    let mut preds: HashMap<LLVMBasicBlockRef, i64> = HashMap::new();
+    // SAFETY: `f` is live (this function's `# Safety`), and so are its
+    // blocks and their terminators.
+    unsafe {
+        let mut b = LLVMGetFirstBasicBlock(f);
+        while !b.is_null() {
+            let t = LLVMGetBasicBlockTerminator(b);
+            if !t.is_null() {
+                for i in 0..LLVMGetNumSuccessors(t) {
+                    *preds.entry(LLVMGetSuccessor(t, i)).or_default() += 1;
+                }
+            }
+            b = LLVMGetNextBasicBlock(b);
+        }
+    }
+    preds
+}
+
+/// What [`Module::features`] counts as it walks a module.
+#[derive(Default)]
+struct Tally {
+    /// Instructions by opcode name.
+    counts: HashMap<&'static str, i64>,
+    ap: Autophase,
+    insts: i64,
+    blocks: i64,
+    funcs: i64,
+}
+
+impl Tally {
+    /// Counts function `f`, its blocks and their instructions.
+    ///
+    /// # Safety
+    /// `f` is a live function.
+    unsafe fn function(&mut self, f: LLVMValueRef) {
+        self.funcs += 1;
+        // SAFETY: `f` is live (this function's `# Safety`), and so are its
+        // blocks.
+        unsafe {
+            let preds = predecessors(f);
+            let mut b = LLVMGetFirstBasicBlock(f);
+            while !b.is_null() {
+                self.block(b, &preds);
+                b = LLVMGetNextBasicBlock(b);
+            }
+        }
+    }
+
+    /// Counts block `b` and its instructions (`preds`: predecessors by
+    /// block).
+    ///
+    /// # Safety
+    /// `b` is a live basic block.
+    unsafe fn block(&mut self, b: LLVMBasicBlockRef, preds: &HashMap<LLVMBasicBlockRef, i64>) {
+        self.blocks += 1;
+        // SAFETY: `b` is live (this function's `# Safety`), and so are its
+        // instructions.
+        unsafe {
+            self.ap.edges(b, preds);
+            let (mut n, mut phis, mut phi_args) = (0i64, 0i64, 0i64);
+            let mut i = LLVMGetFirstInstruction(b);
+            while !i.is_null() {
+                let op = LLVMGetInstructionOpcode(i);
+                *self.counts.entry(opcode_name(op)).or_default() += 1;
+                self.insts += 1;
+                self.ap.instruction(i, op);
+                if op == LLVMPHI {
+                    if n == 0 {
+                        self.ap.add("BeginPhi", 1);
+                    }
+                    phis += 1;
+                    let incoming = i64::from(LLVMCountIncoming(i));
+                    self.ap.add("ArgsPhi", incoming);
+                    phi_args += incoming;
+                }
+                n += 1;
+                i = LLVMGetNextInstruction(i);
+            }
+            self.ap.block_size(n, phis, phi_args);
+        }
+    }
+
+    /// The features counted.
+    fn features(self) -> Features {
+        let count = |name: &str| self.counts.get(name).copied().unwrap_or(0);
+        let mut instcount = vec![self.insts, self.blocks, self.funcs];
+        instcount.extend(OPCODES.iter().map(|o| count(o)));
+        let autophase = AUTOPHASE
+            .iter()
+            .map(|&name| match name {
+                "TotalBlocks" => self.blocks,
+                "TotalInsts" => self.insts,
+                "TotalFuncs" => self.funcs,
+                "TotalMemInst" => ["GetElementPtr", "Load", "Store", "Call", "Invoke", "Alloca"]
+                    .iter()
+                    .map(|o| count(o))
+                    .sum(),
+                n if n.starts_with("Num") && n.ends_with("Inst") => {
+                    count(&n["Num".len()..n.len() - "Inst".len()])
+                }
+                n => self.ap.get(n),
+            })
+            .collect();
+        Features {
+            instcount,
+            autophase,
+        }
+    }
+}
+
 impl Module {
     /// CompilerGym's `InstCount` and `Autophase` features of this module
     /// (computed on a copy with its debug info stripped, when it has any:
@@ -388,9 +660,7 @@ impl Module {
             unsafe { llvm_sys::debuginfo::LLVMGetModuleDebugMetadataVersion(self.raw()) } != 0;
         let copy = has_debug_info.then(|| self.copy());
         let source = copy.as_ref().unwrap_or(self);
-        let mut counts: HashMap<&'static str, i64> = HashMap::new();
-        let mut ap = Autophase::default();
-        let (mut insts, mut blocks, mut funcs) = (0i64, 0i64, 0i64);
+        let mut tally = Tally::default();
         // SAFETY: `source` is alive for the whole block; a copy is this
         // function's own module, whose debug info is stripped; then the
         // module is only read: functions, blocks, instructions, their
@@ -402,169 +672,11 @@ impl Module {
             }
             let mut f = LLVMGetFirstFunction(m);
             while !f.is_null() {
-                funcs += 1;
-                // Predecessors as terminators' successor slots.
-                let mut preds: HashMap<LLVMBasicBlockRef, i64> = HashMap::new();
-                let mut b = LLVMGetFirstBasicBlock(f);
-                while !b.is_null() {
-                    let t = LLVMGetBasicBlockTerminator(b);
-                    if !t.is_null() {
-                        for i in 0..LLVMGetNumSuccessors(t) {
-                            *preds.entry(LLVMGetSuccessor(t, i)).or_default() += 1;
-                        }
-                    }
-                    b = LLVMGetNextBasicBlock(b);
-                }
-                let mut b = LLVMGetFirstBasicBlock(f);
-                while !b.is_null() {
-                    blocks += 1;
-                    let t = LLVMGetBasicBlockTerminator(b);
-                    let s = if t.is_null() {
-                        0
-                    } else {
-                        i64::from(LLVMGetNumSuccessors(t))
-                    };
-                    let p = preds.get(&b).copied().unwrap_or(0);
-                    ap.add("NumEdges", s);
-                    if s != 1 {
-                        for i in 0..s as u32 {
-                            if preds.get(&LLVMGetSuccessor(t, i)).copied().unwrap_or(0) >= 2 {
-                                ap.add("CriticalCount", 1);
-                            }
-                        }
-                    }
-                    match s {
-                        1 => ap.add("oneSuccessor", 1),
-                        2 => ap.add("twoSuccessor", 1),
-                        _ => {}
-                    }
-                    match p {
-                        1 => ap.add("onePred", 1),
-                        2 => ap.add("twoPred", 1),
-                        p if p > 2 => ap.add("morePreds", 1),
-                        _ => {}
-                    }
-                    match (p, s) {
-                        (1, 1) => ap.add("onePredOneSuc", 1),
-                        (2, 1) => ap.add("twoPredOneSuc", 1),
-                        (1, 2) => ap.add("onePredTwoSuc", 1),
-                        (2, 2) => ap.add("twoEach", 1),
-                        _ => {}
-                    }
-                    let (mut n, mut phis, mut phi_args) = (0i64, 0i64, 0i64);
-                    let mut i = LLVMGetFirstInstruction(b);
-                    while !i.is_null() {
-                        let op = LLVMGetInstructionOpcode(i);
-                        *counts.entry(opcode_name(op)).or_default() += 1;
-                        insts += 1;
-                        if op == LLVMBr {
-                            ap.add("BranchCount", 1);
-                            if LLVMIsConditional(i) == 0 {
-                                ap.add("UncondBranches", 1);
-                            }
-                        }
-                        for k in 0..LLVMGetNumOperands(i).max(0) as u32 {
-                            let v = LLVMGetOperand(i, k);
-                            if v.is_null() {
-                                continue;
-                            }
-                            if let Some((width, zero, one)) = constant_int(v) {
-                                match width {
-                                    32 => ap.add("const32Bit", 1),
-                                    64 => ap.add("const64Bit", 1),
-                                    _ => {}
-                                }
-                                if one {
-                                    ap.add("numConstOnes", 1);
-                                } else if zero {
-                                    ap.add("numConstZeroes", 1);
-                                }
-                            }
-                        }
-                        if op == LLVMCall {
-                            let callee = LLVMGetCalledValue(i);
-                            if !callee.is_null()
-                                && !LLVMIsAFunction(callee).is_null()
-                                && LLVMGlobalGetValueType(callee) == LLVMGetCalledFunctionType(i)
-                            {
-                                let ret = LLVMGetReturnType(LLVMGetCalledFunctionType(i));
-                                if LLVMGetTypeKind(ret)
-                                    == llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
-                                {
-                                    ap.add("returnInt", 1);
-                                }
-                            }
-                        }
-                        if op == LLVMFNeg
-                            || op == LLVMAlloca
-                            || op == LLVMLoad
-                            || op == LLVMVAArg
-                            || op == LLVMExtractValue
-                            || is_cast(op)
-                        {
-                            ap.add("testUnary", 1);
-                        }
-                        if is_binary(op)
-                            && (!LLVMIsAConstant(LLVMGetOperand(i, 0)).is_null()
-                                || !LLVMIsAConstant(LLVMGetOperand(i, 1)).is_null())
-                        {
-                            ap.add("binaryConstArg", 1);
-                        }
-                        if op == LLVMPHI {
-                            if n == 0 {
-                                ap.add("BeginPhi", 1);
-                            }
-                            phis += 1;
-                            let incoming = i64::from(LLVMCountIncoming(i));
-                            ap.add("ArgsPhi", incoming);
-                            phi_args += incoming;
-                        }
-                        n += 1;
-                        i = LLVMGetNextInstruction(i);
-                    }
-                    match phis {
-                        0 => ap.add("BBNoPhi", 1),
-                        1..=3 => ap.add("BB03Phi", 1),
-                        _ => ap.add("BBHiPhi", 1),
-                    }
-                    if phi_args > 5 {
-                        ap.add("BBNumArgsHi", 1);
-                    } else if phi_args >= 1 {
-                        ap.add("BBNumArgsLo", 1);
-                    }
-                    if n < 15 {
-                        ap.add("BlockLow", 1);
-                    } else if n <= 500 {
-                        ap.add("BlockMid", 1);
-                    }
-                    b = LLVMGetNextBasicBlock(b);
-                }
+                tally.function(f);
                 f = LLVMGetNextFunction(f);
             }
         }
-        let count = |name: &str| counts.get(name).copied().unwrap_or(0);
-        let mut instcount = vec![insts, blocks, funcs];
-        instcount.extend(OPCODES.iter().map(|o| count(o)));
-        let autophase = AUTOPHASE
-            .iter()
-            .map(|&name| match name {
-                "TotalBlocks" => blocks,
-                "TotalInsts" => insts,
-                "TotalFuncs" => funcs,
-                "TotalMemInst" => ["GetElementPtr", "Load", "Store", "Call", "Invoke", "Alloca"]
-                    .iter()
-                    .map(|o| count(o))
-                    .sum(),
-                n if n.starts_with("Num") && n.ends_with("Inst") => {
-                    count(&n["Num".len()..n.len() - "Inst".len()])
-                }
-                n => ap.get(n),
-            })
-            .collect();
-        Features {
-            instcount,
-            autophase,
-        }
+        tally.features()
     }
 }
 

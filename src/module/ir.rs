@@ -573,107 +573,194 @@ impl Module {
             .collect::<Result<Vec<_>>>()?;
         let cname = std::ffi::CString::new(name).map_err(|_| invalid("a name has no NUL byte"))?;
         let words: Vec<&str> = op.split_whitespace().collect();
-        let arity = |n: usize| {
-            if raw.len() == n {
-                Ok(())
-            } else {
-                Err(invalid(format!(
-                    "{op} takes {n} operand(s); got {}",
-                    raw.len()
-                )))
-            }
-        };
         // SAFETY: every operand is a live value of this module (checked);
         // types are compared as uniqued pointers before LLVM builds; the
         // builder is positioned before a live instruction and disposed.
         unsafe {
-            let ty = |v: LLVMValueRef| LLVMTypeOf(v);
-            let is_int = |v: LLVMValueRef| {
-                LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMTypeKind::LLVMIntegerTypeKind
-            };
             let builder = LLVMCreateBuilderInContext(LLVMGetModuleContext(self.raw()));
             LLVMPositionBuilderBefore(builder, at);
-            let built = (|| -> Result<LLVMValueRef> {
-                match words.as_slice() {
-                    [name_op] if BINARY.iter().any(|(n, _)| n == name_op) => {
-                        arity(2)?;
-                        if ty(raw[0]) != ty(raw[1]) || !is_int(raw[0]) {
-                            return Err(invalid(format!("{op} takes two integers of one type")));
-                        }
-                        let code = BINARY.iter().find(|(n, _)| n == name_op).map(|(_, c)| *c);
-                        Ok(LLVMBuildBinOp(
-                            builder,
-                            code.unwrap_or(LLVMOpcode::LLVMAdd),
-                            raw[0],
-                            raw[1],
-                            cname.as_ptr(),
-                        ))
-                    }
-                    ["icmp", pred] => {
-                        arity(2)?;
-                        let p = PREDICATES
-                            .iter()
-                            .find(|(n, _)| n == pred)
-                            .ok_or_else(|| invalid(format!("unknown predicate '{pred}'; valid are: eq, ne, ugt, uge, ult, ule, sgt, sge, slt, sle")))?;
-                        if ty(raw[0]) != ty(raw[1]) || !is_int(raw[0]) {
-                            return Err(invalid("icmp takes two integers of one type"));
-                        }
-                        Ok(LLVMBuildICmp(builder, p.1, raw[0], raw[1], cname.as_ptr()))
-                    }
-                    ["select"] => {
-                        arity(3)?;
-                        let c = ty(raw[0]);
-                        if LLVMGetTypeKind(c) != LLVMTypeKind::LLVMIntegerTypeKind
-                            || LLVMGetIntTypeWidth(c) != 1
-                        {
-                            return Err(invalid("select's first operand is an i1"));
-                        }
-                        if ty(raw[1]) != ty(raw[2]) {
-                            return Err(invalid("select's two values have one type"));
-                        }
-                        Ok(LLVMBuildSelect(
-                            builder,
-                            raw[0],
-                            raw[1],
-                            raw[2],
-                            cname.as_ptr(),
-                        ))
-                    }
-                    [cast @ ("zext" | "sext" | "trunc")] => {
-                        arity(1)?;
-                        let target = self.int_type(TypeOf::Name(to.ok_or_else(|| {
-                            invalid(format!("{cast} needs a type to cast to (to=\"i64\")"))
-                        })?))?;
-                        if !is_int(raw[0]) {
-                            return Err(invalid(format!("{cast} takes an integer")));
-                        }
-                        let (from, into) =
-                            (LLVMGetIntTypeWidth(ty(raw[0])), LLVMGetIntTypeWidth(target));
-                        let ok = if *cast == "trunc" {
-                            into < from
-                        } else {
-                            into > from
-                        };
-                        if !ok {
-                            return Err(invalid(format!("{cast} from i{from} to i{into}")));
-                        }
-                        let f = match *cast {
-                            "zext" => LLVMBuildZExt,
-                            "sext" => LLVMBuildSExt,
-                            _ => LLVMBuildTrunc,
-                        };
-                        Ok(f(builder, raw[0], target, cname.as_ptr()))
-                    }
-                    _ => Err(invalid(format!(
-                        "unknown operation '{op}'; valid are: {}",
-                        buildable().join(", ")
-                    ))),
-                }
-            })();
+            let b = Build {
+                builder,
+                op,
+                raw: &raw,
+                name: &cname,
+            };
+            let built = match words.as_slice() {
+                [name_op] if BINARY.iter().any(|(n, _)| n == name_op) => b.binary(name_op),
+                ["icmp", pred] => b.icmp(pred),
+                ["select"] => b.select(),
+                [cast @ ("zext" | "sext" | "trunc")] => b
+                    .arity(1)
+                    .and_then(|()| self.int_type_to(cast, to))
+                    .and_then(|target| b.cast(cast, target)),
+                _ => Err(invalid(format!(
+                    "unknown operation '{op}'; valid are: {}",
+                    buildable().join(", ")
+                ))),
+            };
             LLVMDisposeBuilder(builder);
             let v = built?;
             // A constant operand list may fold to a constant.
             Ok(self.value(v))
+        }
+    }
+
+    /// The integer type `to` names, which `cast` needs.
+    fn int_type_to(&self, cast: &str, to: Option<&str>) -> Result<LLVMTypeRef> {
+        self.int_type(TypeOf::Name(to.ok_or_else(|| {
+            invalid(format!("{cast} needs a type to cast to (to=\"i64\")"))
+        })?))
+    }
+}
+
+/// What [`Module::ir_build`] builds with: a positioned builder, the
+/// operation as the user wrote it, its operands (live values) and the new
+/// value's name.
+struct Build<'a> {
+    builder: LLVMBuilderRef,
+    op: &'a str,
+    raw: &'a [LLVMValueRef],
+    name: &'a std::ffi::CStr,
+}
+
+/// Whether `v`'s type is an integer type.
+///
+/// # Safety
+/// `v` is a live value.
+unsafe fn is_int(v: LLVMValueRef) -> bool {
+    // SAFETY: `v` is live (this function's `# Safety`).
+    unsafe { LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMTypeKind::LLVMIntegerTypeKind }
+}
+
+impl Build<'_> {
+    /// That the operation has `n` operands.
+    fn arity(&self, n: usize) -> Result<()> {
+        if self.raw.len() == n {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{} takes {n} operand(s); got {}",
+                self.op,
+                self.raw.len()
+            )))
+        }
+    }
+
+    /// Binary operator `name_op` (one of [`BINARY`]) of two integers.
+    ///
+    /// # Safety
+    /// What [`Build`] holds is live.
+    unsafe fn binary(&self, name_op: &str) -> Result<LLVMValueRef> {
+        self.arity(2)?;
+        let raw = self.raw;
+        // SAFETY: the builder and operands are live (this function's
+        // `# Safety`); types are compared before LLVM builds.
+        unsafe {
+            if LLVMTypeOf(raw[0]) != LLVMTypeOf(raw[1]) || !is_int(raw[0]) {
+                return Err(invalid(format!(
+                    "{} takes two integers of one type",
+                    self.op
+                )));
+            }
+            let code = BINARY.iter().find(|(n, _)| *n == name_op).map(|(_, c)| *c);
+            Ok(LLVMBuildBinOp(
+                self.builder,
+                code.unwrap_or(LLVMOpcode::LLVMAdd),
+                raw[0],
+                raw[1],
+                self.name.as_ptr(),
+            ))
+        }
+    }
+
+    /// `icmp pred` of two integers.
+    ///
+    /// # Safety
+    /// What [`Build`] holds is live.
+    unsafe fn icmp(&self, pred: &str) -> Result<LLVMValueRef> {
+        self.arity(2)?;
+        let raw = self.raw;
+        let p = PREDICATES
+            .iter()
+            .find(|(n, _)| *n == pred)
+            .ok_or_else(|| invalid(format!("unknown predicate '{pred}'; valid are: eq, ne, ugt, uge, ult, ule, sgt, sge, slt, sle")))?;
+        // SAFETY: the builder and operands are live (this function's
+        // `# Safety`); types are compared before LLVM builds.
+        unsafe {
+            if LLVMTypeOf(raw[0]) != LLVMTypeOf(raw[1]) || !is_int(raw[0]) {
+                return Err(invalid("icmp takes two integers of one type"));
+            }
+            Ok(LLVMBuildICmp(
+                self.builder,
+                p.1,
+                raw[0],
+                raw[1],
+                self.name.as_ptr(),
+            ))
+        }
+    }
+
+    /// `select` of an i1 and two values of one type.
+    ///
+    /// # Safety
+    /// What [`Build`] holds is live.
+    unsafe fn select(&self) -> Result<LLVMValueRef> {
+        self.arity(3)?;
+        let raw = self.raw;
+        // SAFETY: the builder and operands are live (this function's
+        // `# Safety`); types are compared before LLVM builds.
+        unsafe {
+            let c = LLVMTypeOf(raw[0]);
+            if LLVMGetTypeKind(c) != LLVMTypeKind::LLVMIntegerTypeKind
+                || LLVMGetIntTypeWidth(c) != 1
+            {
+                return Err(invalid("select's first operand is an i1"));
+            }
+            if LLVMTypeOf(raw[1]) != LLVMTypeOf(raw[2]) {
+                return Err(invalid("select's two values have one type"));
+            }
+            Ok(LLVMBuildSelect(
+                self.builder,
+                raw[0],
+                raw[1],
+                raw[2],
+                self.name.as_ptr(),
+            ))
+        }
+    }
+
+    /// `cast` (`zext`, `sext` or `trunc`) of an integer (its one operand,
+    /// counted by the caller) to the integer type `target`, wider or
+    /// (`trunc`) narrower.
+    ///
+    /// # Safety
+    /// What [`Build`] holds is live, and so is `target`.
+    unsafe fn cast(&self, cast: &str, target: LLVMTypeRef) -> Result<LLVMValueRef> {
+        let raw = self.raw;
+        // SAFETY: the builder, operand and type are live (this function's
+        // `# Safety`); widths are compared before LLVM builds.
+        unsafe {
+            if !is_int(raw[0]) {
+                return Err(invalid(format!("{cast} takes an integer")));
+            }
+            let (from, into) = (
+                LLVMGetIntTypeWidth(LLVMTypeOf(raw[0])),
+                LLVMGetIntTypeWidth(target),
+            );
+            let ok = if cast == "trunc" {
+                into < from
+            } else {
+                into > from
+            };
+            if !ok {
+                return Err(invalid(format!("{cast} from i{from} to i{into}")));
+            }
+            let f = match cast {
+                "zext" => LLVMBuildZExt,
+                "sext" => LLVMBuildSExt,
+                _ => LLVMBuildTrunc,
+            };
+            Ok(f(self.builder, raw[0], target, self.name.as_ptr()))
         }
     }
 }

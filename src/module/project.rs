@@ -364,6 +364,69 @@ const RESPONSE_FILES_LIMIT: u64 = 16 << 20;
 /// How deep response files may name response files.
 const RESPONSE_FILE_DEPTH: usize = 8;
 
+/// A compilation database entry's directory, file and command line (its
+/// `arguments`, or its `command` split as a shell would); `at` says what
+/// is wrong with it.
+fn entry_parts(
+    e: &serde_json::Value,
+    at: &dyn Fn(&str) -> Error,
+) -> Result<(PathBuf, PathBuf, Vec<String>)> {
+    let field = |key: &str| e.get(key).and_then(serde_json::Value::as_str);
+    let directory =
+        PathBuf::from(field("directory").ok_or_else(|| at("has no \"directory\" string"))?);
+    let file = PathBuf::from(field("file").ok_or_else(|| at("has no \"file\" string"))?);
+    let words: Vec<String> = match (e.get("arguments"), field("command")) {
+        (Some(serde_json::Value::Array(a)), _) => a
+            .iter()
+            .map(|w| w.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| at("has an \"arguments\" item that is not a string"))?,
+        (None, Some(c)) => {
+            shlex::split(c).ok_or_else(|| at("has a \"command\" with an unclosed quote"))?
+        }
+        _ => return Err(at("has neither \"arguments\" (a list) nor \"command\"")),
+    };
+    Ok((directory, file, words))
+}
+
+/// A unit's language: its `-x` (`given`), else C++ for a C++ `compiler`,
+/// else its `file`'s extension's; or why it is skipped (not C or C++).
+fn unit_lang(
+    given: Option<&str>,
+    compiler: &str,
+    file: &Path,
+) -> std::result::Result<Lang, String> {
+    let lang = match given {
+        Some("c") => Some(Lang::C),
+        Some("c++") => Some(Lang::Cpp),
+        Some("none") | None if compiler.contains("++") => Some(Lang::Cpp),
+        Some("none") | None => match Lang::from_extension(file) {
+            Some(Lang::Llvm) | None => None,
+            l => l,
+        },
+        Some(other) => {
+            return Err(format!(
+                "not C or C++ (-x {}; passlab compiles C and C++ units)",
+                crate::error::clip(other, 40)
+            ));
+        }
+    };
+    lang.ok_or_else(|| "not C or C++ (passlab compiles C and C++ units)".to_string())
+}
+
+/// The first few `skipped` entries (file and why) as a note to a
+/// database without units (empty if none were skipped).
+fn skipped_note(skipped: &[(String, String)]) -> String {
+    let why: Vec<String> = (skipped.iter().take(3))
+        .map(|(f, why)| format!("{f}: {why}"))
+        .collect();
+    if why.is_empty() {
+        String::new()
+    } else {
+        format!(" (skipped: {})", why.join("; "))
+    }
+}
+
 impl Project {
     /// Reads a `compile_commands.json`, and the response files its
     /// entries name. Its errors name the file and the entry; an entry
@@ -380,22 +443,8 @@ impl Project {
         let mut skipped = Vec::new();
         let mut responses = Responses::new(path);
         for (i, e) in entries.iter().enumerate() {
-            let field = |key: &str| e.get(key).and_then(serde_json::Value::as_str);
             let at = |what: &str| bad(format!("entry {} {what}", i + 1));
-            let directory =
-                PathBuf::from(field("directory").ok_or_else(|| at("has no \"directory\" string"))?);
-            let file = PathBuf::from(field("file").ok_or_else(|| at("has no \"file\" string"))?);
-            let words: Vec<String> = match (e.get("arguments"), field("command")) {
-                (Some(serde_json::Value::Array(a)), _) => a
-                    .iter()
-                    .map(|w| w.as_str().map(str::to_string))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| at("has an \"arguments\" item that is not a string"))?,
-                (None, Some(c)) => {
-                    shlex::split(c).ok_or_else(|| at("has a \"command\" with an unclosed quote"))?
-                }
-                _ => return Err(at("has neither \"arguments\" (a list) nor \"command\"")),
-            };
+            let (directory, file, words) = entry_parts(e, &at)?;
             let Some((compiler, args)) = words.split_first() else {
                 return Err(at("has an empty command line"));
             };
@@ -409,25 +458,12 @@ impl Project {
             };
             let full = directory.join(&file);
             let split = split_flags(&args, &directory, &full);
-            let lang = match split.lang.as_deref() {
-                Some("c") => Some(Lang::C),
-                Some("c++") => Some(Lang::Cpp),
-                Some("none") | None if compiler.contains("++") => Some(Lang::Cpp),
-                Some("none") | None => match Lang::from_extension(&file) {
-                    Some(Lang::Llvm) | None => None,
-                    l => l,
-                },
-                Some(other) => {
-                    skip(format!(
-                        "not C or C++ (-x {}; passlab compiles C and C++ units)",
-                        crate::error::clip(other, 40)
-                    ));
+            let lang = match unit_lang(split.lang.as_deref(), compiler, &file) {
+                Ok(lang) => lang,
+                Err(why) => {
+                    skip(why);
                     continue;
                 }
-            };
-            let Some(lang) = lang else {
-                skip("not C or C++ (passlab compiles C and C++ units)".to_string());
-                continue;
             };
             if units
                 .iter()
@@ -446,15 +482,10 @@ impl Project {
             });
         }
         if units.is_empty() {
-            let why: Vec<String> = (skipped.iter().take(3))
-                .map(|(f, why)| format!("{f}: {why}"))
-                .collect();
-            let why = if why.is_empty() {
-                String::new()
-            } else {
-                format!(" (skipped: {})", why.join("; "))
-            };
-            return Err(bad(format!("has no C or C++ unit{why}")));
+            return Err(bad(format!(
+                "has no C or C++ unit{}",
+                skipped_note(&skipped)
+            )));
         }
         let root = name_units(&mut units);
         Ok(Project {

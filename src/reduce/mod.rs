@@ -671,6 +671,84 @@ fn reducer_ended(
     })
 }
 
+/// A reduction's course so far: since `start`, its steps (the first the
+/// input), tests and interesting candidates, each step told to
+/// `progress`.
+struct Course<'p> {
+    start: Instant,
+    steps: Vec<Step>,
+    tests: usize,
+    interesting: usize,
+    progress: &'p mut dyn FnMut(&Step),
+}
+
+impl<'p> Course<'p> {
+    /// Begins with the input, of `instructions` (and `bytes` of source).
+    fn begin(instructions: u64, bytes: Option<u64>, progress: &'p mut dyn FnMut(&Step)) -> Self {
+        let start = Instant::now();
+        let first = Step {
+            at: Duration::ZERO,
+            instructions,
+            bytes,
+            tests: 0,
+        };
+        progress(&first);
+        Course {
+            start,
+            steps: vec![first],
+            tests: 0,
+            interesting: 0,
+            progress,
+        }
+    }
+
+    /// A test made: `yes` if its candidate was interesting.
+    fn tested(&mut self, yes: bool) {
+        self.tests += 1;
+        if yes {
+            self.interesting += 1;
+        }
+    }
+
+    /// The last step's instructions.
+    fn last(&self) -> u64 {
+        self.steps.last().map_or(u64::MAX, |s| s.instructions)
+    }
+
+    /// A smaller candidate, of `instructions` (and `bytes`): a step, told.
+    fn step(&mut self, instructions: u64, bytes: Option<u64>) {
+        let step = Step {
+            at: self.start.elapsed(),
+            instructions,
+            bytes,
+            tests: self.tests,
+        };
+        self.steps.push(step);
+        (self.progress)(&step);
+    }
+
+    /// The reduction, by `tool`, to `module` (from `source`, for C).
+    fn reduction(
+        self,
+        module: Module,
+        source: Option<String>,
+        tool: Tool,
+        stopped: Option<String>,
+    ) -> Reduction {
+        Reduction {
+            module,
+            source,
+            tool,
+            instructions_before: self.steps[0].instructions,
+            steps: self.steps,
+            tests: self.tests,
+            interesting: self.interesting,
+            elapsed: self.start.elapsed(),
+            stopped,
+        }
+    }
+}
+
 /// Reduces `module` with `llvm-reduce-19` while `property` holds (checked
 /// on the module first: reducing what does not have the property is an
 /// error). `progress` hears of each smaller interesting candidate.
@@ -693,31 +771,10 @@ pub fn reduce_ir(
         let oracle = Oracle::new(&dir, None)?;
         let input = dir.join("input.ll");
         std::fs::write(&input, module.print()).map_err(|e| Error::io(input.display(), e))?;
-        let start = Instant::now();
-        let first = Step {
-            at: Duration::ZERO,
-            instructions: module.instruction_count(),
-            bytes: None,
-            tests: 0,
-        };
-        let mut steps = vec![first];
-        progress(&first);
+        let mut course = Course::begin(module.instruction_count(), None, progress);
         let mut best = module.print();
-        let (mut tests, mut interesting) = (0, 0);
         let jobs = options.jobs();
-        let mut command = std::process::Command::new("llvm-reduce-19");
-        command
-            .arg(format!("--test={}", oracle.script.display()))
-            // Its ir-passes delta runs instcombine: spelled as LLVM's own
-            // pipelines do, so that an input instcombine does not bring
-            // to a fixpoint (a finding of its own) does not abort
-            // llvm-reduce itself.
-            .arg("--ir-passes=function(sroa,instcombine<no-verify-fixpoint>,gvn,simplifycfg,infer-address-spaces)")
-            .arg("-j")
-            .arg(jobs.to_string())
-            .arg("-o")
-            .arg(dir.join("reduced.ll"))
-            .arg(&input);
+        let command = llvm_reduce(&oracle, jobs, &dir.join("reduced.ll"), &input);
         // Named as the input (a program's argv[0] is its name).
         let load = |path: &Path| {
             crate::module::Source::file(path)
@@ -735,47 +792,48 @@ pub fn reduce_ir(
             jobs,
             &decide,
             &mut |path, yes| {
-                tests += 1;
+                course.tested(yes);
                 if !yes {
                     return;
                 }
-                interesting += 1;
                 let Ok(candidate) = load(path) else { return };
                 let (n, text) = (candidate.instruction_count(), candidate.print());
-                let last = steps.last().map_or(u64::MAX, |s| s.instructions);
+                let last = course.last();
                 // Smaller, or as small with less of the rest (globals,
                 // attributes, metadata).
                 if n < last || (n == last && text.len() < best.len()) {
                     best = text;
                 }
                 if n < last {
-                    let step = Step {
-                        at: start.elapsed(),
-                        instructions: n,
-                        bytes: None,
-                        tests,
-                    };
-                    steps.push(step);
-                    progress(&step);
+                    course.step(n, None);
                 }
             },
         )?;
         let mut reduced = Module::from_ir(&best, &name)?;
         reduced.set_source_file_name(&source_name);
-        Ok(Reduction {
-            module: reduced,
-            source: None,
-            tool: Tool::LlvmReduce,
-            instructions_before: first.instructions,
-            steps,
-            tests,
-            interesting,
-            elapsed: start.elapsed(),
-            stopped,
-        })
+        Ok(course.reduction(reduced, None, Tool::LlvmReduce, stopped))
     })();
     drop(temp);
     result
+}
+
+/// The `llvm-reduce-19` command reducing `input` into `output` with
+/// `jobs` jobs, asking `oracle` whether a candidate is interesting.
+fn llvm_reduce(oracle: &Oracle, jobs: usize, output: &Path, input: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new("llvm-reduce-19");
+    command
+        .arg(format!("--test={}", oracle.script.display()))
+        // Its ir-passes delta runs instcombine: spelled as LLVM's own
+        // pipelines do, so that an input instcombine does not bring to a
+        // fixpoint (a finding of its own) does not abort llvm-reduce
+        // itself.
+        .arg("--ir-passes=function(sroa,instcombine<no-verify-fixpoint>,gvn,simplifycfg,infer-address-spaces)")
+        .arg("-j")
+        .arg(jobs.to_string())
+        .arg("-o")
+        .arg(output)
+        .arg(input);
+    command
 }
 
 /// Reduces the C source `text` (named `name`, compiled as `:load` compiles
@@ -788,15 +846,7 @@ pub fn reduce_c(
     options: &Options,
     progress: &mut dyn FnMut(&Step),
 ) -> Result<Reduction> {
-    let compile = |source: &str| -> Result<Module> {
-        let mut flags: Vec<String> = options.cflags.clone();
-        flags.extend(CANDIDATE_CFLAGS.iter().map(|s| s.to_string()));
-        let src = crate::module::Source::text(crate::module::Lang::C, source, name)
-            .clang_args(flags)
-            .level(options.level);
-        // A candidate's warnings are cvise's business, not the reader's.
-        crate::output::capture_warnings(|| Module::load(&[src])).0
-    };
+    let compile = |source: &str| compile_candidate(source, name, options);
     let module = compile(text).map_err(|e| {
         Error::Invalid(format!(
             "{name} does not compile with the flags reduction keeps it to ({}): {e}",
@@ -817,30 +867,10 @@ pub fn reduce_c(
             .map_or_else(|| "program.c".into(), |f| f.to_string_lossy().into_owned());
         let oracle = Oracle::new(&dir, Some(&file))?;
         std::fs::write(dir.join(&file), text).map_err(|e| Error::io(file.as_str(), e))?;
-        let start = Instant::now();
-        let first = Step {
-            at: Duration::ZERO,
-            instructions: module.instruction_count(),
-            bytes: Some(text.len() as u64),
-            tests: 0,
-        };
-        let mut steps = vec![first];
-        progress(&first);
+        let bytes = Some(text.len() as u64);
+        let mut course = Course::begin(module.instruction_count(), bytes, progress);
         let mut best = text.to_string();
-        let (mut tests, mut interesting) = (0, 0);
         let jobs = options.jobs();
-        let mut command = std::process::Command::new("cvise");
-        command
-            .args([
-                "--n",
-                &jobs.to_string(),
-                "--timeout",
-                "60",
-                "--no-cache",
-                "--tidy",
-            ])
-            .arg(&oracle.script)
-            .arg(&file);
         let decide = |path: &Path| -> Result<bool> {
             let Ok(source) = std::fs::read_to_string(path) else {
                 return Ok(false);
@@ -851,17 +881,16 @@ pub fn reduce_c(
             }
         };
         let stopped = converse(
-            command,
+            cvise(&oracle, jobs, &file),
             &oracle,
             options.budget,
             jobs,
             &decide,
             &mut |path, yes| {
-                tests += 1;
+                course.tested(yes);
                 if !yes {
                     return;
                 }
-                interesting += 1;
                 let Ok(source) = std::fs::read_to_string(path) else {
                     return;
                 };
@@ -870,32 +899,46 @@ pub fn reduce_c(
                         return;
                     };
                     best = source;
-                    let step = Step {
-                        at: start.elapsed(),
-                        instructions: candidate.instruction_count(),
-                        bytes: Some(best.len() as u64),
-                        tests,
-                    };
-                    steps.push(step);
-                    progress(&step);
+                    course.step(candidate.instruction_count(), Some(best.len() as u64));
                 }
             },
         )?;
         let module = compile(&best)?;
-        Ok(Reduction {
-            module,
-            source: Some(best),
-            tool: Tool::Cvise,
-            instructions_before: first.instructions,
-            steps,
-            tests,
-            interesting,
-            elapsed: start.elapsed(),
-            stopped,
-        })
+        Ok(course.reduction(module, Some(best), Tool::Cvise, stopped))
     })();
     drop(temp);
     result
+}
+
+/// C source `source` (named `name`) compiled as a candidate: as `:load`
+/// compiles C, plus `options.cflags` and [`CANDIDATE_CFLAGS`], its
+/// warnings dropped.
+fn compile_candidate(source: &str, name: &str, options: &Options) -> Result<Module> {
+    let mut flags: Vec<String> = options.cflags.clone();
+    flags.extend(CANDIDATE_CFLAGS.iter().map(|s| s.to_string()));
+    let src = crate::module::Source::text(crate::module::Lang::C, source, name)
+        .clang_args(flags)
+        .level(options.level);
+    // A candidate's warnings are cvise's business, not the reader's.
+    crate::output::capture_warnings(|| Module::load(&[src])).0
+}
+
+/// The `cvise` command reducing `file` (in the oracle's folder) with
+/// `jobs` jobs, asking `oracle` whether a candidate is interesting.
+fn cvise(oracle: &Oracle, jobs: usize, file: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("cvise");
+    command
+        .args([
+            "--n",
+            &jobs.to_string(),
+            "--timeout",
+            "60",
+            "--no-cache",
+            "--tidy",
+        ])
+        .arg(&oracle.script)
+        .arg(file);
+    command
 }
 
 #[cfg(test)]

@@ -164,7 +164,6 @@ fn driver(
     function: &str,
     args: &[crate::jit::Arg],
 ) -> std::result::Result<String, String> {
-    use crate::jit::{Arg, Scalar};
     let sig = crate::jit::signature_in(module, function)?;
     if sig.params.len() != args.len() {
         return Err(format!(
@@ -173,67 +172,17 @@ fn driver(
             args.len()
         ));
     }
-    let mut passed = Vec::new();
-    for (p, a) in sig.params.iter().zip(args) {
-        passed.push(match (p, a) {
-            (Scalar::Int(1), Arg::Int(i)) => {
-                format!("i1 {}", if i & 1 == 1 { "true" } else { "false" })
-            }
-            (Scalar::Int(bits), Arg::Int(i)) => {
-                // Truncated to the width, read back signed.
-                let v = match 64u32.checked_sub(*bits) {
-                    Some(shift) if shift > 0 => (i << shift) >> shift,
-                    _ => *i,
-                };
-                format!("i{bits} {v}")
-            }
-            (Scalar::F32, Arg::Float(f)) => {
-                format!("float 0x{:016X}", ((*f as f32) as f64).to_bits())
-            }
-            (Scalar::F64, Arg::Float(f)) => format!("double 0x{:016X}", f.to_bits()),
-            (Scalar::F32, Arg::Int(i)) => {
-                format!("float 0x{:016X}", ((*i as f32) as f64).to_bits())
-            }
-            (Scalar::F64, Arg::Int(i)) => format!("double 0x{:016X}", (*i as f64).to_bits()),
-            (Scalar::Ptr, _) | (_, Arg::Buffer(_)) => return Err(
-                "the function takes buffers, which LLVM's tools cannot set up: repro.plab calls it"
-                    .into(),
-            ),
-            (p, _) => {
-                return Err(format!(
-                    "an argument of type {p} that the finding gave otherwise"
-                ))
-            }
-        });
-    }
+    let passed = sig
+        .params
+        .iter()
+        .zip(args)
+        .map(|(p, a)| passed_arg(p, a))
+        .collect::<std::result::Result<Vec<String>, String>>()?;
     let name = function.replace('\\', "\\5C").replace('"', "\\22");
     let ret = sig.ret.map_or("void".to_string(), |r| r.to_string());
     let params: Vec<String> = sig.params.iter().map(|p| p.to_string()).collect();
     let call = format!("call {ret} @\"{name}\"({})", passed.join(", "));
-    // The result widened to what printf takes, and how it is printed.
-    let (body, print) = match sig.ret {
-        None => (format!("  {call}\n"), None),
-        Some(Scalar::Int(1)) => (
-            format!("  %r = {call}\n  %v = zext i1 %r to i64\n"),
-            Some(("%lld", "i64")),
-        ),
-        Some(Scalar::Int(bits)) if bits < 64 => (
-            format!("  %r = {call}\n  %v = sext i{bits} %r to i64\n"),
-            Some(("%lld", "i64")),
-        ),
-        Some(Scalar::Int(64)) => (format!("  %v = {call}\n"), Some(("%lld", "i64"))),
-        Some(Scalar::Int(_)) => {
-            return Err("the function returns an integer wider than 64 bits".into())
-        }
-        Some(Scalar::F32) => (
-            format!("  %r = {call}\n  %v = fpext float %r to double\n"),
-            Some(("%.17g", "double")),
-        ),
-        Some(Scalar::F64) => (format!("  %v = {call}\n"), Some(("%.17g", "double"))),
-        Some(Scalar::Ptr) => {
-            return Err("the function returns a pointer, which differs from run to run".into())
-        }
-    };
+    let (body, print) = call_and_print(sig.ret, &call)?;
     let mut ir = String::from("; passlab's driver: calls the function with the finding's arguments and\n; prints what it returns (lli-19 --entry-function=passlab_driver).\n");
     // The module's target, so that llvm-link joins them without a warning.
     let layout = module.data_layout();
@@ -260,6 +209,82 @@ fn driver(
         params.join(", ")
     );
     Ok(ir)
+}
+
+/// Argument `a` as the driver passes it to a parameter of type `p` (as
+/// passlab's JIT does: integers truncated to the width, floats rounded to
+/// the precision); or why it cannot.
+fn passed_arg(p: &crate::jit::Scalar, a: &crate::jit::Arg) -> std::result::Result<String, String> {
+    use crate::jit::{Arg, Scalar};
+    Ok(match (p, a) {
+        (Scalar::Int(1), Arg::Int(i)) => {
+            format!("i1 {}", if i & 1 == 1 { "true" } else { "false" })
+        }
+        (Scalar::Int(bits), Arg::Int(i)) => {
+            // Truncated to the width, read back signed.
+            let v = match 64u32.checked_sub(*bits) {
+                Some(shift) if shift > 0 => (i << shift) >> shift,
+                _ => *i,
+            };
+            format!("i{bits} {v}")
+        }
+        (Scalar::F32, Arg::Float(f)) => {
+            format!("float 0x{:016X}", ((*f as f32) as f64).to_bits())
+        }
+        (Scalar::F64, Arg::Float(f)) => format!("double 0x{:016X}", f.to_bits()),
+        (Scalar::F32, Arg::Int(i)) => {
+            format!("float 0x{:016X}", ((*i as f32) as f64).to_bits())
+        }
+        (Scalar::F64, Arg::Int(i)) => format!("double 0x{:016X}", (*i as f64).to_bits()),
+        (Scalar::Ptr, _) | (_, Arg::Buffer(_)) => {
+            return Err(
+                "the function takes buffers, which LLVM's tools cannot set up: repro.plab calls it"
+                    .into(),
+            )
+        }
+        (p, _) => {
+            return Err(format!(
+                "an argument of type {p} that the finding gave otherwise"
+            ))
+        }
+    })
+}
+
+/// How the driver prints a result: printf's format, and the type it
+/// passes.
+type Printf = (&'static str, &'static str);
+
+/// The driver's body making `call` to a function returning `ret`, the
+/// result widened to what printf takes (`%v`), and how it is printed
+/// (format and type; none for void); or why it cannot be.
+fn call_and_print(
+    ret: Option<crate::jit::Scalar>,
+    call: &str,
+) -> std::result::Result<(String, Option<Printf>), String> {
+    use crate::jit::Scalar;
+    Ok(match ret {
+        None => (format!("  {call}\n"), None),
+        Some(Scalar::Int(1)) => (
+            format!("  %r = {call}\n  %v = zext i1 %r to i64\n"),
+            Some(("%lld", "i64")),
+        ),
+        Some(Scalar::Int(bits)) if bits < 64 => (
+            format!("  %r = {call}\n  %v = sext i{bits} %r to i64\n"),
+            Some(("%lld", "i64")),
+        ),
+        Some(Scalar::Int(64)) => (format!("  %v = {call}\n"), Some(("%lld", "i64"))),
+        Some(Scalar::Int(_)) => {
+            return Err("the function returns an integer wider than 64 bits".into())
+        }
+        Some(Scalar::F32) => (
+            format!("  %r = {call}\n  %v = fpext float %r to double\n"),
+            Some(("%.17g", "double")),
+        ),
+        Some(Scalar::F64) => (format!("  %v = {call}\n"), Some(("%.17g", "double"))),
+        Some(Scalar::Ptr) => {
+            return Err("the function returns a pointer, which differs from run to run".into())
+        }
+    })
 }
 
 /// Writes the reproducer of `reduction` (its module having `property`)

@@ -171,25 +171,10 @@ fn follow_child(
             }
             break;
         }
-        if crate::interrupt::requested() {
+        if let Some(why) = cut_short(d, spec, last_line) {
             kill(&mut status);
             exited = true;
-            heard.outcome = Some(Ended::Interrupted);
-            break;
-        }
-        if d.deadline().is_some_and(|t| Instant::now() >= t) {
-            kill(&mut status);
-            exited = true;
-            heard.outcome = Some(Ended::Spent);
-            break;
-        }
-        if last_line.elapsed() > spec.trial_timeout {
-            kill(&mut status);
-            exited = true;
-            heard.outcome = Some(Ended::Died(format!(
-                "took longer than {} s (the trial time limit)",
-                spec.trial_timeout.as_secs_f64()
-            )));
+            heard.outcome = Some(why);
             break;
         }
     }
@@ -204,6 +189,25 @@ fn follow_child(
         return Ok(o);
     }
     died(status, &said, heard.started)
+}
+
+/// Why the child, still running, is to be killed, if it is: an
+/// interruption, the phase's time spent, a trial over its time limit (its
+/// last line heard at `last_line`).
+fn cut_short(d: &Driver, spec: &TuneSpec, last_line: Instant) -> Option<Ended> {
+    if crate::interrupt::requested() {
+        return Some(Ended::Interrupted);
+    }
+    if d.deadline().is_some_and(|t| Instant::now() >= t) {
+        return Some(Ended::Spent);
+    }
+    if last_line.elapsed() > spec.trial_timeout {
+        return Some(Ended::Died(format!(
+            "took longer than {} s (the trial time limit)",
+            spec.trial_timeout.as_secs_f64()
+        )));
+    }
+    None
 }
 
 /// What the child said so far: whether it started (checked the input

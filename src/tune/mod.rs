@@ -407,18 +407,49 @@ impl Tuning {
             ),
             &["ordering", "found by", "passes>", "instructions>"],
         );
-        let extra: Vec<Metric> = [Metric::Size, Metric::Runtime]
-            .into_iter()
-            .filter(|m| self.goal.needs(*m))
-            .collect();
-        for m in &extra {
+        let shown = self.shown_columns();
+        self.push_columns(&mut t, &shown);
+        let best = self.best(top);
+        for tr in &best {
+            t.push(self.table_row(
+                &shown,
+                tr,
+                abbreviate(&tr.pipeline(), 48),
+                format!("{} #{}", tr.phase, tr.index),
+            ));
+        }
+        for (l, _) in BASELINES {
+            if let Some(b) = self.baseline(l) {
+                let mut r = self.table_row(&shown, b, (*l).to_string(), "baseline".into());
+                r[2] = "-".into();
+                t.push(r);
+            }
+        }
+        self.push_notes(&mut t, best.first().copied());
+        t
+    }
+
+    /// Which of the table's optional columns it has.
+    fn shown_columns(&self) -> ShownColumns {
+        ShownColumns {
+            extra: [Metric::Size, Metric::Runtime]
+                .into_iter()
+                .filter(|m| self.goal.needs(*m))
+                .collect(),
+            // The checked function's machine code, measured for free when
+            // the JIT ran it.
+            bytes: self.trials.iter().any(|t| t.code_bytes.is_some()),
+        }
+    }
+
+    /// The table's columns after the first four: the goal's metrics, code
+    /// bytes, a mix's score, each baseline's ratio and the result.
+    fn push_columns(&self, t: &mut Table, shown: &ShownColumns) {
+        for m in &shown.extra {
             t.columns
                 .push((m.heading().to_string(), crate::table::Align::Right));
         }
-        // The checked function's machine code, measured for free when
-        // the JIT ran it.
-        let bytes = self.trials.iter().any(|t| t.code_bytes.is_some());
-        if bytes {
+        if shown.bytes {
             t.columns
                 .push(("code bytes".to_string(), crate::table::Align::Right));
         }
@@ -431,51 +462,50 @@ impl Tuning {
                 .push((format!("vs {l}"), crate::table::Align::Right));
         }
         t.columns.push(("result".into(), crate::table::Align::Left));
-        let row = |tr: &Trial, label: String, by: String| {
-            let mut r = vec![
-                label,
-                by,
-                tr.ordering.len().to_string(),
-                tr.instructions.map_or("-".into(), |v| v.to_string()),
-            ];
-            for m in &extra {
-                r.push(m.of(tr).map_or("-".into(), |v| m.show(v)));
-            }
-            if bytes {
-                r.push(tr.code_bytes.map_or("-".into(), |b| b.to_string()));
-            }
-            if self.goal.metric().is_none() {
-                r.push(self.value(tr));
-            }
-            for (l, _) in BASELINES {
-                r.push(
-                    match (self.baseline(l).and_then(|b| self.score(b)), self.score(tr)) {
-                        (Some(b), Some(s)) if s > 0.0 => format!("{:.3}x", b / s),
-                        _ => "-".into(),
-                    },
-                );
-            }
-            r.push(tr.verdict.describe());
-            r
-        };
-        let best = self.best(top);
-        for tr in &best {
-            t.push(row(
-                tr,
-                abbreviate(&tr.pipeline(), 48),
-                format!("{} #{}", tr.phase, tr.index),
-            ));
+    }
+
+    /// Trial `tr`'s row of the table, headed `label` and `by`.
+    fn table_row(
+        &self,
+        shown: &ShownColumns,
+        tr: &Trial,
+        label: String,
+        by: String,
+    ) -> Vec<String> {
+        let mut r = vec![
+            label,
+            by,
+            tr.ordering.len().to_string(),
+            tr.instructions.map_or("-".into(), |v| v.to_string()),
+        ];
+        for m in &shown.extra {
+            r.push(m.of(tr).map_or("-".into(), |v| m.show(v)));
+        }
+        if shown.bytes {
+            r.push(tr.code_bytes.map_or("-".into(), |b| b.to_string()));
+        }
+        if self.goal.metric().is_none() {
+            r.push(self.value(tr));
         }
         for (l, _) in BASELINES {
-            if let Some(b) = self.baseline(l) {
-                let mut r = row(b, (*l).to_string(), "baseline".into());
-                r[2] = "-".into();
-                t.push(r);
-            }
+            r.push(
+                match (self.baseline(l).and_then(|b| self.score(b)), self.score(tr)) {
+                    (Some(b), Some(s)) if s > 0.0 => format!("{:.3}x", b / s),
+                    _ => "-".into(),
+                },
+            );
         }
+        r.push(tr.verdict.describe());
+        r
+    }
+
+    /// The table's notes: how to read it, the `best` ordering, possible
+    /// miscompiles, failures, no check, an interruption.
+    fn push_notes(&self, t: &mut Table, best: Option<&Trial>) {
+        let what = self.label();
         t.notes
             .push("vs X: X's value divided by the ordering's (above 1: better than X)".into());
-        if let Some(b) = best.first() {
+        if let Some(b) = best {
             t.notes.push(format!("best: {}", b.pipeline()));
         }
         let bad: Vec<&Trial> = self.miscompiles().collect();
@@ -506,10 +536,10 @@ impl Tuning {
         }
         if self.interrupted {
             t.notes.push(format!(
-                "interrupted after {searched} trials: the best found so far"
+                "interrupted after {} trials: the best found so far",
+                self.searched().count()
             ));
         }
-        t
     }
 
     /// The best goal value so far against trials, one line per strategy,
@@ -707,6 +737,14 @@ pub fn without_disabled(
     Ok(Some(kept))
 }
 
+/// The optional columns of [`Tuning::table`].
+struct ShownColumns {
+    /// Metrics the goal needs beyond instructions.
+    extra: Vec<Metric>,
+    /// Some trial has its code's size in bytes.
+    bytes: bool,
+}
+
 /// Runs the search (see the module documentation): the baselines, then
 /// each strategy of `spec`, on copies of `module`, checking (and, for a
 /// runtime goal, timing) `check`'s function. `known` are trials already
@@ -738,29 +776,7 @@ pub fn tune(
         ));
     }
     let start = Instant::now();
-    let phases = spec.phases();
-    let mut d = Driver {
-        tuning: Tuning {
-            function: check.map(|c| match c {
-                Subject::Call { function, .. } => function.clone(),
-                Subject::Exec(_) => c.label(&module.name()),
-            }),
-            program: None,
-            goal: spec.goal.clone(),
-            seed: spec.seed,
-            reference: None,
-            trials: Vec::new(),
-            phases: phases.iter().map(|(n, _)| n.clone()).collect(),
-            interrupted: false,
-            elapsed: Duration::ZERO,
-        },
-        searches: phases,
-        phase: 0,
-        known: known
-            .iter()
-            .map(|t| ((t.phase.clone(), t.index), t.clone()))
-            .collect(),
-    };
+    let mut d = Driver::new(module, check, spec, known);
     let context = PassContext::current().without_instruments();
     loop {
         d.replay()?;
@@ -807,6 +823,34 @@ struct Driver {
 }
 
 impl Driver {
+    /// A search of `module` by `spec`'s strategies, checking `check`'s
+    /// function, with the trials `known` to replay.
+    fn new(module: &Module, check: Option<&Subject>, spec: &TuneSpec, known: &[Trial]) -> Driver {
+        let phases = spec.phases();
+        Driver {
+            tuning: Tuning {
+                function: check.map(|c| match c {
+                    Subject::Call { function, .. } => function.clone(),
+                    Subject::Exec(_) => c.label(&module.name()),
+                }),
+                program: None,
+                goal: spec.goal.clone(),
+                seed: spec.seed,
+                reference: None,
+                trials: Vec::new(),
+                phases: phases.iter().map(|(n, _)| n.clone()).collect(),
+                interrupted: false,
+                elapsed: Duration::ZERO,
+            },
+            searches: phases,
+            phase: 0,
+            known: known
+                .iter()
+                .map(|t| ((t.phase.clone(), t.index), t.clone()))
+                .collect(),
+        }
+    }
+
     /// The next ordering and its phase, or `None` when all are done.
     fn next(&mut self) -> Option<(String, Vec<String>)> {
         while self.phase < self.searches.len() {
