@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "table",
             "diff",
             "highlight",
-            "output",
+            "console",
             "llvm",
             "interrupt",
             "rng",

@@ -6,7 +6,7 @@ mod common;
 
 use passlab::pass::{llvm_keys, VERIFY_EACH};
 use passlab::{
-    output, pipeline, registry, Error, ErrorKind, FunctionPass, Module, ModulePass, Pass,
+    console, pipeline, registry, Error, ErrorKind, FunctionPass, Module, ModulePass, Pass,
     PassContext, PassInfo, PassRef, PrintIr, Sequential,
 };
 use std::sync::{Arc, Mutex};
@@ -244,7 +244,7 @@ fn seed_example_pipeline_with_print_ir() {
     let mut m = sum_module();
     let before = m.instruction_count();
     let _o3 = PassContext::inherit().with_opt_level(3).enter().unwrap();
-    let (result, printed) = output::capture(|| (&seq as &dyn Pass).apply(&mut m));
+    let (result, printed) = console::capture(|| (&seq as &dyn Pass).apply(&mut m));
     result.unwrap();
     assert!(printed.starts_with("; after instcombine\n"), "{printed}");
     assert!(printed.contains("define dso_local i32 @sum"), "{printed}");

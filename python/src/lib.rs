@@ -117,8 +117,8 @@ pub(crate) fn run_core<R>(
     let ((result, printed), warnings) = py
         .detach(move || {
             let work = work.into_inner();
-            OnThisThread::new(passlab::output::capture_warnings(|| {
-                passlab::output::capture(work)
+            OnThisThread::new(passlab::console::capture_warnings(|| {
+                passlab::console::capture(work)
             }))
         })
         .into_inner();

@@ -19,11 +19,11 @@ impl Trace {
 
     /// `:instrument trace`: a line for each pass as it starts, indented by
     /// its depth, with its unit and target, to where passes print
-    /// ([`crate::output::emit`]).
+    /// ([`crate::console::emit`]).
     pub fn emitting() -> Trace {
         Trace::new(|_m, p, before| {
             if before {
-                crate::output::emit(&format!(
+                crate::console::emit(&format!(
                     "{}{} on {} {}",
                     "  ".repeat(p.depth),
                     p.name(),

@@ -201,7 +201,7 @@ pub(crate) fn compile(
     let warnings = String::from_utf8_lossy(part()).into_owned();
     let counters = part().to_vec();
     if !warnings.is_empty() {
-        crate::output::warn(warnings.trim_end());
+        crate::console::warn(warnings.trim_end());
     }
     Ok((rest[at..].to_vec(), counters))
 }

@@ -1052,7 +1052,7 @@ pub fn compile(
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(src) = sources.get(i) else { break };
-                let compiled = crate::output::capture_warnings(|| src.compile());
+                let compiled = crate::console::capture_warnings(|| src.compile());
                 if tx.send((i, compiled)).is_err() {
                     break;
                 }

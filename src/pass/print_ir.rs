@@ -4,7 +4,7 @@ use super::registry::BuiltIn;
 use super::{Pass, PassInfo, PassRef};
 use crate::context::PassContext;
 use crate::module::Module;
-use crate::{output, Result};
+use crate::{console, Result};
 use std::sync::Arc;
 
 inventory::submit! {
@@ -14,7 +14,7 @@ inventory::submit! {
     }
 }
 
-/// Prints the whole module (through [`output::emit`]) and changes nothing.
+/// Prints the whole module (through [`console::emit`]) and changes nothing.
 pub struct PrintIr {
     info: PassInfo,
     header: String,
@@ -42,7 +42,7 @@ impl Pass for PrintIr {
         } else {
             self.header.clone()
         };
-        output::emit(&format!("; {header}\n{}", module.print()));
+        console::emit(&format!("; {header}\n{}", module.print()));
         Ok(())
     }
 }

@@ -920,7 +920,7 @@ fn compile_candidate(source: &str, name: &str, options: &Options) -> Result<Modu
         .clang_args(flags)
         .level(options.level);
     // A candidate's warnings are cvise's business, not the reader's.
-    crate::output::capture_warnings(|| Module::load(&[src])).0
+    crate::console::capture_warnings(|| Module::load(&[src])).0
 }
 
 /// The `cvise` command reducing `file` (in the oracle's folder) with

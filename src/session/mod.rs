@@ -442,8 +442,8 @@ impl Session {
         let checkpoint = self.checkpoint();
         self.displaced.clear();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::output::capture(|| {
-                crate::output::capture_warnings(|| {
+            crate::console::capture(|| {
+                crate::console::capture_warnings(|| {
                     let result = command.call(self, &args, body);
                     if result.is_ok() {
                         crate::error::panic_point(&format!("after::{}", command.name));
@@ -509,7 +509,7 @@ impl Session {
     fn roll_back(&mut self, c: Checkpoint) {
         let put_back = |m: &mut Module, name: &str, snapshot: &Snapshot| {
             if let Err(e) = m.restore(snapshot) {
-                crate::output::warn(&format!("cannot put {name} back: {e}"));
+                crate::console::warn(&format!("cannot put {name} back: {e}"));
             }
         };
         // An `:undo` is redone.
@@ -547,7 +547,7 @@ impl Session {
         self.restore_fields(c);
         for spec in &specs[self.scopes.len()..] {
             if let Err(e) = commands::enter_again(self, spec) {
-                crate::output::warn(&format!("cannot enter the context '{spec}' again: {e}"));
+                crate::console::warn(&format!("cannot enter the context '{spec}' again: {e}"));
             }
         }
         if self

@@ -457,7 +457,7 @@ fn stopped(pass: &str, stop: PassStop, how: Option<String>, after: &str) -> Erro
 /// to the output, a changed module is verified here before it is taken.
 fn take_reply(name: &str, module: &mut Module, reply: wire::Reply) -> Result<()> {
     if !reply.printed.is_empty() {
-        crate::output::emit(&reply.printed);
+        crate::console::emit(&reply.printed);
     }
     match reply.outcome {
         wire::Outcome::Unchanged => Ok(()),

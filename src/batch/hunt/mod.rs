@@ -129,7 +129,7 @@ fn prepare(spec: &HuntSpec, p: &HuntProgram) -> Result<std::result::Result<Prepa
     let mut flags = cflags(spec);
     flags.push("-w".into());
     let src = crate::module::Source::text(Lang::C, &source, &file).clang_args(flags.clone());
-    let module = match crate::output::capture_warnings(|| Module::load(&[src])).0 {
+    let module = match crate::console::capture_warnings(|| Module::load(&[src])).0 {
         Ok(m) => m,
         Err(e) => return Ok(Err(format!("does not compile: {e}"))),
     };
