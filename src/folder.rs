@@ -433,19 +433,23 @@ impl OwnedDir {
 
     /// Creates (or truncates, if the job wrote it) the file `rel`.
     pub fn create(&self, rel: &str) -> Result<std::fs::File> {
-        let p = self.check_writable(rel)?;
-        if let Some(parent) = Path::new(rel)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-        {
-            self.create_dir(&parent.to_string_lossy())?;
-        }
-        self.list(rel)?;
+        let p = self.prepare(rel)?;
         std::fs::File::create(&p).map_err(|e| io(&p, e))
     }
 
     /// Opens the file `rel` for appending (made if missing).
     pub fn append(&self, rel: &str) -> Result<std::fs::File> {
+        let p = self.prepare(rel)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .map_err(|e| io(&p, e))
+    }
+
+    /// The path of the file `rel`, which the job may write: its folders
+    /// made, and the file listed as the job's.
+    fn prepare(&self, rel: &str) -> Result<PathBuf> {
         let p = self.check_writable(rel)?;
         if let Some(parent) = Path::new(rel)
             .parent()
@@ -454,11 +458,7 @@ impl OwnedDir {
             self.create_dir(&parent.to_string_lossy())?;
         }
         self.list(rel)?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&p)
-            .map_err(|e| io(&p, e))
+        Ok(p)
     }
 
     /// Writes the file `rel` whole.
