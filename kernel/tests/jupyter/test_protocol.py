@@ -5,6 +5,7 @@ session's modules; shutdown is clean; and a soak of many executes loses no
 reply and does not grow the kernel's memory.
 """
 
+import datetime
 import os
 import queue
 import tempfile
@@ -203,15 +204,26 @@ class ProtocolTests(KernelCase):
         self.assertEqual(statuses, ["error", "ok"])
 
     def aborted_after_error(self, spacing):
-        """A failing request, then four more spaced `spacing` seconds apart
+        """A failing request, then four more made `spacing` seconds apart
         (as "Run All" reaches a kernel through a browser and a server):
-        how many of the four are answered "aborted"."""
-        first = self.kc.execute(":nosuch")
-        rest = []
-        for _ in range(4):
-            if spacing:
+        how many of the four are answered "aborted". Each request's date
+        (which the kernel compares) is the first one's plus its spacing,
+        and each is sent that long after the one before: a sleep that
+        overshoots on a loaded machine delays the arrivals, which the
+        kernel must take, but does not change what the client made."""
+        content = dict(silent=False, store_history=True, user_expressions={},
+                       allow_stdin=False, stop_on_error=True)
+        made = [self.kc.session.msg("execute_request", dict(content, code=":nosuch"))]
+        for i in range(1, 5):
+            msg = self.kc.session.msg("execute_request", dict(content, code=":help run"))
+            msg["header"]["date"] = made[0]["header"]["date"] + datetime.timedelta(seconds=spacing * i)
+            made.append(msg)
+        for i, msg in enumerate(made):
+            if i and spacing:
                 time.sleep(spacing)
-            rest.append(self.kc.execute(":help run"))
+            self.kc.shell_channel.send(msg)
+        first = made[0]["header"]["msg_id"]
+        rest = [m["header"]["msg_id"] for m in made[1:]]
         replies = {}
         for _ in range(5):
             r = self.kc.get_shell_msg(timeout=TIMEOUT)
