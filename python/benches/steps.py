@@ -148,19 +148,17 @@ def main():
             n, ours, theirs = gym_rate(path, steps, rounds)
             print(f"{name:<14}{n:>13}{ours:>10.1f}{theirs:>9.1f}{ours / theirs:>7.1f}x")
         print("(CompilerGym's published figure: about 1,760 steps/s on small programs)")
+    # The large program (a small one in the smoke run).
+    name = "adler32.c" if smoke else "sqlite3.c"
+    path = INPUTS / "zlib" / name if smoke else INPUTS / "sqlite3" / name
     if "instrument" in which:
-        name = "adler32.c" if smoke else "sqlite3.c"
-        path = INPUTS / "zlib" / name if smoke else INPUTS / "sqlite3" / name
         n, plain, python, passes = instrument_overhead(path, 1 if smoke else 3)
         print(
             f"default<O2> over {name} ({n} instructions): {plain:.2f} s without instruments, "
             f"{python:.2f} s with a Python instrument called before and after each of {passes} passes: "
             f"{python / plain:.3f}x"
         )
-
     if "copy" in which:
-        name = "adler32.c" if smoke else "sqlite3.c"
-        path = INPUTS / "zlib" / name if smoke else INPUTS / "sqlite3" / name
         n, copy, in_place, as_value = value_cost(path, 1 if smoke else 5)
         print(
             f"value semantics over {name} ({n} instructions): mod.copy() {copy:.2f} s; "
