@@ -75,17 +75,8 @@ void plab_set_name_counters(LLVMModuleRef MR, const uint8_t *data, size_t len) {
 
 /// Verifies `M`; returns true when it is valid, else sends the messages.
 bool plab_verify(LLVMModuleRef M, plab_sink sink, void *user) {
-  std::string S;
-  raw_string_ostream OS(S);
-  bool Broken = true;
-  if (!guarded([&] { Broken = verifyModule(*unwrapM(M), &OS); })) {
-    sendFatal(sink, user);
-    return false;
-  }
-  OS.flush();
-  if (Broken)
-    send(sink, user, S);
-  return !Broken;
+  return verifiedUnderGuard([&](raw_ostream &OS) { return verifyModule(*unwrapM(M), &OS); },
+                            sink, user);
 }
 
 // ---------------------------------------------------------------------------

@@ -68,17 +68,9 @@ void plab_function_size(LLVMValueRef FR, uint64_t *blocks, uint64_t *instruction
 
 /// Verifies one function; returns true when valid, else sends the messages.
 bool plab_verify_function(LLVMValueRef FR, plab_sink sink, void *user) {
-  std::string S;
-  raw_string_ostream OS(S);
-  bool Broken = true;
-  if (!guarded([&] { Broken = verifyFunction(*reinterpret_cast<Function *>(FR), &OS); })) {
-    sendFatal(sink, user);
-    return false;
-  }
-  OS.flush();
-  if (Broken)
-    send(sink, user, S);
-  return !Broken;
+  return verifiedUnderGuard(
+      [&](raw_ostream &OS) { return verifyFunction(*reinterpret_cast<Function *>(FR), &OS); },
+      sink, user);
 }
 
 /// Prints functions one at a time with one module-wide slot tracker, so

@@ -142,3 +142,20 @@ namespace plab {
 void sendFatal(plab_sink sink, void *user);
 } // namespace plab
 using plab::sendFatal;
+
+/// Runs the verifier `Verify(raw_ostream &)` (true when broken) under a
+/// guard; returns true when the IR is valid, else sends its messages (or
+/// what the guard caught).
+template <typename Verify> bool verifiedUnderGuard(Verify V, plab_sink sink, void *user) {
+  std::string S;
+  raw_string_ostream OS(S);
+  bool Broken = true;
+  if (!guarded([&] { Broken = V(OS); })) {
+    sendFatal(sink, user);
+    return false;
+  }
+  OS.flush();
+  if (Broken)
+    send(sink, user, S);
+  return !Broken;
+}
