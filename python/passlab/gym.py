@@ -277,6 +277,15 @@ class LlvmEnv(gymnasium.Env):
         value = self.module.features(space)
         return value if row["len"] is None else np.array(value, dtype=row["dtype"])
 
+    def _observe_step(self, space):
+        """What `_observe` gives, kept while the module does not change: a
+        step whose pass changed nothing observes what the step before it
+        did (a copy, so that the caller may change its array)."""
+        value = self._seen.get(space)
+        if value is None:
+            value = self._seen[space] = self._observe(space)
+        return value.copy() if isinstance(value, np.ndarray) else value
+
     @property
     def benchmark(self):
         """The episode's benchmark (its name). Set it (or give
@@ -327,8 +336,9 @@ class LlvmEnv(gymnasium.Env):
         self._initial = self.module.instcount
         self._previous = self._initial
         self._fingerprint = self.module.fingerprint
+        self._seen = {}
         self._oz = oz
-        return self._observe(self.observation_space_name), self._info(None, False)
+        return self._observe_step(self.observation_space_name), self._info(None, False)
 
     def _info(self, action, no_effect):
         return {
@@ -356,9 +366,16 @@ class LlvmEnv(gymnasium.Env):
             # (a fingerprint tells a module's objects apart, and the
             # module's are new)
             self._fingerprint = self.module.fingerprint
+            self._seen = {}
             raise
         self.actions.append(action)
-        count = self.module.instcount
+        if changed:
+            self._seen = {}
+            count = self.module.instcount
+        else:
+            # (its instructions are those counted before: the pass changed
+            # nothing, as the module's fingerprint after it says)
+            count = self._previous
         removed = self._previous - count
         if self.reward_space_name == "IrInstructionCountOz":
             reward = removed / max(self._initial - self._oz, 1)
@@ -369,7 +386,7 @@ class LlvmEnv(gymnasium.Env):
         self._previous = count
         self.episode_reward += float(reward)
         info = self._info(self.action_names[action], not changed)
-        return self._observe(self.observation_space_name), float(reward), False, False, info
+        return self._observe_step(self.observation_space_name), float(reward), False, False, info
 
     def multistep(self, actions):
         """Several steps (CompilerGym's ``multistep``): the last observation,
@@ -415,6 +432,7 @@ class LlvmEnv(gymnasium.Env):
         new._loaded = dict(self._loaded)
         new.module = self.module.copy()
         new._fingerprint = new.module.fingerprint
+        new._seen = {}
         new.actions = list(self.actions)
         new.action_space = copy.deepcopy(self.action_space)
         new._np_random = copy.deepcopy(self._np_random)
@@ -439,6 +457,7 @@ class LlvmEnv(gymnasium.Env):
         if self.module is not None:
             # (a fingerprint tells a module's objects apart: these are new)
             self._fingerprint = self.module.fingerprint
+        self._seen = {}
 
     def close(self):
         """Ends the episode (``in_episode`` is then False)."""

@@ -47,6 +47,27 @@ def test_spaces_and_reward(adler32):
     assert total == pytest.approx(1.0)
 
 
+def test_a_step_that_changes_nothing_observes_and_counts_as_the_one_before(adler32):
+    env = passlab.gym.LlvmEnv(
+        benchmark=adler32, actions=["instcombine", "no-op-module"], reward_space="IrInstructionCount"
+    )
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(0)
+    obs[:] = -1  # the caller's copy: the environment keeps its own
+    again, reward, _, _, info = env.step(1)
+    assert info["action_had_no_effect"] and reward == 0.0
+    assert again[0] == env.module.instcount == info["instcount"]
+    assert (again == env.module.features("InstCount")).all()
+    # The module changed outside a step: the next step counts again, even
+    # when its own pass changes nothing.
+    before = env.module.instcount
+    passlab.transform.LLVMPass("function(sroa,instcombine,simplifycfg,adce)")(env.module, inplace=True)
+    assert env.module.instcount != before
+    obs, reward, _, _, info = env.step(1)
+    assert obs[0] == env.module.instcount == info["instcount"]
+    assert reward == before - env.module.instcount
+
+
 def test_every_observation_space_of_the_table_is_observed_as_declared(adler32):
     """The observation spaces' recipe: a row of the core's table is a space
     of `:features`, `Module.features` and the gym, with its dtype, shape
