@@ -435,7 +435,7 @@ test)
     install_kernel debug
     phase "build: the python package (test profile)" install_python_package debug
     phase "build: the python wheel (test profile)" build_wheel
-    # Four streams side by side (two cores; the tests mostly wait on the
+    # Five streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels),
     # the longest in this shell, the others in the background, each
     # started with what it needs and ending about when the first does
@@ -454,9 +454,11 @@ test)
     #    puts back) and read in Chromium: its chapters, links and search;
     # 2. the transcripts, then the main job's scripts;
     # 3. the lessons' twins, then Jupyter's kernel test suite and our
-    #    protocol tests, then every bench once, tiny (the worker is warm
-    #    by then);
-    # 4. every other Rust test.
+    #    protocol tests;
+    # 4. the longest Rust tests (fidelity to clang at every level, the
+    #    fuzz targets over their corpora), then every bench once, tiny
+    #    (the worker is warm by then);
+    # 5. every other Rust test.
     # Logs of the background streams are shown when waited for.
     set -m # each job in a process group of its own, to end it whole
     # (Each stream is a subshell under `set -e`: its first failing phase
@@ -483,18 +485,27 @@ test)
     (
         phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}"
         phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
-        phase "benches (smoke)" bash scripts/passlab.sh bench smoke
     ) >target/logs/twins.log 2>&1 &
     twins=$!
+    # (the tests of tests/fidelity.rs and tests/fuzz_replay.rs, skipped by
+    # name in stream 5)
+    longest=(zlib_lua_and_cxx_at_every_level_are_what_clang_makes sqlite3_at_every_level_is_what_clang_makes
+        reproducers_spell_each_level_as_passlab_runs_it every_target_over_its_seeds_and_their_mutations)
+    (
+        phase "cargo test: fidelity, fuzz targets" cargo test "${all[@]}" --no-fail-fast --test fidelity --test fuzz_replay
+        phase "benches (smoke)" bash scripts/passlab.sh bench smoke
+    ) >target/logs/longest.log 2>&1 &
+    longest_job=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
     # Every other Rust test: the core's, the fuzz targets over their seed
     # corpora (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
     # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
     # (--no-fail-fast: every failing test binary in one run, not the first)
-    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}"
+    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
-    phase --here "waiting for the twins, the kernel tests and the benches" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for the twins and the kernel tests" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for fidelity, the fuzz targets and the benches" wait_for "$longest_job" target/logs/longest.log
     phase --here "waiting for the worker, the browser, the python package and the guide" wait_for "$background" target/logs/background.log
     phase "no stray files in the tree" no_stray_files "$untracked"
     echo "passlab: every test passed in $((SECONDS - total)) s" >&2
