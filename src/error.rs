@@ -53,7 +53,12 @@ pub enum ErrorKind {
     Tool,
     /// An interrupt stopped a pass (the module is as it was).
     Interrupted,
-    /// Anything else a caller got wrong (an invalid argument).
+    /// A caller got something wrong: a setting or an argument
+    /// ([`Error::Setting`]), a folder or a file passlab will not write into
+    /// ([`Error::Folder`]), a malformed file it reads ([`Error::Spec`]), the
+    /// Rust worker ([`Error::Worker`]), a NUL byte in a name
+    /// ([`Error::Nul`]), a bisection with nothing to find
+    /// ([`Error::ConditionNeverHolds`]), or anything else ([`Error::Invalid`]).
     Invalid,
     /// A bug in passlab (a panic) stopped a command; the session is as it
     /// was before the command.
@@ -209,6 +214,41 @@ pub enum Error {
         message: String,
     },
 
+    /// A setting or an argument out of range or of the wrong form, in
+    /// `scope` (a command, a setting's name: `tune`, `target.cpu`,
+    /// `--shard`). Its kind is [`ErrorKind::Invalid`].
+    #[error("{scope}: {message}")]
+    Setting { scope: String, message: String },
+
+    /// passlab refusing to write into or over the folder or file `path`
+    /// (`message` begins with a verb: `is a file, not a folder: …`). Its
+    /// kind is [`ErrorKind::Invalid`].
+    #[error("{path} {message}")]
+    Folder { path: String, message: String },
+
+    /// A file passlab reads as data is malformed: a sweep's or a hunt's
+    /// spec, a compilation database, a shard's records, `dataset.csv`. Its
+    /// kind is [`ErrorKind::Invalid`].
+    #[error("{path}: {message}")]
+    Spec { path: String, message: String },
+
+    /// The Rust worker (passlab-evcxr) could not be found, started, reached
+    /// or restarted. Its kind is [`ErrorKind::Invalid`].
+    #[error("{message}")]
+    Worker { message: String },
+
+    /// A name handed to LLVM (a module's, a pass's, a path) holds a NUL
+    /// byte. Its kind is [`ErrorKind::Invalid`].
+    #[error("{what} contains NUL")]
+    Nul { what: &'static str },
+
+    /// A bisection's condition does not hold after the whole pipeline (of
+    /// `optional_passes` optional passes): no pass makes it go bad. Its
+    /// kind is [`ErrorKind::Invalid`].
+    #[error("bisect: the condition does not hold after the whole pipeline ({optional_passes} optional passes), so no pass makes it go bad")]
+    ConditionNeverHolds { optional_passes: usize },
+
+    /// Anything else a caller got wrong, in one message.
     #[error("{0}")]
     Invalid(String),
 }
@@ -235,9 +275,46 @@ impl Error {
             Error::Chart { .. } => ErrorKind::Chart,
             Error::Tool { .. } => ErrorKind::Tool,
             Error::Interrupted { .. } => ErrorKind::Interrupted,
-            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Invalid(_)
+            | Error::Setting { .. }
+            | Error::Folder { .. }
+            | Error::Spec { .. }
+            | Error::Worker { .. }
+            | Error::Nul { .. }
+            | Error::ConditionNeverHolds { .. } => ErrorKind::Invalid,
             Error::InvalidIr { .. } => ErrorKind::Verify,
             Error::Internal { .. } => ErrorKind::Internal,
+        }
+    }
+
+    /// An [`Error::Setting`]: `message` about a setting in `scope`.
+    pub fn setting(scope: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Setting {
+            scope: scope.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An [`Error::Folder`]: `message` (beginning with a verb) about `path`.
+    pub fn folder(path: impl fmt::Display, message: impl Into<String>) -> Error {
+        Error::Folder {
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// An [`Error::Spec`]: `message` about the file at `path`.
+    pub fn spec(path: impl fmt::Display, message: impl Into<String>) -> Error {
+        Error::Spec {
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// An [`Error::Worker`] saying `message`.
+    pub fn worker(message: impl Into<String>) -> Error {
+        Error::Worker {
+            message: message.into(),
         }
     }
 
@@ -373,7 +450,12 @@ impl Error {
             | Tool { .. }
             | Chart { .. }
             | Internal { .. }
+            | Setting { .. }
+            | Folder { .. }
+            | Spec { .. }
+            | Worker { .. }
             | Invalid(_) => self.clipped_fields(),
+            Nul { .. } | ConditionNeverHolds { .. } => self,
             UnknownPass { .. }
             | Pipeline { .. }
             | DependencyCycle { .. }
@@ -477,6 +559,21 @@ impl Error {
             },
             Internal { command, message } => Internal {
                 command: c(command),
+                message: c(message),
+            },
+            Setting { scope, message } => Setting {
+                scope: c(scope),
+                message: c(message),
+            },
+            Folder { path, message } => Folder {
+                path: c(path),
+                message: c(message),
+            },
+            Spec { path, message } => Spec {
+                path: c(path),
+                message: c(message),
+            },
+            Worker { message } => Worker {
                 message: c(message),
             },
             Invalid(message) => Invalid(c(message)),
@@ -759,6 +856,61 @@ mod tests {
         assert_eq!(tail_of("a\nb\nc\n", 2, 100), "\nb\nc");
         assert_eq!(clip("héllo wörld", 100), "héllo wörld");
         assert!(nearest_names(&huge, ["x"]).is_empty());
+    }
+
+    #[test]
+    fn typed_errors_read_as_their_invalid_did() {
+        // Each as `Error::Invalid` with the whole text said it before.
+        let cases = [
+            (
+                Error::setting("tune", "trials expects a whole number from 1 to 100000, got 0"),
+                "tune: trials expects a whole number from 1 to 100000, got 0",
+            ),
+            (
+                Error::setting("target.cpu", "expects a processor name, got 'x y'"),
+                "target.cpu: expects a processor name, got 'x y'",
+            ),
+            (
+                Error::folder("out", "is a file, not a folder: give a folder for sweep's output"),
+                "out is a file, not a folder: give a folder for sweep's output",
+            ),
+            (
+                Error::spec("sweep.toml", "'goal' must be a string"),
+                "sweep.toml: 'goal' must be a string",
+            ),
+            (
+                Error::worker("the Rust worker is gone: broken pipe"),
+                "the Rust worker is gone: broken pipe",
+            ),
+            (Error::Nul { what: "pass name" }, "pass name contains NUL"),
+            (
+                Error::ConditionNeverHolds { optional_passes: 7 },
+                "bisect: the condition does not hold after the whole pipeline (7 optional passes), so no pass makes it go bad",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+            assert_eq!(e.kind(), ErrorKind::Invalid, "{text}");
+            assert_eq!(e.clipped().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn typed_errors_clip_their_fields() {
+        let huge = "x".repeat(1_000_000);
+        let errors = [
+            Error::setting(huge.clone(), format!("expects a number, got '{huge}'")),
+            Error::folder(&huge, format!("holds files ({huge})")),
+            Error::spec(&huge, format!("entry 1 {huge}")),
+            Error::worker(format!("the Rust worker sent '{huge}': eof")),
+        ];
+        for e in errors {
+            let kind = e.kind();
+            let text = e.clipped().to_string();
+            assert!(text.len() < 2_000, "{}", text.len());
+            assert!(text.contains("bytes left out"), "{text}");
+            assert_eq!(kind, ErrorKind::Invalid);
+        }
     }
 
     #[test]

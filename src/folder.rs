@@ -216,11 +216,13 @@ impl OwnedDir {
     /// error if `path` is a file.
     fn make_folder(path: &Path, owner: &Owner) -> Result<bool> {
         match std::fs::metadata(path) {
-            Ok(m) if !m.is_dir() => Err(Error::Invalid(format!(
-                "{} is a file, not a folder: give a folder for {}'s output",
+            Ok(m) if !m.is_dir() => Err(Error::folder(
                 path.display(),
-                owner.kind
-            ))),
+                format!(
+                    "is a file, not a folder: give a folder for {}'s output",
+                    owner.kind
+                ),
+            )),
             Ok(_) => Ok(false),
             Err(_) => {
                 std::fs::create_dir_all(path).map_err(|e| io(path, e))?;
@@ -237,9 +239,8 @@ impl OwnedDir {
             .next()
             .is_none();
         if !empty && !replace {
-            return Err(Error::Invalid(format!(
-                "{} holds files passlab did not write ({}): passlab writes only into folders it made, to lose nothing of yours; give {} a new folder (--out DIR), or {flag} to write beside those files (passlab then writes only files that are not there, and touches none of them)",
-                path.display(),
+            return Err(Error::folder(path.display(), format!(
+                "holds files passlab did not write ({}): passlab writes only into folders it made, to lose nothing of yours; give {} a new folder (--out DIR), or {flag} to write beside those files (passlab then writes only files that are not there, and touches none of them)",
                 holding(path),
                 owner.kind
             )));
@@ -261,9 +262,8 @@ impl OwnedDir {
             libc::LOCK_SH
         };
         if !flock(&marker, how | libc::LOCK_NB) {
-            return Err(Error::Invalid(format!(
-                "{} is in use by another passlab process ({}): wait for it to end, or give this one another folder (--out DIR)",
-                path.display(),
+            return Err(Error::folder(path.display(), format!(
+                "is in use by another passlab process ({}): wait for it to end, or give this one another folder (--out DIR)",
                 Self::read_marker(marker_path).0.map_or_else(|| "a job".to_string(), |o| o.what)
             )));
         }
@@ -286,17 +286,15 @@ impl OwnedDir {
             |o| format!("{} ({})", o.kind, o.what),
         );
         if !replace {
-            return Err(Error::Invalid(format!(
-                "{} was made by another job: {what}; give {} a new folder (--out DIR), or {flag} to remove that job's files there (only those it wrote: anything else in the folder stays)",
-                path.display(),
+            return Err(Error::folder(path.display(), format!(
+                "was made by another job: {what}; give {} a new folder (--out DIR), or {flag} to remove that job's files there (only those it wrote: anything else in the folder stays)",
                 self.owner.kind
             )));
         }
         // Replacing needs the folder alone.
         if !exclusive && !flock(&self.marker, libc::LOCK_EX | libc::LOCK_NB) {
-            return Err(Error::Invalid(format!(
-                "{} is in use by another passlab process ({what}): wait for it to end, or give this one another folder (--out DIR)",
-                path.display()
+            return Err(Error::folder(path.display(), format!(
+                "is in use by another passlab process ({what}): wait for it to end, or give this one another folder (--out DIR)"
             )));
         }
         self.remove_own()?;
@@ -390,9 +388,8 @@ impl OwnedDir {
     fn check_writable(&self, rel: &str) -> Result<PathBuf> {
         let p = self.path.join(checked_relative(rel)?);
         if p.symlink_metadata().is_ok() && !self.owns(rel) {
-            return Err(Error::Invalid(format!(
-                "{} was there before and passlab did not write it: it is left as it is (give {} a new folder with --out DIR)",
-                p.display(),
+            return Err(Error::folder(p.display(), format!(
+                "was there before and passlab did not write it: it is left as it is (give {} a new folder with --out DIR)",
                 self.owner.kind
             )));
         }
@@ -416,9 +413,8 @@ impl OwnedDir {
                     // beside theirs; it is not listed, so never removed.
                 }
                 Ok(_) => {
-                    return Err(Error::Invalid(format!(
-                        "{} is there and is not a folder: it is left as it is (give {} a new folder with --out DIR)",
-                        p.display(),
+                    return Err(Error::folder(p.display(), format!(
+                        "is there and is not a folder: it is left as it is (give {} a new folder with --out DIR)",
                         self.owner.kind
                     )))
                 }
@@ -659,15 +655,14 @@ pub fn note_written(path: &Path) {
 pub fn check_replaceable(path: &Path, what: &str) -> Result<()> {
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if m.is_dir() {
-            return Err(Error::Invalid(format!(
-                "{} is a folder: {what} writes a file (give a file name)",
-                path.display()
-            )));
+            return Err(Error::folder(
+                path.display(),
+                format!("is a folder: {what} writes a file (give a file name)"),
+            ));
         }
         if !wrote(path) {
-            return Err(Error::Invalid(format!(
-                "{} is there already and passlab did not write it (or it changed since): {what} leaves it as it is; give another file name, or remove it first",
-                path.display()
+            return Err(Error::folder(path.display(), format!(
+                "is there already and passlab did not write it (or it changed since): {what} leaves it as it is; give another file name, or remove it first"
             )));
         }
     }

@@ -203,9 +203,12 @@ impl Target {
     /// machine's processor (clang's `-march=native`).
     pub fn new(cpu: &str, features: &str) -> Result<Target> {
         check_cpu(cpu)
-            .map_err(|why| Error::Invalid(format!("target.cpu: expects {why}, got '{cpu}'")))?;
+            .map_err(|why| Error::setting("target.cpu", format!("expects {why}, got '{cpu}'")))?;
         check_features(features).map_err(|why| {
-            Error::Invalid(format!("target.features: expects {why}, got '{features}'"))
+            Error::setting(
+                "target.features",
+                format!("expects {why}, got '{features}'"),
+            )
         })?;
         // With a host processor and no features given, its features too.
         let features = if features.is_empty() && cpu == "host" {
@@ -371,8 +374,9 @@ thread_local! {
 static PLUGIN_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn new_runner(triple: &str, tuning: &Tuning, target: &Target, pic: bool) -> Result<RunnerHandle> {
-    let c_triple =
-        CString::new(triple).map_err(|_| Error::Invalid("target triple contains NUL".into()))?;
+    let c_triple = CString::new(triple).map_err(|_| Error::Nul {
+        what: "target triple",
+    })?;
     let cpu = CString::new(target.cpu.as_str()).unwrap_or_default();
     let features = CString::new(target.features.as_str()).unwrap_or_default();
     let mut sinks = ffi::Sinks::default();
@@ -472,8 +476,9 @@ pub(crate) fn spell_pipeline(text: &str, tuning: &Tuning) -> Result<String, Stri
 /// Loads an LLVM pass plugin into the process (`opt -load-pass-plugin`);
 /// pipelines parsed afterwards know its passes.
 pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| Error::Invalid("plugin path contains NUL".into()))?;
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Error::Nul {
+        what: "plugin path",
+    })?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: `c` is a NUL-terminated path and `sinks` the `Sinks` that
     // `SINK_FIRST` expects, both alive for the call. Loading runs the
@@ -495,7 +500,7 @@ pub(crate) fn load_plugin(path: &std::path::Path) -> Result<()> {
 /// name; with `remember`, instruments will report those classes as `name`.
 pub(crate) fn pass_unit(name: &str, remember: bool) -> Result<Option<(IrUnit, Vec<String>)>> {
     let r = runner("", &Tuning::default(), &Target::default(), false)?;
-    let c = CString::new(name).map_err(|_| Error::Invalid("pass name contains NUL".into()))?;
+    let c = CString::new(name).map_err(|_| Error::Nul { what: "pass name" })?;
     let mut sinks = ffi::Sinks::default();
     // SAFETY: `r` (held here) keeps its live, unpoisoned runner; `c` is a
     // NUL-terminated name and `sinks` the `Sinks` that `SINK_FIRST` expects,

@@ -298,9 +298,9 @@ pub fn bisect_search(
 ) -> Result<BisectFound> {
     let found = bisect_search_staged(module, pass, |_| Ok(0), |m, _| bad(m))?;
     Ok(BisectFound {
-        entry: found.entry.ok_or_else(|| {
-            Error::Invalid("bisect: the culprit is not a pass of the pipeline".into())
-        })?,
+        entry: found
+            .entry
+            .ok_or_else(|| Error::setting("bisect", "the culprit is not a pass of the pipeline"))?,
         total: found.total,
         runs: found.runs,
     })
@@ -347,10 +347,9 @@ pub fn bisect_search_staged(
     let (full, asked) = run(None, false)?;
     let pipeline_total = asked.asked();
     if !bad(&full, None)? {
-        return Err(Error::Invalid(format!(
-            "bisect: the condition does not hold after the whole pipeline ({} optional passes), so no pass makes it go bad",
-            pipeline_total
-        )));
+        return Err(Error::ConditionNeverHolds {
+            optional_passes: pipeline_total,
+        });
     }
     let total = pipeline_total + later(&full)?;
     // The first `limit` optional passes of both stages.
@@ -362,9 +361,8 @@ pub fn bisect_search_staged(
         bad(&copy, Some(0))
     };
     if attempt(0)? {
-        return Err(Error::Invalid(
-            "bisect: the condition already holds with no optional pass run (required passes or the input cause it)".into(),
-        ));
+        let message = "the condition already holds with no optional pass run (required passes or the input cause it)";
+        return Err(Error::setting("bisect", message));
     }
     // Invariant: limit `lo` is good, limit `hi` is bad.
     let (mut lo, mut hi) = (0, total);
@@ -383,9 +381,12 @@ pub fn bisect_search_staged(
             .into_iter()
             .find(|e| e.index == hi)
             .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "bisect: pass {hi} was not asked about again (the pipeline is not deterministic)"
-                ))
+                Error::setting(
+                    "bisect",
+                    format!(
+                        "pass {hi} was not asked about again (the pipeline is not deterministic)"
+                    ),
+                )
             })?;
         Some(entry)
     } else {

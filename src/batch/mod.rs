@@ -113,9 +113,8 @@ impl Job {
             }
             Some(m) if m["kind"] == "manifest" => {
                 if m["spec"] != json!(self.fingerprint) || m["shards"] != json!(count) {
-                    return Err(Error::Invalid(format!(
-                        "{} holds another {}'s records (spec {}, {} shards; this one is {}, {count} shards): use another folder",
-                        shard.path.display(),
+                    return Err(Error::folder(shard.path.display(), format!(
+                        "holds another {}'s records (spec {}, {} shards; this one is {}, {count} shards): use another folder",
                         self.kind,
                         m["spec"].as_str().unwrap_or("?"),
                         m["shards"],
@@ -125,11 +124,13 @@ impl Job {
                 records.remove(0);
             }
             Some(_) => {
-                return Err(Error::Invalid(format!(
-                    "{}: its first record is not a {}'s manifest: use another folder",
+                return Err(Error::spec(
                     shard.path.display(),
-                    self.kind
-                )))
+                    format!(
+                        "its first record is not a {}'s manifest: use another folder",
+                        self.kind
+                    ),
+                ))
             }
         }
         Ok((shard, records))
@@ -195,10 +196,10 @@ fn read_records(file: &Path, torn: Torn) -> Result<Vec<Json>> {
     let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     if whole < bytes.len() && torn != Torn::Skip {
         if torn == Torn::Refuse {
-            return Err(Error::Invalid(format!(
-                "{}: its last record is torn (the shard was stopped while writing): run that shard again to finish it",
-                file.display()
-            )));
+            return Err(Error::spec(
+                file.display(),
+                "its last record is torn (the shard was stopped while writing): run that shard again to finish it",
+            ));
         }
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -213,11 +214,10 @@ fn read_records(file: &Path, torn: Torn) -> Result<Vec<Json>> {
         .filter(|(_, l)| !l.is_empty())
         .map(|(i, l)| {
             serde_json::from_slice(l).map_err(|e| {
-                Error::Invalid(format!(
-                    "{}:{}: not a record ({e}); run that shard again into another folder",
-                    file.display(),
-                    i + 1
-                ))
+                Error::spec(
+                    format!("{}:{}", file.display(), i + 1),
+                    format!("not a record ({e}); run that shard again into another folder"),
+                )
             })
         })
         .collect()
@@ -248,10 +248,10 @@ pub fn read_shards(kind: &str, dirs: &[PathBuf], finished: bool) -> Result<Shard
     let mut files = 0;
     for dir in dirs {
         if !dir.is_dir() {
-            return Err(Error::Invalid(format!(
-                "{} is not a folder: {kind} merge takes the folders its shards wrote into",
-                dir.display()
-            )));
+            return Err(Error::folder(
+                dir.display(),
+                format!("is not a folder: {kind} merge takes the folders its shards wrote into"),
+            ));
         }
         let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e))?;
         let mut shards: Vec<PathBuf> = entries
@@ -271,10 +271,10 @@ pub fn read_shards(kind: &str, dirs: &[PathBuf], finished: bool) -> Result<Shard
             let m = match these.first() {
                 Some(m) if m["kind"] == "manifest" => these.remove(0),
                 Some(_) => {
-                    return Err(Error::Invalid(format!(
-                        "{}: its first record is not a {kind}'s manifest",
-                        f.display()
-                    )))
+                    return Err(Error::spec(
+                        f.display(),
+                        format!("its first record is not a {kind}'s manifest"),
+                    ))
                 }
                 // Opened and killed before its manifest: nothing in it.
                 None => continue,
@@ -343,14 +343,17 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     let number = |w: &str| {
         w.trim()
             .parse::<usize>()
-            .map_err(|_| Error::Invalid(format!("--shard: '{w}' is not a number")))
+            .map_err(|_| Error::setting("--shard", format!("'{w}' is not a number")))
     };
     let (i, n) = (number(i)?, number(n)?);
     if n == 0 || i >= n {
-        return Err(Error::Invalid(format!(
-            "--shard {i}/{n}: the index must be below the count (0/{n} to {}/{n})",
-            n.max(1) - 1
-        )));
+        return Err(Error::setting(
+            format!("--shard {i}/{n}"),
+            format!(
+                "the index must be below the count (0/{n} to {}/{n})",
+                n.max(1) - 1
+            ),
+        ));
     }
     Ok((i, n))
 }
@@ -508,7 +511,7 @@ impl SpecFile {
 
 /// An error about the spec at `path`.
 pub fn spec_error(path: &Path, message: impl Into<String>) -> Error {
-    Error::Invalid(format!("{}: {}", path.display(), message.into()))
+    Error::spec(path.display(), message)
 }
 
 /// `key` of `t` as a list of strings: a string or an array of strings.

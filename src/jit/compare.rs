@@ -561,7 +561,7 @@ pub fn bisect(
     });
     restore()?;
     let found = found.map_err(|e| match e {
-        Error::Invalid(m) if m.starts_with("bisect: the condition does not hold") => bisect_error(
+        Error::ConditionNeverHolds { .. } => bisect_error(
             format!("{who} gives {reference} with and without the optional passes of {pipeline_text} and its code generation: no pass changes it"),
         ),
         other => other,

@@ -38,7 +38,9 @@ impl Module {
         let names = units
             .iter()
             .map(|(n, _)| {
-                CString::new(*n).map_err(|_| Error::Invalid("a unit's name contains NUL".into()))
+                CString::new(*n).map_err(|_| Error::Nul {
+                    what: "a unit's name",
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         // Reading a unit's symbols may parse its inline assembly, which

@@ -151,10 +151,13 @@ impl Module {
     /// Bytes that are not bitcode (empty ones among them) are an error.
     pub fn from_bitcode(bytes: &[u8], name: &str) -> Result<Module> {
         if !is_bitcode(bytes) {
-            return Err(Error::Invalid(format!(
-                "{name}: not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)",
-                bytes.len()
-            )));
+            return Err(Error::spec(
+                name,
+                format!(
+                    "not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)",
+                    bytes.len()
+                ),
+            ));
         }
         Self::parse_verified(LlvmContext::new(), bytes, name)
     }
@@ -201,9 +204,10 @@ impl Module {
                     } else {
                         format!(": {said}")
                     };
-                    Error::Invalid(format!(
-                        "{name}: corrupt bitcode: LLVM's bitcode reader {how} reading it{said}"
-                    ))
+                    Error::spec(
+                        name,
+                        format!("corrupt bitcode: LLVM's bitcode reader {how} reading it{said}"),
+                    )
                 }
             })?;
         }
@@ -295,8 +299,9 @@ impl Module {
     /// Parses IR text or bitcode into `ctx`, its symbol tables' name
     /// counters set from `counters` (empty: as parsed).
     fn parse_in(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str, counters: &[u8]) -> Result<Module> {
-        let c_name =
-            CString::new(name).map_err(|_| Error::Invalid("module name contains NUL".into()))?;
+        let c_name = CString::new(name).map_err(|_| Error::Nul {
+            what: "module name",
+        })?;
         let mut diag = ffi::Diag::default();
         let mut sinks = ffi::Sinks::default();
         // SAFETY: `ctx` (held here) is a live context; `bytes` is valid for
@@ -456,8 +461,9 @@ impl Module {
     }
 
     pub(crate) fn function_ref(&self, name: &str) -> Result<LLVMValueRef> {
-        let c =
-            CString::new(name).map_err(|_| Error::Invalid("function name contains NUL".into()))?;
+        let c = CString::new(name).map_err(|_| Error::Nul {
+            what: "function name",
+        })?;
         // SAFETY: `self.raw` is the live module `self` owns; `c` is a
         // NUL-terminated name alive for the call.
         let f = unsafe { LLVMGetNamedFunction(self.raw, c.as_ptr()) };

@@ -433,7 +433,7 @@ impl Project {
     /// whose response file is refused is skipped, with why.
     pub fn read(path: &Path) -> Result<Project> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
-        let bad = |what: String| Error::Invalid(format!("{}: {what}", path.display()));
+        let bad = |what: String| Error::spec(path.display(), what);
         let entries: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
             bad(format!(
                 "not a compilation database ({e}); it is a JSON list of {{\"directory\", \"file\", \"arguments\" or \"command\"}}"

@@ -132,11 +132,11 @@ impl Source {
                 // (an empty .ll is an empty module, as for opt-19; an
                 // empty .bc is no bitcode at all)
                 if p.extension().is_some_and(|e| e == "bc") && !super::is_bitcode(&bytes) {
-                    return Err(Error::Invalid(format!(
-                        "{}: not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)",
-                        p.display(),
+                    let message = format!(
+                        "not LLVM bitcode ({} bytes, without bitcode's magic number 'BC' 0xC0DE)",
                         bytes.len()
-                    )));
+                    );
+                    return Err(Error::spec(p.display(), message));
                 }
                 Ok(Some(bytes))
             }

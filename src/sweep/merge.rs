@@ -257,7 +257,7 @@ fn write_report(
 /// (`after_…`). A value not measured is empty.
 fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
     use crate::module::features::{instcount_names, AUTOPHASE};
-    let io = |e: csv::Error| Error::Invalid(format!("dataset.csv: {e}"));
+    let io = |e: csv::Error| Error::spec("dataset.csv", e.to_string());
     let names: Vec<String> = instcount_names()
         .iter()
         .map(|n| format!("instcount_{n}"))
@@ -323,7 +323,7 @@ fn dataset(trials: &BTreeMap<(String, usize, usize), Json>) -> Result<Vec<u8>> {
         w.write_record(&row).map_err(io)?;
     }
     w.into_inner()
-        .map_err(|e| Error::Invalid(format!("dataset.csv: {e}")))
+        .map_err(|e| Error::spec("dataset.csv", e.to_string()))
 }
 
 /// The dataset's columns (the features' before and after, when recorded).

@@ -75,7 +75,7 @@ type CheckOf = (
 );
 
 fn check_of(path: &Path, t: &toml::Table) -> Result<CheckOf> {
-    let bad = |m: String| Error::Invalid(format!("{}: {m}", path.display()));
+    let bad = |m: String| Error::spec(path.display(), m);
     let text = |key: &str| t.get(key).and_then(toml::Value::as_str);
     let exec = match (text("exec"), t.get("exec")) {
         (Some(words), _) => Some(crate::jit::Program {

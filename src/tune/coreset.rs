@@ -63,7 +63,7 @@ impl Coreset {
                 }
             } else {
                 crate::pipeline::parse(line)
-                    .map_err(|e| Error::Invalid(format!("coreset: '{line}': {e}")))?;
+                    .map_err(|e| Error::setting("coreset", format!("'{line}': {e}")))?;
                 current.push(line.to_string());
             }
         }
@@ -71,10 +71,13 @@ impl Coreset {
             orderings.push(current);
         }
         if orderings.is_empty() || orderings.len() > MAX_SIZE {
-            return Err(Error::Invalid(format!(
-                "coreset: {} orderings; a coreset holds 1 to {MAX_SIZE}",
-                orderings.len()
-            )));
+            return Err(Error::setting(
+                "coreset",
+                format!(
+                    "{} orderings; a coreset holds 1 to {MAX_SIZE}",
+                    orderings.len()
+                ),
+            ));
         }
         Ok(Coreset { orderings, notes })
     }
@@ -82,7 +85,7 @@ impl Coreset {
     /// Reads a coreset file.
     pub fn load(path: &Path) -> Result<Coreset> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Invalid(format!("coreset: {}: {e}", path.display())))?;
+            .map_err(|e| Error::setting("coreset", format!("{}: {e}", path.display())))?;
         Coreset::parse(&text)
     }
 
@@ -250,13 +253,13 @@ pub fn make(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Made> {
     if programs.is_empty() {
-        return Err(Error::Invalid("coreset: no programs to learn from".into()));
+        return Err(Error::setting("coreset", "no programs to learn from"));
     }
     if !(1..=MAX_SIZE).contains(&spec.size) {
-        return Err(Error::Invalid(format!(
-            "coreset: size {} is not 1 to {MAX_SIZE}",
-            spec.size
-        )));
+        return Err(Error::setting(
+            "coreset",
+            format!("size {} is not 1 to {MAX_SIZE}", spec.size),
+        ));
     }
     let mut candidates: Vec<Vec<String>> =
         vec![OZ_ORDERING.iter().map(|s| s.to_string()).collect()];

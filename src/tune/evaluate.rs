@@ -105,9 +105,10 @@ impl Goal {
                         .ok()
                         .filter(|w| *w > 0.0 && w.is_finite())
                         .ok_or_else(|| {
-                            Error::Invalid(format!(
-                                "goal: weight '{w}' in '{term}' is not a positive number"
-                            ))
+                            Error::setting(
+                                "goal",
+                                format!("weight '{w}' in '{term}' is not a positive number"),
+                            )
                         })?,
                     n.trim(),
                 ),
@@ -121,9 +122,10 @@ impl Goal {
                 suggestions: crate::nearest_names(name, Metric::NAMES.iter().copied()),
             })?;
             if terms.iter().any(|(_, m)| *m == metric) {
-                return Err(Error::Invalid(format!(
-                    "goal: '{name}' appears twice in '{text}'"
-                )));
+                return Err(Error::setting(
+                    "goal",
+                    format!("'{name}' appears twice in '{text}'"),
+                ));
             }
             terms.push((w, metric));
         }

@@ -245,7 +245,7 @@ impl TuneSpec {
     /// Checks the pool's names against the registry and the lengths.
     pub fn validate(&self) -> Result<()> {
         if self.pool.is_empty() {
-            return Err(Error::Invalid("tune: the pool of passes is empty".into()));
+            return Err(Error::setting("tune", "the pool of passes is empty"));
         }
         let rust: Vec<String> = crate::registry::passes()
             .into_iter()
@@ -257,37 +257,40 @@ impl TuneSpec {
             if rust.iter().any(|r| r == p) {
                 // Its code runs in evcxr's process, over one connection the
                 // evaluating child would share with the session.
-                return Err(Error::Invalid(format!(
-                    "tune: '{p}' is written in Rust (:register): such passes cannot be in a pool yet; use LLVM's passes, plugins' or :pass sequentials of them"
+                return Err(Error::setting("tune", format!(
+                    "'{p}' is written in Rust (:register): such passes cannot be in a pool yet; use LLVM's passes, plugins' or :pass sequentials of them"
                 )));
             }
         }
         match self.budget {
             Budget::Trials(n) if !(1..=MAX_TRIALS).contains(&n) => {
-                return Err(Error::Invalid(format!(
-                    "tune: trials expects a whole number from 1 to {MAX_TRIALS}, got {n}"
-                )))
+                return Err(Error::setting(
+                    "tune",
+                    format!("trials expects a whole number from 1 to {MAX_TRIALS}, got {n}"),
+                ))
             }
             Budget::Seconds(s) if !(s > 0.0 && s <= MAX_SECONDS as f64) => {
-                return Err(Error::Invalid(format!(
-                    "tune: seconds expects a number above 0 and at most {MAX_SECONDS} (a week), got {}",
-                    short_number(s)
-                )))
+                let s = short_number(s);
+                let message = format!(
+                    "seconds expects a number above 0 and at most {MAX_SECONDS} (a week), got {s}"
+                );
+                return Err(Error::setting("tune", message));
             }
             _ => {}
         }
         let timeout = self.trial_timeout.as_secs_f64();
         if !(timeout > 0.0 && timeout <= MAX_TIMEOUT_SECONDS as f64) {
-            return Err(Error::Invalid(format!(
-                "tune: a trial's timeout must be above 0 and at most {MAX_TIMEOUT_SECONDS} seconds (a day), got {}",
+            return Err(Error::setting("tune", format!(
+                "a trial's timeout must be above 0 and at most {MAX_TIMEOUT_SECONDS} seconds (a day), got {}",
                 short_number(timeout)
             )));
         }
         let (lo, hi) = self.lengths;
         if lo > hi || hi == 0 || hi > 1000 {
-            return Err(Error::Invalid(format!(
-                "tune: lengths {lo}..{hi} are not a range of 1 to 1000 passes"
-            )));
+            return Err(Error::setting(
+                "tune",
+                format!("lengths {lo}..{hi} are not a range of 1 to 1000 passes"),
+            ));
         }
         Ok(())
     }
@@ -729,8 +732,8 @@ pub fn without_disabled(
     }
     let kept: Vec<String> = pool.iter().filter(|e| !runs_disabled(e)).cloned().collect();
     if kept.is_empty() {
-        return Err(Error::Invalid(format!(
-            "tune: every entry of the pool runs a disabled pass (disabled: {}); enable some with :end, or name a pool= of other passes",
+        return Err(Error::setting("tune", format!(
+            "every entry of the pool runs a disabled pass (disabled: {}); enable some with :end, or name a pool= of other passes",
             disabled.iter().cloned().collect::<Vec<_>>().join(", ")
         )));
     }
@@ -771,8 +774,9 @@ pub fn tune(
         None => spec,
     };
     if spec.goal.needs(Metric::Runtime) && check.is_none() {
-        return Err(Error::Invalid(
-            "tune: a runtime goal needs a function and its arguments to time".into(),
+        return Err(Error::setting(
+            "tune",
+            "a runtime goal needs a function and its arguments to time",
         ));
     }
     let start = Instant::now();
@@ -873,8 +877,8 @@ impl Driver {
                 return Ok(());
             };
             if k.ordering != o {
-                return Err(Error::Invalid(format!(
-                    "tune: the trials already made do not follow from this search: {phase} #{index} is {}, the search proposes {}",
+                return Err(Error::setting("tune", format!(
+                    "the trials already made do not follow from this search: {phase} #{index} is {}, the search proposes {}",
                     k.pipeline(),
                     o.join(",")
                 )));

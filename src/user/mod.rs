@@ -166,7 +166,7 @@ impl State {
             replay.push(self.registration_code());
             for code in replay.iter().filter(|c| !c.trim().is_empty()) {
                 if let Err(e) = w.eval(code) {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::worker(format!(
                         "the Rust worker was started again but could not replay your definitions: {}",
                         eval_error_text(&e, code)
                     )));

@@ -108,7 +108,7 @@ impl Conn {
     /// fork of the session.
     pub(crate) fn open(socket: &Path, forked: bool) -> Result<Conn> {
         let unreachable = |e: std::io::Error| {
-            Error::Invalid(format!(
+            Error::worker(format!(
                 "cannot reach the Rust worker's service at {}: {e}",
                 socket.display()
             ))
@@ -119,7 +119,7 @@ impl Conn {
             .map_err(unreachable)?;
         let mut reader = BufReader::new(stream.try_clone().map_err(unreachable)?);
         let served_pid = wire::read_hello(&mut reader)
-            .map_err(|e| Error::Invalid(format!("the Rust worker's service: {e}")))?;
+            .map_err(|e| Error::worker(format!("the Rust worker's service: {e}")))?;
         let output = if forked {
             super::service::forked_output_path(socket, served_pid)
         } else {
@@ -192,7 +192,7 @@ fn host_binary() -> Result<PathBuf> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(Error::Invalid(format!(
+            Err(Error::worker(format!(
                 "PASSLAB_EVCXR names {}, which is not a file",
                 p.display()
             )))
@@ -218,7 +218,7 @@ fn host_binary() -> Result<PathBuf> {
     if let Some(p) = which("passlab-evcxr") {
         return Ok(p);
     }
-    Err(Error::Invalid(format!(
+    Err(Error::worker(format!(
         "writing passes in Rust needs passlab-evcxr (passlab's evcxr host), which is not built \
          (`demo` does not build it): run `bash scripts/passlab.sh setup`, which builds it and warms \
          its build folder once (about 9 minutes on 2 cores), or `cargo build --release -p passlab-evcxr \
@@ -245,7 +245,7 @@ pub(crate) fn source_dir() -> PathBuf {
 fn checked_sources() -> Result<PathBuf> {
     for tool in ["cargo", "rustc"] {
         if which(tool).is_none() {
-            return Err(Error::Invalid(format!(
+            return Err(Error::worker(format!(
                 "writing passes in Rust needs a Rust toolchain: {tool} is not on PATH \
                  (install it with rustup: https://rustup.rs); everything else works without one"
             )));
@@ -253,7 +253,7 @@ fn checked_sources() -> Result<PathBuf> {
     }
     let source = source_dir();
     if !source.join("Cargo.toml").is_file() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::worker(format!(
             "Rust cells compile against passlab's sources, which are not at {} \
              (set PASSLAB_SOURCE to the folder holding passlab's Cargo.toml)",
             source.display()
@@ -284,7 +284,7 @@ fn spawn_host(host: &std::path::Path) -> Result<std::process::Child> {
             std::env::var_os("LLVM_SYS_191_PREFIX").unwrap_or_else(|| "/usr/lib/llvm-19".into()),
         )
         .spawn()
-        .map_err(|e| Error::Invalid(format!("cannot start {}: {e}", host.display())))
+        .map_err(|e| Error::worker(format!("cannot start {}: {e}", host.display())))
 }
 
 impl Worker {
@@ -338,7 +338,7 @@ impl Worker {
             "socket": socket.display().to_string(),
         }))?;
         if reply["ok"] != json!(true) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::worker(format!(
                 "the Rust worker did not start: {}{}",
                 reply["error"].as_str().unwrap_or("no reason given"),
                 worker.stderr_tail()
@@ -373,13 +373,13 @@ impl Worker {
         let line = request.to_string();
         writeln!(self.to_host, "{line}")
             .and_then(|()| self.to_host.flush())
-            .map_err(|e| Error::Invalid(format!("the Rust worker is gone: {e}")))?;
+            .map_err(|e| Error::worker(format!("the Rust worker is gone: {e}")))?;
         let mut interrupted = false;
         loop {
             match self.from_host.recv_timeout(Duration::from_millis(25)) {
                 Ok(reply) => {
                     let mut v: Value = serde_json::from_str(&reply).map_err(|e| {
-                        Error::Invalid(format!("the Rust worker sent '{reply}': {e}"))
+                        Error::worker(format!("the Rust worker sent '{reply}': {e}"))
                     })?;
                     if interrupted {
                         v["interrupted"] = json!(true);
@@ -394,7 +394,7 @@ impl Worker {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.host.wait().map(|s| s.to_string()).unwrap_or_default();
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::worker(format!(
                         "the Rust worker (passlab-evcxr) ended ({status}){}",
                         self.stderr_tail()
                     )));
@@ -519,7 +519,7 @@ impl Worker {
         self.socket = None;
         let reply = self.ask(&json!({"op": "restart", "register": registrations}))?;
         if reply["ok"] != json!(true) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::worker(format!(
                 "the Rust worker could not be restarted: {}",
                 reply["error"].as_str().unwrap_or("no reason given")
             )));

@@ -229,26 +229,28 @@ impl HuntSpec {
     /// What every spec must be: some pipeline to run, each one known.
     pub fn check(&self) -> Result<()> {
         if self.pipelines.is_empty() && self.orderings == 0 {
-            return Err(Error::Invalid(
-                "hunt: no pipeline to run: give pipelines, or orderings above 0".into(),
+            return Err(Error::setting(
+                "hunt",
+                "no pipeline to run: give pipelines, or orderings above 0",
             ));
         }
         if self.orderings > 0 && self.pool.is_empty() {
-            return Err(Error::Invalid(
-                "hunt: orderings need a pool of passes".into(),
-            ));
+            return Err(Error::setting("hunt", "orderings need a pool of passes"));
         }
         if self.lengths.0 == 0 || self.lengths.0 > self.lengths.1 || self.lengths.1 > 1000 {
-            return Err(Error::Invalid(format!(
-                "hunt: length must be MIN..MAX with 1 <= MIN <= MAX <= 1000, got {}..{}",
-                self.lengths.0, self.lengths.1
-            )));
+            return Err(Error::setting(
+                "hunt",
+                format!(
+                    "length must be MIN..MAX with 1 <= MIN <= MAX <= 1000, got {}..{}",
+                    self.lengths.0, self.lengths.1
+                ),
+            ));
         }
         if self.orderings > 1000 {
-            return Err(Error::Invalid(format!(
-                "hunt: orderings must be 0 to 1000, got {}",
-                self.orderings
-            )));
+            return Err(Error::setting(
+                "hunt",
+                format!("orderings must be 0 to 1000, got {}", self.orderings),
+            ));
         }
         Ok(())
     }

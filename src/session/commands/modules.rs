@@ -365,7 +365,9 @@ fn compile_project(
         loaded
     })
     .map_err(|e| match e {
-        Error::Invalid(m) => err("load", m),
+        // The load's own refusals (a malformed unit, a spec, a setting:
+        // every error of kind Invalid), as errors of :load.
+        e if e.kind() == crate::ErrorKind::Invalid => err("load", e.to_string()),
         e => e,
     })
 }

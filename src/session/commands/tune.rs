@@ -168,7 +168,7 @@ fn spec_from(a: &Args) -> Result<(TuneSpec, usize)> {
         spec.time = time_spec("tune", &t)?;
     }
     spec.validate().map_err(|e| match e {
-        Error::Invalid(m) => err("tune", m.trim_start_matches("tune: ").to_string()),
+        Error::Setting { scope, message } if scope == "tune" => err("tune", message),
         other => other,
     })?;
     Ok((spec, top))
