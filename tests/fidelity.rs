@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::inputs;
+use common::{cache, inputs};
 use passlab::jit::asm::{assembly, Syntax};
 use passlab::jit::Codegen;
 use passlab::module::Level;
@@ -30,48 +30,26 @@ fn clang() -> PathBuf {
     passlab::module::clang_path()
 }
 
-/// FNV-1a of some byte strings, as hex.
-fn hash(parts: &[&[u8]]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for b in p.iter().chain(&[0u8]) {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
 fn clang_version() -> String {
     static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        let out = Command::new(clang()).arg("--version").output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    })
-    .clone()
+    V.get_or_init(|| cache::version(&clang())).clone()
 }
 
 /// What clang-19 makes of `file` with `flags` (`-o -`), kept in the
-/// reference folder: the user's cache (`~/.cache/passlab/fidelity-reference`),
-/// not the clone's target/, so that a fresh clone on the same machine (CI's)
-/// does not run clang-19 some 300 times again for the same answers. The
-/// key is clang's version, the flags, the path and the source's bytes.
+/// cache's `fidelity-reference` folder (see `common::cache`), so that a
+/// fresh clone on the same machine (CI's) does not run clang-19 some 300
+/// times again for the same answers. The key is clang's version, the
+/// flags, the path (the module names it) and the source's bytes.
 fn reference(file: &Path, flags: &[&str]) -> String {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let dir = cache.join("passlab/fidelity-reference");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = cache::folder("fidelity-reference");
     let source = std::fs::read(file).unwrap();
-    let key = hash(&[
+    let key = cache::hash(&[
         clang_version().as_bytes(),
         flags.join(" ").as_bytes(),
         file.display().to_string().as_bytes(),
         &source,
     ]);
-    let kept = dir.join(key);
-    if let Ok(text) = std::fs::read_to_string(&kept) {
+    if let Ok(text) = std::fs::read_to_string(dir.join(&key)) {
         return text;
     }
     let out = Command::new(clang())
@@ -88,20 +66,10 @@ fn reference(file: &Path, flags: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    // Written whole, then renamed: a reference is there complete or not.
-    let tmp = dir.join(format!("{}.{}", std::process::id(), key_tmp()));
-    std::fs::write(&tmp, &text).unwrap();
-    std::fs::rename(&tmp, &kept).unwrap();
+    cache::keep(&dir, &key, text.as_bytes());
     text
 }
 
-fn key_tmp() -> u64 {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-}
-
-/// The first line where `ours` and `theirs` differ, with its neighbours,
-/// or `None` when they are the same.
 fn first_difference(theirs: &str, ours: &str) -> Option<String> {
     let (a, b): (Vec<&str>, Vec<&str>) = (theirs.lines().collect(), ours.lines().collect());
     let at = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))?;

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::inputs;
+use common::{cache, inputs};
 use passlab::session::Session;
 use std::process::Command;
 
@@ -36,16 +36,15 @@ fn native() -> Vec<i64> {
     text.push_str("  return 0;\n}\n");
     std::fs::write(&main, text).unwrap();
     let exe = dir.join("lua-driver");
-    let status = Command::new(std::path::Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang"))
-        .arg("-O2")
-        .arg(format!("-I{}", inputs::lua_dir().display()))
-        .args(inputs::lua_files())
-        .arg(&main)
-        .args(["-lm", "-o"])
-        .arg(&exe)
-        .status()
-        .unwrap();
-    assert!(status.success(), "the native build failed");
+    let mut sources = inputs::lua_files();
+    sources.push(main);
+    cache::native_build(
+        &std::path::Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang"),
+        &["-O2", &format!("-I{}", inputs::lua_dir().display())],
+        &sources,
+        &["-lm"],
+        &exe,
+    );
     let out = Command::new(&exe).output().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     String::from_utf8(out.stdout)
@@ -108,14 +107,13 @@ fn lua_runs_through_the_jit_as_natively_at_o0_o2_o3() {
 /// Builds `sources` with clang++-19 (`-O0 -std=c++17 -w`, as libfuzzer-sys
 /// builds libFuzzer) into `exe`.
 fn native_cxx(sources: &[std::path::PathBuf], exe: &std::path::Path) {
-    let status = Command::new(std::path::Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang++"))
-        .args(["-O0", "-std=c++17", "-w"])
-        .args(sources)
-        .args(["-lpthread", "-o"])
-        .arg(exe)
-        .status()
-        .unwrap();
-    assert!(status.success(), "the native build failed");
+    cache::native_build(
+        &std::path::Path::new(env!("PASSLAB_LLVM_BINDIR")).join("clang++"),
+        &["-O0", "-std=c++17", "-w"],
+        sources,
+        &["-lpthread"],
+        exe,
+    );
 }
 
 /// The same program run natively and by `:exec` (the JIT at O0 here):

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+pub mod cache;
 pub mod inputs;
 pub mod opt19;
 pub mod projects;
