@@ -185,9 +185,12 @@ def open_page(browser, page_path):
     whole_diff = time.perf_counter() - t
     shot = os.path.join(BENCH, f"{STEM}-explore.png")
     page.screenshot(path=shot)
-    marked = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)")
-    last = marked.last.get_attribute("data-pass")
-    marked.last.click()
+    # The last pass that changed it, read and clicked by its number once the
+    # list is drawn whole (long lists are drawn in steps: `.last` read
+    # while it is drawn, then clicked, named two different passes).
+    root.locator(".plab-x-list[data-complete='1']:has(.plab-x-pass)").first.wait_for(timeout=60_000)
+    last = root.locator(".plab-x-pass.plab-x-changed:has(.plab-x-num)").last.get_attribute("data-pass")
+    root.locator(f".plab-x-pass[data-pass='{last}']").first.click()
     root.locator(f".plab-x-pass.plab-x-sel[data-pass='{last}']").first.wait_for(timeout=60_000)
     root.locator("table.plab-x-diffrows tr").first.wait_for(timeout=60_000)
     mismatch = root.get_attribute("data-mismatch")
