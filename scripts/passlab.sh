@@ -488,7 +488,8 @@ test)
     ) >target/logs/twins.log 2>&1 &
     twins=$!
     # (the tests of tests/fidelity.rs and tests/fuzz_replay.rs, skipped by
-    # name in stream 5)
+    # name in stream 5: a test added to either file is named here too, or
+    # it runs in both)
     longest=(zlib_lua_and_cxx_at_every_level_are_what_clang_makes sqlite3_at_every_level_is_what_clang_makes
         reproducers_spell_each_level_as_passlab_runs_it every_target_over_its_seeds_and_their_mutations)
     (
@@ -498,9 +499,10 @@ test)
     longest_job=$!
     # A failing step ends the run: the jobs in the background end with it.
     trap 'for job in $(jobs -p); do kill -- "-$job" 2>/dev/null || true; done' EXIT
-    # Every other Rust test: the core's, the fuzz targets over their seed
-    # corpora (tests/fuzz_replay.rs; coverage-guided fuzzing is `bash
-    # scripts/fuzz.sh smoke|campaign`), the kernel's, the REPL's, doctests.
+    # Every other Rust test: the core's, the kernel's, the REPL's, doctests
+    # (the fuzz targets over their seed corpora, tests/fuzz_replay.rs, are
+    # in stream 4; coverage-guided fuzzing is `bash scripts/fuzz.sh
+    # smoke|campaign`).
     # (--no-fail-fast: every failing test binary in one run, not the first)
     phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
