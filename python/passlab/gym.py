@@ -234,6 +234,9 @@ class LlvmEnv(gymnasium.Env):
         self.observation_space = self._space(observation_space)
         self.observation = _Observations(self)
         self.module = None
+        # What was observed of the module when its fingerprint was
+        # `_seen_at` (a new module, or a step that changed it, has another).
+        self._seen, self._seen_at = {}, None
         self._benchmark = None
         self.actions = []
         self.episode_reward = 0.0
@@ -278,9 +281,11 @@ class LlvmEnv(gymnasium.Env):
         return value if row["len"] is None else np.array(value, dtype=row["dtype"])
 
     def _observe_step(self, space):
-        """What `_observe` gives, kept while the module does not change: a
-        step whose pass changed nothing observes what the step before it
-        did (a copy, so that the caller may change its array)."""
+        """What `_observe` gives, kept while the module's fingerprint stays
+        the same: a step whose pass changed nothing observes what the step
+        before it did (a copy, so that the caller may change its array)."""
+        if self._seen_at != self._fingerprint:
+            self._seen, self._seen_at = {}, self._fingerprint
         value = self._seen.get(space)
         if value is None:
             value = self._seen[space] = self._observe(space)
@@ -336,7 +341,6 @@ class LlvmEnv(gymnasium.Env):
         self._initial = self.module.instcount
         self._previous = self._initial
         self._fingerprint = self.module.fingerprint
-        self._seen = {}
         self._oz = oz
         return self._observe_step(self.observation_space_name), self._info(None, False)
 
@@ -366,11 +370,9 @@ class LlvmEnv(gymnasium.Env):
             # (a fingerprint tells a module's objects apart, and the
             # module's are new)
             self._fingerprint = self.module.fingerprint
-            self._seen = {}
             raise
         self.actions.append(action)
         if changed:
-            self._seen = {}
             count = self.module.instcount
         else:
             # (its instructions are those counted before: the pass changed
@@ -432,7 +434,6 @@ class LlvmEnv(gymnasium.Env):
         new._loaded = dict(self._loaded)
         new.module = self.module.copy()
         new._fingerprint = new.module.fingerprint
-        new._seen = {}
         new.actions = list(self.actions)
         new.action_space = copy.deepcopy(self.action_space)
         new._np_random = copy.deepcopy(self._np_random)
@@ -457,7 +458,6 @@ class LlvmEnv(gymnasium.Env):
         if self.module is not None:
             # (a fingerprint tells a module's objects apart: these are new)
             self._fingerprint = self.module.fingerprint
-        self._seen = {}
 
     def close(self):
         """Ends the episode (``in_episode`` is then False)."""
