@@ -34,10 +34,11 @@ install_missing() {
 setup() {
     # g++ builds the C++ shim (a Rust toolchain brings a C linker, not
     # always a C++ compiler).
-    # cmake and lld-19: the projects' builds (compile_commands.json) and
+    # cmake (with make, its default generator, which a minimal Debian
+    # lacks) and lld-19: the projects' builds (compile_commands.json) and
     # the clang -flto builds passlab's link-time pipelines are checked
     # against. graphviz: dot lays out :cfg's control-flow graphs.
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake lld-19 graphviz
+    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake make lld-19 graphviz
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
@@ -210,8 +211,8 @@ link_inputs() {
     if ! grep -qs "$cmark/" target/inputs/cmark-build/compile_commands.json; then
         rm -rf target/inputs/cmark-build
         cmake -S "$cmark/cmark-gfm" -B target/inputs/cmark-build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-            -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Release -DCMARK_TESTS=OFF -DCMARK_SHARED=OFF >/dev/null 2>&1 ||
-            { echo "passlab: cmake could not configure cmark-gfm" >&2; return 1; }
+            -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Release -DCMARK_TESTS=OFF -DCMARK_SHARED=OFF >target/inputs/cmake.log 2>&1 ||
+            { cat target/inputs/cmake.log >&2; echo "passlab: cmake could not configure cmark-gfm (its output above)" >&2; return 1; }
     fi
 }
 
