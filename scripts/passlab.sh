@@ -429,13 +429,17 @@ test)
     # copied (a test that starts one before then waits for it),
     # rather than building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
-    # Only folder 0 until it is warm: a worker must not take an old copy
+    # Copies that hold this build are kept (a run again in the same tree
+    # copies nothing: 117 s of a warm run copied 3 × 3.3 GB); the others go,
+    # so that until folder 0 is warm a worker cannot take an old copy
     # (built from other sources) while the copies are made again.
     mkdir -p "$PASSLAB_EVCXR_DIR"
-    find "$PASSLAB_EVCXR_DIR" -mindepth 1 -maxdepth 1 ! -name 0 -exec rm -rf {} +
+    ours=$("$PASSLAB_EVCXR" --stamp "$PWD")
+    for folder in "$PASSLAB_EVCXR_DIR"/*; do
+        [ "$(basename "$folder")" != 0 ] || continue
+        [ "$(cat "$folder/.stamp" 2>/dev/null)" = "$ours" ] || rm -rf "$folder"
+    done
     install_kernel debug
-    phase "build: the python package (test profile)" install_python_package debug
-    phase "build: the python wheel (test profile)" build_wheel
     # Five streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels),
     # the longest in this shell, the others in the background, each
@@ -443,7 +447,8 @@ test)
     # (nothing runs alone at the end: each phase's log line says its
     # processor time, which is what two cores share):
     # 1. the worker's build folder is warmed (passlab compiled there
-    #    once) and copied, then the rest of lint, then each lesson is
+    #    once) and copied, then the Python package is built and its
+    #    wheel made, then the rest of lint, then each lesson is
     #    opened in JupyterLab, in a real browser, from its own folder,
     #    run, and its outputs compared with the stored ones; then the
     #    Python package's tests, and its wheel in a fresh venv with the
@@ -464,9 +469,20 @@ test)
     set -m # each job in a process group of its own, to end it whole
     # (Each stream is a subshell under `set -e`: its first failing phase
     # ends it, with that status.)
+    # The Python package is built in stream 1, under a lock taken here for
+    # it (on descriptor 9, which only that stream keeps, and none of the
+    # steps before it lets go of it: a process left running would hold it)
+    # and which the benches' Python smoke run waits for; nothing else uses
+    # the package.
+    exec 9>target/logs/python.lock
+    flock 9
     (
-        phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr
-        phase "warm: spare worker folders" spare_worker_folders 3
+        phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr 9>&-
+        phase "warm: spare worker folders" spare_worker_folders 3 9>&-
+        phase "build: the python package (test profile)" install_python_package debug 9>&-
+        phase "build: the python wheel (test profile)" build_wheel 9>&-
+        flock -u 9
+        exec 9>&-
         phase "lint: clippy's check, rustfmt, commit subjects" lint
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
         phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
@@ -476,6 +492,7 @@ test)
         phase "book in the browser" python docs/check.py
     ) >target/logs/background.log 2>&1 &
     background=$!
+    exec 9>&-
     long=(transcripts_match notebook_twins_run_to_the_stored_results)
     (
         phase "cargo test: transcripts" cargo test "${all[@]}" --test transcripts -- --exact "${long[0]}"
@@ -541,7 +558,7 @@ bench)
         # Made again each time (bitcode, the hunt's program), so that each
         # step runs.
         rm -rf target/bench/smoke
-        mkdir -p target/bench/smoke
+        mkdir -p target/bench/smoke target/logs
         start=$SECONDS failed=()
         smoke() { phase "bench smoke: $1" "${@:2}" || failed+=("$1"); }
         # The kernelspec of the test profile's kernel (explore's notebook
@@ -561,7 +578,8 @@ bench)
         smoke "project" python benches/project.py
         smoke "front end" python benches/front_end.py
         smoke "kernel" python kernel/bench/vs_ipykernel.py
-        smoke "python" python python/benches/steps.py --smoke
+        # (in the test command, once stream 1 has built the package)
+        smoke "python" flock target/logs/python.lock python python/benches/steps.py --smoke
         if [ ${#failed[@]} -gt 0 ]; then
             echo "passlab: benches that failed in smoke mode: ${failed[*]}" >&2
             exit 1

@@ -76,23 +76,39 @@ def end_processes_of(folder):
         time.sleep(3)
 
 
+def start_head():
+    """`ray start --head` on free ports and in a folder of its own: (the
+    GCS port, the folder, what `ray start` returned). Ray gives the raylet
+    30 s to register with the GCS (a constant in ray/_private/node.py),
+    which a machine whose two cores run the test command's other streams
+    once took, its agents (Python processes) starting behind them; a head
+    that timed out so is ended and started once more, on other ports."""
+    for attempt in range(2):
+        # Every port the head listens on is a free one, so that another Ray
+        # on this machine (a user's, lesson 12's) does not collide with it.
+        (gcs, dashboard, agent_listen, agent_grpc, runtime_env, metrics, node_manager,
+         object_manager) = free_ports(8)
+        folder = tempfile.mkdtemp(prefix="plab-ray-")
+        ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+        started = subprocess.run(
+            [ray_cli, "start", "--head", "--num-cpus=2", f"--port={gcs}", f"--temp-dir={folder}",
+             "--include-dashboard=false", f"--dashboard-port={dashboard}",
+             f"--dashboard-agent-listen-port={agent_listen}", f"--dashboard-agent-grpc-port={agent_grpc}",
+             f"--runtime-env-agent-port={runtime_env}", f"--metrics-export-port={metrics}",
+             f"--node-manager-port={node_manager}", f"--object-manager-port={object_manager}",
+             "--disable-usage-stats"],
+            capture_output=True, text=True, timeout=300,
+        )
+        if attempt == 0 and started.returncode != 0 and "timed out during startup" in started.stderr:
+            end_processes_of(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+            continue
+        return gcs, folder, started
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    # Every port the head listens on is a free one, so that another Ray on
-    # this machine (a user's, lesson 12's) does not collide with it.
-    (gcs, dashboard, agent_listen, agent_grpc, runtime_env, metrics, node_manager,
-     object_manager) = free_ports(8)
-    folder = tempfile.mkdtemp(prefix="plab-ray-")
-    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
-    started = subprocess.run(
-        [ray_cli, "start", "--head", "--num-cpus=2", f"--port={gcs}", f"--temp-dir={folder}",
-         "--include-dashboard=false", f"--dashboard-port={dashboard}",
-         f"--dashboard-agent-listen-port={agent_listen}", f"--dashboard-agent-grpc-port={agent_grpc}",
-         f"--runtime-env-agent-port={runtime_env}", f"--metrics-export-port={metrics}",
-         f"--node-manager-port={node_manager}", f"--object-manager-port={object_manager}",
-         "--disable-usage-stats"],
-        capture_output=True, text=True, timeout=300,
-    )
+    gcs, folder, started = start_head()
     try:
         assert started.returncode == 0, f"ray start failed:\n{started.stdout}\n{started.stderr}"
         ray.init(address=f"127.0.0.1:{gcs}", log_to_driver=False)

@@ -38,6 +38,22 @@ fn main() {
     // evcxr runs this same binary as its child process; there, this call
     // never returns.
     evcxr::runtime_hook();
+    // `passlab-evcxr --stamp PASSLAB_FOLDER`: the stamp this worker gives a
+    // build folder (see [`stamp`]), for the test command to tell which of
+    // its folders hold this build.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, passlab] = args.as_slice() {
+        if flag == "--stamp" {
+            match opt_level().and_then(|o| stamp(passlab, o.as_deref())) {
+                Ok(s) => print!("{s}"),
+                Err(e) => {
+                    eprintln!("passlab-evcxr: {e:#}");
+                    std::process::exit(1);
+                }
+            }
+            return;
+        }
+    }
     // The protocol owns standard output: whatever else writes to it (evcxr,
     // cargo) goes to standard error instead.
     // SAFETY: plain descriptor calls at start-up, before any thread exists;
@@ -223,6 +239,62 @@ fn stamp(passlab: &str, opt_level: Option<&str>) -> Result<String> {
     ))
 }
 
+/// The passlab folder a stamp names.
+fn passlab_of(stamp: &str) -> Option<&str> {
+    stamp.lines().find_map(|l| l.strip_prefix("passlab "))
+}
+
+/// Removes from a build folder what Cargo built of the crates it compiles
+/// from a folder rather than a registry (passlab, passlab-evcxr, evcxr's
+/// cell crate): they are named by where their sources are, so a build of
+/// another clone's passlab is never used again, and Cargo never removes
+/// one (a folder that served the test command of 12 clones held 3.3 GB,
+/// 300 MB of it used). The registry's crates, the long part of a build,
+/// stay.
+fn forget_local_crates(dir: &std::path::Path) {
+    let local = |name: &str| {
+        [
+            "passlab-",
+            "passlab_evcxr-",
+            "libpasslab-",
+            "libpasslab_evcxr-",
+            "ctx-",
+            "libctx",
+            "ctx.",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+    };
+    let target = dir.join("target");
+    // target/PROFILE (build scripts, proc macros) and target/TRIPLE/PROFILE
+    let mut roots = vec![target.clone()];
+    if let Ok(entries) = std::fs::read_dir(&target) {
+        roots.extend(entries.flatten().map(|e| e.path()));
+    }
+    for profile in roots
+        .iter()
+        .flat_map(|r| ["debug", "release"].map(|p| r.join(p)))
+    {
+        // (only local crates are compiled incrementally)
+        let _ = std::fs::remove_dir_all(profile.join("incremental"));
+        for sub in ["deps", ".fingerprint", "build"] {
+            let Ok(entries) = std::fs::read_dir(profile.join(sub)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if local(&e.file_name().to_string_lossy()) {
+                    let path = e.path();
+                    let _ = if path.is_dir() {
+                        std::fs::remove_dir_all(&path)
+                    } else {
+                        std::fs::remove_file(&path)
+                    };
+                }
+            }
+        }
+    }
+}
+
 /// The folder `dir` (made if missing) and its lock, unless another worker
 /// holds it.
 fn take(dir: &std::path::Path) -> Result<Option<(PathBuf, File)>> {
@@ -257,6 +329,19 @@ fn std_lib_dir() -> Result<PathBuf> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
+/// `PASSLAB_EVCXR_OPT`, checked: the opt-level cells and passlab are
+/// compiled at (evcxr's own when unset).
+fn opt_level() -> Result<Option<String>> {
+    let Some(level) = std::env::var_os("PASSLAB_EVCXR_OPT") else {
+        return Ok(None);
+    };
+    let level = level.to_string_lossy().into_owned();
+    if !["0", "1", "2", "3", "s", "z"].contains(&level.as_str()) {
+        bail!("PASSLAB_EVCXR_OPT expects an opt-level: 0, 1, 2, 3, s or z, got '{level}'");
+    }
+    Ok(Some(level))
+}
+
 fn start(request: &Value) -> Result<Host> {
     let passlab = request["passlab"]
         .as_str()
@@ -266,22 +351,19 @@ fn start(request: &Value) -> Result<Host> {
         .context("start: no socket path")?
         .to_string();
     // Checked before anything slow starts.
-    let opt_level = match std::env::var_os("PASSLAB_EVCXR_OPT") {
-        Some(level) => {
-            let level = level.to_string_lossy().into_owned();
-            if !["0", "1", "2", "3", "s", "z"].contains(&level.as_str()) {
-                bail!("PASSLAB_EVCXR_OPT expects an opt-level: 0, 1, 2, 3, s or z, got '{level}'");
-            }
-            Some(level)
-        }
-        None => None,
-    };
+    let opt_level = opt_level()?;
     let stamp = stamp(passlab, opt_level.as_deref())?;
     let (dir, lock) = build_dir(&stamp)?;
     // A folder that held another build says so no more until this start
-    // has built there.
-    if std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s != stamp) {
-        let _ = std::fs::remove_file(dir.join(STAMP));
+    // has built there; one that held passlab from another folder (another
+    // clone) loses that build first.
+    if let Ok(held) = std::fs::read_to_string(dir.join(STAMP)) {
+        if held != stamp {
+            let _ = std::fs::remove_file(dir.join(STAMP));
+        }
+        if passlab_of(&held) != passlab_of(&stamp) {
+            forget_local_crates(&dir);
+        }
     }
     // Read by evcxr when its context is made, and by its child.
     std::env::set_var("EVCXR_TMPDIR", &dir);
@@ -642,5 +724,40 @@ mod tests {
         let empty = folders(&[]);
         assert_eq!(chosen(&empty, 0), "0");
         std::fs::remove_dir_all(empty).unwrap();
+    }
+
+    #[test]
+    fn another_clones_build_of_passlab_is_forgotten_and_the_registrys_kept() {
+        let base = folders(&[None]);
+        let dir = base.join("0");
+        let (host, cells) = (
+            dir.join("target/debug"),
+            dir.join("target/x86_64-unknown-linux-gnu/debug"),
+        );
+        let files = [
+            host.join("build/passlab-12ab/build-script-build"),
+            host.join("deps/libsyn-34cd.rlib"),
+            cells.join("deps/libpasslab-56ef.rlib"),
+            cells.join("deps/libpasslab_evcxr-78ab.rmeta"),
+            cells.join("deps/ctx.d"),
+            cells.join("deps/libctx.so"),
+            cells.join("deps/libllvm_sys-9abc.rlib"),
+            cells.join(".fingerprint/passlab-56ef/lib-passlab"),
+            cells.join(".fingerprint/inkwell-def0/lib-inkwell"),
+            cells.join("incremental/passlab-1x/s-1/dep-graph.bin"),
+        ];
+        for f in &files {
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, b"").unwrap();
+        }
+        assert_eq!(passlab_of("w 1 2\nopt-level 0\npasslab /a\n"), Some("/a"));
+        forget_local_crates(&dir);
+        let kept: Vec<bool> = files.iter().map(|f| f.exists()).collect();
+        assert_eq!(
+            kept,
+            [false, true, false, false, false, false, true, false, true, false]
+        );
+        assert!(!cells.join("incremental").exists());
+        std::fs::remove_dir_all(base).unwrap();
     }
 }
