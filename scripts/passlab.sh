@@ -425,7 +425,7 @@ test)
     # that a user's optimized ones are not built again after a test run
     # (outside this folder: Cargo would take them for workspace members).
     export PASSLAB_EVCXR_OPT=0 PASSLAB_EVCXR_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/passlab/evcxr-test"
-    # Rust workers take turns in four such folders, one warmed below and
+    # Rust workers take turns in five such folders, one warmed below and
     # copied (a test that starts one before then waits for it),
     # rather than building passlab again in another.
     export PASSLAB_EVCXR_WAIT=300
@@ -440,6 +440,8 @@ test)
         [ "$(cat "$folder/.stamp" 2>/dev/null)" = "$ours" ] || rm -rf "$folder"
     done
     install_kernel debug
+    phase "build: the python package (test profile)" install_python_package debug
+    phase "build: the python wheel (test profile)" build_wheel
     # Five streams side by side (two cores; the tests mostly wait on the
     # processes they drive: Rust workers, csmith, cvise, Slurm, kernels),
     # the longest in this shell, the others in the background, each
@@ -447,8 +449,7 @@ test)
     # (nothing runs alone at the end: each phase's log line says its
     # processor time, which is what two cores share):
     # 1. the worker's build folder is warmed (passlab compiled there
-    #    once) and copied, then the Python package is built and its
-    #    wheel made, then the rest of lint, then each lesson is
+    #    once) and copied, then the rest of lint, then each lesson is
     #    opened in JupyterLab, in a real browser, from its own folder,
     #    run, and its outputs compared with the stored ones; then the
     #    Python package's tests, and its wheel in a fresh venv with the
@@ -469,20 +470,9 @@ test)
     set -m # each job in a process group of its own, to end it whole
     # (Each stream is a subshell under `set -e`: its first failing phase
     # ends it, with that status.)
-    # The Python package is built in stream 1, under a lock taken here for
-    # it (on descriptor 9, which only that stream keeps, and none of the
-    # steps before it lets go of it: a process left running would hold it)
-    # and which the benches' Python smoke run waits for; nothing else uses
-    # the package.
-    exec 9>target/logs/python.lock
-    flock 9
     (
-        phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr 9>&-
-        phase "warm: spare worker folders" spare_worker_folders 3 9>&-
-        phase "build: the python package (test profile)" install_python_package debug 9>&-
-        phase "build: the python wheel (test profile)" build_wheel 9>&-
-        flock -u 9
-        exec 9>&-
+        phase "warm: rust-cell worker" warm_worker target/debug/passlab target/debug/passlab-evcxr
+        phase "warm: spare worker folders" spare_worker_folders 4
         phase "lint: clippy's check, rustfmt, commit subjects" lint
         phase "notebooks in the browser" python notebooks/browser.py notebooks/*.ipynb
         phase "pytest" python -m pytest -q -p no:cacheprovider python/tests
@@ -492,7 +482,6 @@ test)
         phase "book in the browser" python docs/check.py
     ) >target/logs/background.log 2>&1 &
     background=$!
-    exec 9>&-
     long=(transcripts_match notebook_twins_run_to_the_stored_results)
     (
         phase "cargo test: transcripts" cargo test "${all[@]}" --test transcripts -- --exact "${long[0]}"
@@ -522,7 +511,12 @@ test)
     # in stream 4; coverage-guided fuzzing is `bash scripts/fuzz.sh
     # smoke|campaign`).
     # (--no-fail-fast: every failing test binary in one run, not the first)
-    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}"
+    # The guide's examples last: they have Rust cells, and on a fresh
+    # machine the worker's folder is warm only after some 300 s, which
+    # they waited for in the middle of this stream (416 s instead of 70).
+    guide=every_example_in_the_docs_runs_as_written
+    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}" --skip="$guide"
+    phase "cargo test: the guide's examples" cargo test "${all[@]}" --test readme -- --exact "$guide"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
     phase --here "waiting for the twins and the kernel tests" wait_for "$twins" target/logs/twins.log
     phase --here "waiting for fidelity, the fuzz targets and the benches" wait_for "$longest_job" target/logs/longest.log
@@ -558,7 +552,7 @@ bench)
         # Made again each time (bitcode, the hunt's program), so that each
         # step runs.
         rm -rf target/bench/smoke
-        mkdir -p target/bench/smoke target/logs
+        mkdir -p target/bench/smoke
         start=$SECONDS failed=()
         smoke() { phase "bench smoke: $1" "${@:2}" || failed+=("$1"); }
         # The kernelspec of the test profile's kernel (explore's notebook
@@ -578,8 +572,7 @@ bench)
         smoke "project" python benches/project.py
         smoke "front end" python benches/front_end.py
         smoke "kernel" python kernel/bench/vs_ipykernel.py
-        # (in the test command, once stream 1 has built the package)
-        smoke "python" flock target/logs/python.lock python python/benches/steps.py --smoke
+        smoke "python" python python/benches/steps.py --smoke
         if [ ${#failed[@]} -gt 0 ]; then
             echo "passlab: benches that failed in smoke mode: ${failed[*]}" >&2
             exit 1

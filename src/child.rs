@@ -50,14 +50,29 @@ pub fn fork() -> Result<Side, String> {
     // must not find one half done by another thread (`plab_init_targets`).
     // SAFETY: no arguments; runs its initialization once.
     unsafe { crate::ffi::plab_init_targets() };
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: fflush(NULL) flushes every open stdio stream; fork has no
     // preconditions. The child is the only thread of its process: it must
     // not rely on locks other threads held (glibc keeps malloc usable).
+    // prctl and getppid are async-signal-safe calls with valid arguments.
     unsafe {
         libc::fflush(std::ptr::null_mut());
         match libc::fork() {
             pid if pid < 0 => Err(format!("fork: {}", std::io::Error::last_os_error())),
-            0 => Ok(Side::Child),
+            0 => {
+                // A child ends with the thread that forked it: a parent
+                // that kills its child by pid (a time limit, a budget, an
+                // interrupt) ends the child's own children too, which
+                // otherwise ran on (a reduction candidate's JIT call,
+                // looping, outlived a hunt by 23 minutes). If the parent is
+                // gone already, the child ends here.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(Side::Child)
+            }
             pid => Ok(Side::Parent { pid }),
         }
     }
@@ -564,5 +579,50 @@ mod tests {
         // above).
         let c = spawn(|_| std::panic::resume_unwind(Box::new(0))).unwrap();
         assert_eq!(how_it_ended(collect(&c).2), "exited with status 72");
+    }
+
+    #[test]
+    fn a_childs_own_child_ends_when_the_child_is_killed() {
+        // The child forks a grandchild that spins, says its pid, and waits.
+        let c = spawn(|out| {
+            let pid = match fork() {
+                Ok(Side::Parent { pid }) => pid,
+                Ok(Side::Child) => loop {
+                    std::hint::spin_loop();
+                },
+                Err(_) => return 1,
+            };
+            write_all(out, pid.to_string().as_bytes());
+            loop {
+                // SAFETY: pause has no preconditions.
+                unsafe { libc::pause() };
+            }
+        })
+        .unwrap();
+        let (mut result, mut buf) = (Vec::new(), vec![0u8; 64]);
+        while result.is_empty() {
+            c.poll(50);
+            drain(c.result, &mut result, &mut buf);
+        }
+        let grandchild: i32 = String::from_utf8_lossy(&result).parse().unwrap();
+        c.kill();
+        c.close();
+        // Killed by the kernel as its parent died: gone, or a zombie until
+        // init reaps it.
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{grandchild}/stat")).map_or(true, |s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+        };
+        let start = std::time::Instant::now();
+        while !gone() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "the grandchild {grandchild} outlived its parent"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
