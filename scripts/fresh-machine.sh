@@ -18,8 +18,11 @@ root=${2:-/srv/passlab-fresh}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 unmount() {
+    # (lazily when busy: a process left running in the chroot, a Ray
+    # server started there by hand, kept /dev/shm busy and /dev mounted,
+    # and the next run refused to start)
     for m in dev sys proc; do
-        umount -R "$root/$m" 2>/dev/null || true
+        umount -R "$root/$m" 2>/dev/null || umount -R -l "$root/$m" 2>/dev/null || true
     done
 }
 trap unmount EXIT
