@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{cache, inputs};
+use common::{cache, inputs, opt19};
 use passlab::jit::asm::{assembly, Syntax};
 use passlab::jit::Codegen;
 use passlab::module::Level;
@@ -194,24 +194,16 @@ fn check(file: &Path) -> Vec<String> {
 
 /// `opt-19 -passes='default<O2>'` on the bitcode clang handed over makes
 /// what passlab's `default<O2>` made of it (`ours`): as many functions and
-/// instructions, and a module that verifies. opt-19 gets clang's target
-/// machine for the position-independent module clang made (Debian's
-/// default PIE), which passlab's pipeline gets: without it opt-19 keeps
-/// pointer tables that clang and passlab turn into relative ones (241,340
-/// instructions against 241,268 for sqlite3).
+/// instructions, and a module that verifies. (`opt19::chain` gives opt-19
+/// clang's target machine for the position-independent module clang made:
+/// without it opt-19 keeps pointer tables that clang and passlab turn into
+/// relative ones, 241,340 instructions against 241,268 for sqlite3.)
 fn opt_agrees(handed: &Module, ours: &Module) -> Option<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fidelity-opt");
     std::fs::create_dir_all(&dir).unwrap();
-    let (input, output) = (dir.join("handed.bc"), dir.join("o2.bc"));
+    let input = dir.join("handed.bc");
     handed.save(&input).unwrap();
-    let status = Command::new(Path::new(env!("PASSLAB_LLVM_BINDIR")).join("opt"))
-        .args(["-passes=default<O2>", "--relocation-model=pic"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&output)
-        .status()
-        .unwrap();
-    assert!(status.success(), "opt-19 -passes='default<O2>' failed");
+    let output = opt19::chain(&input, &["default<O2>".to_string()], &dir);
     let by_opt = Module::from_file(&output).unwrap();
     by_opt.verify().unwrap();
     let (theirs, ours) = (by_opt.stats(), ours.stats());
