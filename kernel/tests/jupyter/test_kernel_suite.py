@@ -10,25 +10,26 @@ import unittest
 
 import jupyter_kernel_test
 
-# A module ends with a line holding only "." when commands follow it.
-HELLO = """:module hello --lang c
+# The module every cell below works on, defined once before the suite (no
+# cell defines another, so it stays the current one). The suite takes a
+# cell's first stdout message as its whole output, and the kernel sends
+# printed text that has waited 200 ms (ipykernel's flush interval): a cell
+# printing a module's summary and then compiling a call gives two messages
+# when the compile is slow.
+MODULE = """:module io --lang c
 #include <stdio.h>
 void hello(void) { printf("hello, world\\n"); }
-.
-:call hello"""
+int oops(void) { fprintf(stderr, "oops, on standard error\\n"); return 1; }
+int sq(int x) { return x * x; }
+"""
+
+HELLO = ":call hello"
 
 # JIT-compiled C writing to standard error: a `stream` named stderr (what
 # the program writes, not a compiler warning).
-STDERR = """:module oops --lang c
-#include <stdio.h>
-int oops(void) { fprintf(stderr, "oops, on standard error\\n"); return 1; }
-.
-:call oops"""
+STDERR = ":call oops"
 
-CHART = """:module chart --lang c
-int sq(int x) { return x * x; }
-.
-:instrument timing
+CHART = """:instrument timing
 :run O2
 :plot timing"""
 
@@ -37,6 +38,12 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
     kernel_name = "passlab"
     language_name = "passlab"
     file_extension = ".plab"
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        reply = cls.kc.execute_interactive(MODULE, timeout=120, output_hook=lambda _: None)
+        assert reply["content"]["status"] == "ok", reply["content"]
 
     code_hello_world = HELLO
     code_stderr = STDERR
@@ -49,7 +56,14 @@ class PasslabKernelTests(jupyter_kernel_test.KernelTests):
         {"text": ":with cpu=skylake-a", "matches": {"skylake-avx512"}},
     ]
 
-    complete_code_samples = [":stats", ":run O2", ":help", "# a comment", CHART]
+    complete_code_samples = [
+        ":stats",
+        ":run O2",
+        ":help",
+        "# a comment",
+        ":module m --lang c\nint f(void) { return 1; }\n.\n:stats",
+        CHART,
+    ]
     incomplete_code_samples = [":module m --lang c", ":module m --lang c\nint f(void) {"]
     invalid_code_samples = ["int x;", ":nosuchcommand", ":rnu O2"]
 
