@@ -62,7 +62,7 @@ PROGRAMS = int(os.environ.get("PASSLAB_BENCH_PROGRAMS", str(scaled(20, 2))))
 SLURM_PROGRAMS = int(os.environ.get("PASSLAB_BENCH_SLURM_PROGRAMS", str(scaled(60, 4))))
 SEED = int(os.environ.get("PASSLAB_BENCH_SEED", "0"))
 BUDGET = int(os.environ.get("PASSLAB_BENCH_BUDGET", str(scaled(60, 5))))
-PLUGIN = os.path.join(ROOT, "target", "test-plugin", "planted_bugs.so")
+PLUGIN = os.path.join(ROOT, "target", "test-plugin", "bench-planted_bugs.so")
 CSMITH_ARGS = ["--max-funcs", "4", "--max-block-depth", "3"]
 # The program to reduce: the first of SEEDS seeds from SEED (or from
 # FIRST_SEED) that planted-cmp miscompiles, with SIZES instructions. (Smoke
@@ -79,12 +79,8 @@ def run(argv, **kw):
 
 
 def plugin():
-    if not os.path.exists(PLUGIN):
-        os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
-        flags = subprocess.run(["/usr/lib/llvm-19/bin/llvm-config", "--cxxflags"],
-                               capture_output=True, text=True, check=True).stdout.split()
-        run(["clang++-19", "-shared", "-fPIC", "-o", PLUGIN,
-             os.path.join(ROOT, "tests", "plugin", "planted_bugs.cpp")] + flags)
+    # (scripts/test-plugin.sh keeps the build in the user's cache)
+    run(["sh", os.path.join(ROOT, "scripts", "test-plugin.sh"), "planted_bugs", PLUGIN])
     return PLUGIN
 
 

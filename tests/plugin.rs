@@ -12,21 +12,15 @@ use std::process::Command;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// Builds tests/plugin/NAME.cpp with clang++-19 into target/test-plugin.
+/// tests/plugin/NAME.cpp built with clang++-19 into target/test-plugin
+/// (scripts/test-plugin.sh, which keeps the build in the user's cache).
 fn build(name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = root.join(format!("target/test-plugin/core-{name}.so"));
-    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let bindir = Path::new(env!("PASSLAB_LLVM_BINDIR"));
-    let flags = Command::new(bindir.join("llvm-config"))
-        .arg("--cxxflags")
-        .output()
-        .unwrap();
-    let status = Command::new(bindir.join("clang++"))
-        .args(["-shared", "-fPIC", "-o"])
+    let status = Command::new("sh")
+        .arg(root.join("scripts/test-plugin.sh"))
+        .arg(name)
         .arg(&out)
-        .arg(root.join(format!("tests/plugin/{name}.cpp")))
-        .args(String::from_utf8(flags.stdout).unwrap().split_whitespace())
         .status()
         .unwrap();
     assert!(status.success(), "clang++-19 could not build {name}.cpp");

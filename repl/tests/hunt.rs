@@ -17,19 +17,14 @@ fn root() -> PathBuf {
         .unwrap()
 }
 
+/// tests/plugin/planted_bugs.cpp built with clang++-19
+/// (scripts/test-plugin.sh, which keeps the build in the user's cache).
 fn plugin() -> PathBuf {
-    let out = root().join("target/test-plugin");
-    std::fs::create_dir_all(&out).unwrap();
-    let so = out.join("hunt-planted_bugs.so");
-    let flags = Command::new("/usr/lib/llvm-19/bin/llvm-config")
-        .arg("--cxxflags")
-        .output()
-        .unwrap();
-    let status = Command::new("clang++-19")
-        .args(["-shared", "-fPIC", "-o"])
+    let so = root().join("target/test-plugin/hunt-planted_bugs.so");
+    let status = Command::new("sh")
+        .arg(root().join("scripts/test-plugin.sh"))
+        .arg("planted_bugs")
         .arg(&so)
-        .arg(root().join("tests/plugin/planted_bugs.cpp"))
-        .args(String::from_utf8(flags.stdout).unwrap().split_whitespace())
         .status()
         .unwrap();
     assert!(status.success(), "building the plugin failed");

@@ -236,27 +236,20 @@ fn rust_worker_turn() -> std::sync::MutexGuard<'static, ()> {
     RUST_WORKER.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Builds the LLVM pass plugin `rust.plab` loads (tests/plugin/) with
-/// clang++-19 against LLVM 19's headers, into target/test-plugin/.
+/// Builds the LLVM pass plugins the transcripts load (tests/plugin/) with
+/// clang++-19 against LLVM 19's headers, into target/test-plugin/
+/// (scripts/test-plugin.sh, which keeps the builds in the user's cache).
 fn build_plugin() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out_dir = root.join("target/test-plugin");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let cxxflags = Command::new("/usr/lib/llvm-19/bin/llvm-config")
-        .arg("--cxxflags")
-        .output()
-        .expect("llvm-config-19 (llvm-19-dev)");
-    let cxxflags = String::from_utf8(cxxflags.stdout).unwrap();
     // The strength-reduction plugin (rust.plab), and the planted bugs
     // (reduce.plab).
     for name in ["strength_plugin", "planted_bugs"] {
-        let status = Command::new("clang++-19")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(out_dir.join(format!("{name}.so")))
-            .arg(root.join(format!("tests/plugin/{name}.cpp")))
-            .args(cxxflags.split_whitespace())
+        let status = Command::new("sh")
+            .arg(root.join("scripts/test-plugin.sh"))
+            .arg(name)
+            .arg(root.join(format!("target/test-plugin/{name}.so")))
             .status()
-            .expect("clang++-19");
+            .expect("sh");
         assert!(status.success(), "building the test plugin {name} failed");
     }
 }

@@ -76,15 +76,14 @@ HUGE_CELLS = [
 
 def crashing_plugin():
     """tests/plugin/crashing_plugin.cpp built with clang++-19: passes that
-    crash on a function named boom (tests/plugin.rs builds it too)."""
+    crash on a function named boom (tests/plugin.rs builds it too;
+    scripts/test-plugin.sh keeps the build in the user's cache)."""
     import os
     import subprocess
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     out = os.path.join(root, "target", "test-plugin", "kernel-crashing_plugin.so")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    flags = subprocess.run(["llvm-config-19", "--cxxflags"], capture_output=True, text=True, check=True).stdout
-    subprocess.run(["clang++-19", "-shared", "-fPIC", "-O1", "-o", out,
-                    os.path.join(root, "tests", "plugin", "crashing_plugin.cpp"), *flags.split()], check=True)
+    subprocess.run(["sh", os.path.join(root, "scripts", "test-plugin.sh"), "crashing_plugin", out, "-O1"],
+                   check=True)
     return out
 
 
