@@ -23,6 +23,9 @@
 //! arena.c (held out) for 1 s; its charts go
 //! to target/bench/smoke.
 
+#[path = "../tests/common/cache.rs"]
+#[allow(dead_code)]
+mod cache;
 mod common;
 #[path = "../tests/common/inputs.rs"]
 mod inputs;

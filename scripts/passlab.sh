@@ -461,7 +461,7 @@ test)
     #    puts back) and read in Chromium: its chapters, links and search;
     # 2. the transcripts, then the main job's scripts;
     # 3. the lessons' twins, then Jupyter's kernel test suite and our
-    #    protocol tests;
+    #    protocol tests, then two projects' link-time optimization;
     # 4. the longest Rust tests (fidelity to clang at every level, the
     #    fuzz targets over their corpora), then every bench once, tiny
     #    (the worker is warm by then);
@@ -489,9 +489,13 @@ test)
         phase "the main job's scripts" run_examples target/debug/passlab examples/*.plab
     ) >target/logs/transcripts.log 2>&1 &
     transcripts=$!
+    # (the link-time optimization of two real projects, skipped in stream
+    # 5, which was the longest by some 80 s)
+    lto=(cmark_link_time_optimization_is_clang_flto double_conversion_link_time_optimization_is_clang_flto)
     (
         phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}"
         phase "kernel tests" python -m unittest discover -v -s kernel/tests/jupyter -p 'test_*.py'
+        phase "cargo test: projects' link-time optimization" cargo test "${all[@]}" --test projects -- --exact "${lto[@]}"
     ) >target/logs/twins.log 2>&1 &
     twins=$!
     # (the tests of tests/fidelity.rs and tests/fuzz_replay.rs, skipped by
@@ -515,10 +519,10 @@ test)
     # machine the worker's folder is warm only after some 300 s, which
     # they waited for in the middle of this stream (416 s instead of 70).
     guide=every_example_in_the_docs_runs_as_written
-    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}" --skip="$guide"
+    phase "cargo test" cargo test "${all[@]}" --no-fail-fast -- "${long[@]/#/--skip=}" "${longest[@]/#/--skip=}" "${lto[@]/#/--skip=}" --skip="$guide"
     phase "cargo test: the guide's examples" cargo test "${all[@]}" --test readme -- --exact "$guide"
     phase --here "waiting for the transcripts and the main job" wait_for "$transcripts" target/logs/transcripts.log
-    phase --here "waiting for the twins and the kernel tests" wait_for "$twins" target/logs/twins.log
+    phase --here "waiting for the twins, the kernel tests and link-time optimization" wait_for "$twins" target/logs/twins.log
     phase --here "waiting for fidelity, the fuzz targets and the benches" wait_for "$longest_job" target/logs/longest.log
     phase --here "waiting for the worker, the browser, the python package and the guide" wait_for "$background" target/logs/background.log
     phase "no stray files in the tree" no_stray_files "$untracked"

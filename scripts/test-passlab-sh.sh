@@ -117,6 +117,7 @@ done <<'EOF'
 ^passlab run -$|warm: rust-cell worker|stream
 ^cargo fmt|lint: clippy's check, rustfmt, commit subjects|stream
 ^python -m unittest|kernel tests|stream
+^cargo test .*--test projects|cargo test: projects' link-time optimization|stream
 ^cargo test .*--test fidelity|cargo test: fidelity, fuzz targets|stream
 ^python python/fresh_venv.py|python: the wheel in a fresh venv|stream
 ^python -m mypy.stubtest|python: the stubs checked (stubtest, mypy)|stream
