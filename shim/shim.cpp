@@ -731,6 +731,37 @@ struct KeepErrors {
 };
 } // namespace
 
+namespace {
+// Bitcode of a small module of the native target, with its symbol table:
+// writing one initializes function-local statics inside LLVM (the symbol
+// table builder's set of preserved names) under a lock. The builder makes
+// no table, and reaches none of its statics, for a module without a data
+// layout (an unseen error: the first warm module had none).
+void writeWarmBitcode(SmallVector<char, 0> &Buf) {
+  LLVMContext C;
+  Module M("passlab-warm", C);
+  const std::string Triple = sys::getDefaultTargetTriple();
+  M.setTargetTriple(Triple);
+  std::string Error;
+  if (const Target *T = TargetRegistry::lookupTarget(Triple, Error)) {
+    std::unique_ptr<TargetMachine> TM(
+        T->createTargetMachine(Triple, "generic", "", TargetOptions(), std::nullopt));
+    if (TM)
+      M.setDataLayout(TM->createDataLayout());
+  }
+  if (M.getDataLayoutStr().empty())
+    M.setDataLayout("e");
+  auto *F = Function::Create(FunctionType::get(Type::getVoidTy(C), false),
+                             GlobalValue::ExternalLinkage, "f", M);
+  IRBuilder<> B(BasicBlock::Create(C, "entry", F));
+  B.CreateRetVoid();
+  Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::ExternalLinkage,
+                   "g", M);
+  raw_svector_ostream OS(Buf);
+  WriteBitcodeToFile(M, OS, true);
+}
+} // namespace
+
 extern "C" {
 
 /// Registers the native target (with its assembly printer and parser)
@@ -744,28 +775,32 @@ void plab_init_targets() {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
     InitializeNativeTargetAsmParser();
-    // Bitcode once, with its symbol table: writing one initializes
-    // function-local statics inside LLVM (the symbol table's builder has
-    // one) under a lock. Forked children write bitcode (clang's, the
-    // units' for LTO); had another thread been initializing such a static
-    // at the fork, the child would wait for that lock forever (seen once in
-    // the tests). The callers fork after this call, which waits for the
-    // initialization to end.
-    LLVMContext C;
-    Module M("passlab-warm", C);
-    M.setTargetTriple(sys::getDefaultTargetTriple());
-    auto *F = Function::Create(FunctionType::get(Type::getVoidTy(C), false),
-                               GlobalValue::ExternalLinkage, "f", M);
-    IRBuilder<> B(BasicBlock::Create(C, "entry", F));
-    B.CreateRetVoid();
-    Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::ExternalLinkage,
-                     "g", M);
+    // Bitcode once, with its symbol table (`writeWarmBitcode`). Forked
+    // children write bitcode (clang's, the units' for LTO); had another
+    // thread been initializing one of the writer's statics at the fork,
+    // the child would wait for that lock forever (seen twice in the tests:
+    // a child of `Module::from_c` stuck in `irsymtab::build`). The callers
+    // fork after this call, which waits for the initialization to end.
     SmallVector<char, 0> Buf;
-    raw_svector_ostream OS(Buf);
-    WriteBitcodeToFile(M, OS, true);
+    writeWarmBitcode(Buf);
     return true;
   }();
   (void)Done;
+}
+
+/// Whether the warm bitcode of `plab_init_targets` carries a symbol table
+/// (its builder's statics are reached only when it does), for its test.
+bool plab_probe_warm_bitcode_has_symtab() {
+  plab_init_targets();
+  SmallVector<char, 0> Buf;
+  writeWarmBitcode(Buf);
+  Expected<BitcodeFileContents> Contents =
+      getBitcodeFileContents(MemoryBufferRef(StringRef(Buf.data(), Buf.size()), "warm"));
+  if (!Contents) {
+    consumeError(Contents.takeError());
+    return false;
+  }
+  return !Contents->Symtab.empty();
 }
 
 /// Whether the last call on this thread that failed was abandoned by an

@@ -237,6 +237,9 @@ extern "C" {
     pub fn plab_probe_hook(callback: unsafe extern "C" fn(*mut c_void), user: *mut c_void) -> bool;
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn plab_probe_unguarded_fatal(message: *const c_char);
+    /// Whether `plab_init_targets`' warm bitcode has a symbol table.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn plab_probe_warm_bitcode_has_symtab() -> bool;
     pub fn plab_fingerprint_module(m: LLVMModuleRef) -> u64;
     pub fn plab_fingerprint_function(f: LLVMValueRef) -> u64;
     pub fn plab_stats(
@@ -350,6 +353,18 @@ pub unsafe fn str_from<'a>(data: *const c_char, len: usize) -> std::borrow::Cow<
         }
         String::from_utf8_lossy(std::slice::from_raw_parts(data as *const u8, len))
     }
+}
+
+/// `plab_init_targets` writes bitcode before any fork so that the writer's
+/// function-local statics are made in the parent, where no fork can catch
+/// them half made: its module must reach the symbol table's builder, which
+/// makes nothing (and leaves its statics alone) for a module without a
+/// data layout, as the first warm module was.
+#[test]
+fn the_warm_bitcode_reaches_the_symbol_table_builder() {
+    // SAFETY: no arguments; registers the native target once, then writes
+    // and reads back a module of its own.
+    assert!(unsafe { plab_probe_warm_bitcode_has_symtab() });
 }
 
 /// Each claim of shim/guard.h (how an LLVM fatal error is caught), checked.
