@@ -495,8 +495,8 @@ test)
         phase "the main job's scripts" run_examples target/debug/passlab examples/*.plab
     ) >target/logs/transcripts.log 2>&1 &
     transcripts=$!
-    # (the link-time optimization of two real projects, skipped in stream
-    # 5, which was the longest by some 80 s)
+    # (the link-time optimization of two real projects, some 100 s under
+    # the run's load: here, and skipped in stream 5, which was the longest)
     lto=(cmark_link_time_optimization_is_clang_flto double_conversion_link_time_optimization_is_clang_flto)
     (
         phase "cargo test: twins" cargo test "${all[@]}" --test transcripts -- --exact "${long[1]}"

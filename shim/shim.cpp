@@ -734,9 +734,9 @@ struct KeepErrors {
 namespace {
 // Bitcode of a small module of the native target, with its symbol table:
 // writing one initializes function-local statics inside LLVM (the symbol
-// table builder's set of preserved names) under a lock. The builder makes
-// no table, and reaches none of its statics, for a module without a data
-// layout (an unseen error: the first warm module had none).
+// table builder has one, reached for each symbol) under a lock. The
+// builder makes no table, and reaches none of its statics, for a module
+// without a data layout (an unseen error: the first warm module had none).
 void writeWarmBitcode(SmallVector<char, 0> &Buf) {
   LLVMContext C;
   Module M("passlab-warm", C);

@@ -118,7 +118,30 @@ pub fn signal_name(sig: i32) -> String {
         libc::SIGBUS => "crashed with SIGBUS (misaligned or unmapped memory)".into(),
         libc::SIGTRAP => "crashed with SIGTRAP (a trap instruction, e.g. llvm.trap)".into(),
         libc::SIGINT => "was interrupted".into(),
+        libc::SIGXCPU => "ran past its processor-time limit (SIGXCPU)".into(),
         other => format!("was killed by signal {other}"),
+    }
+}
+
+/// Limits this process's processor time to `seconds`, for a forked child
+/// reading what came from outside: past it the kernel ends the child with
+/// SIGXCPU (and SIGKILL a second later), so that input that sends LLVM
+/// into an endless loop costs an error, not the session's wait. No core
+/// file is written for it.
+pub fn limit_processor_time(seconds: u64) {
+    let cpu = libc::rlimit {
+        rlim_cur: seconds,
+        rlim_max: seconds + 1,
+    };
+    let core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: valid rlimit values for this process; lowering a limit needs
+    // no privilege.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &core);
+        libc::setrlimit(libc::RLIMIT_CPU, &cpu);
     }
 }
 
@@ -579,6 +602,22 @@ mod tests {
         // above).
         let c = spawn(|_| std::panic::resume_unwind(Box::new(0))).unwrap();
         assert_eq!(how_it_ended(collect(&c).2), "exited with status 72");
+    }
+
+    #[test]
+    fn a_child_past_its_processor_time_limit_is_ended_and_named() {
+        let started = std::time::Instant::now();
+        let c = spawn(|_| {
+            limit_processor_time(1);
+            loop {
+                std::hint::spin_loop();
+            }
+        })
+        .unwrap();
+        let how = how_it_ended(collect(&c).2);
+        assert_eq!(how, "ran past its processor-time limit (SIGXCPU)");
+        // (a second of processor time; slower on a loaded machine)
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
     }
 
     #[test]

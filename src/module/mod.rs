@@ -187,7 +187,11 @@ impl Module {
             // (an error the reader reports is the parent's to report again,
             // with its kind: the child only finds out whether reading and
             // verifying end the process)
+            // Valid bitcode reads and verifies at about 10 MB a second;
+            // some corrupt bitcode sends the reader into an endless loop.
+            let limit = 30 + 10 * (bytes.len() as u64 >> 20);
             crate::child::in_child(|| {
+                crate::child::limit_processor_time(limit);
                 if let Ok(m) = Self::parse_in(LlvmContext::new(), bytes, name, &[]) {
                     let _ = m.verify();
                 }
@@ -204,9 +208,16 @@ impl Module {
                     } else {
                         format!(": {said}")
                     };
+                    let limit = if how.contains("SIGXCPU") {
+                        format!(" ({limit} s for {} bytes)", bytes.len())
+                    } else {
+                        String::new()
+                    };
                     Error::spec(
                         name,
-                        format!("corrupt bitcode: LLVM's bitcode reader {how} reading it{said}"),
+                        format!(
+                            "corrupt bitcode: LLVM's bitcode reader {how}{limit} reading it{said}"
+                        ),
                     )
                 }
             })?;
