@@ -184,12 +184,12 @@ impl Module {
     /// the session reads the same way.
     fn parse_verified(ctx: Rc<LlvmContext>, bytes: &[u8], name: &str) -> Result<Module> {
         if is_bitcode(bytes) {
-            // (an error the reader reports is the parent's to report again,
-            // with its kind: the child only finds out whether reading and
-            // verifying end the process)
             // Valid bitcode reads and verifies at about 10 MB a second;
             // some corrupt bitcode sends the reader into an endless loop.
             let limit = 30 + 10 * (bytes.len() as u64 >> 20);
+            // (an error the reader reports is the parent's to report again,
+            // with its kind: the child only finds out whether reading and
+            // verifying end the process)
             crate::child::in_child(|| {
                 crate::child::limit_processor_time(limit);
                 if let Ok(m) = Self::parse_in(LlvmContext::new(), bytes, name, &[]) {
@@ -208,7 +208,7 @@ impl Module {
                     } else {
                         format!(": {said}")
                     };
-                    let limit = if how.contains("SIGXCPU") {
+                    let over = if how.contains("SIGXCPU") {
                         format!(" ({limit} s for {} bytes)", bytes.len())
                     } else {
                         String::new()
@@ -216,7 +216,7 @@ impl Module {
                     Error::spec(
                         name,
                         format!(
-                            "corrupt bitcode: LLVM's bitcode reader {how}{limit} reading it{said}"
+                            "corrupt bitcode: LLVM's bitcode reader {how}{over} reading it{said}"
                         ),
                     )
                 }
