@@ -313,12 +313,16 @@ watched() {
 # (SIGTERM, then SIGKILL to those still there 5 s later), saying why;
 # ended early (SIGTERM), with its timer, when the phase ends.
 watchdog() {
-    local timer
     sleep "$1" </dev/null >/dev/null 2>&1 &
-    timer=$!
-    trap 'kill "$timer" 2>/dev/null; exit 0' TERM
-    wait "$timer" || return 0
-    trap '' TERM
+    passlab_timer=$!
+    # (the timer goes with this shell however it ends: the phase's end,
+    # or Ctrl-C, which reaches this shell and not the timer, a job
+    # started with `&`, which ignores it)
+    trap 'kill "$passlab_timer" 2>/dev/null || true' EXIT
+    trap 'exit 0' TERM
+    wait "$passlab_timer" || return 0
+    trap - EXIT
+    trap '' TERM INT
     echo "passlab: [$PASSLAB_PHASE] still running after its limit of $1 s (PASSLAB_PHASE_LIMIT): ending it" >&2
     # shellcheck disable=SC2046 # (a list of pids)
     kill -TERM $(descendants "$2") 2>/dev/null || true
