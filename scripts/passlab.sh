@@ -324,19 +324,22 @@ watchdog() {
     trap - EXIT
     trap '' TERM INT
     echo "passlab: [$PASSLAB_PHASE] still running after its limit of $1 s (PASSLAB_PHASE_LIMIT): ending it" >&2
+    # (this shell's pid, taken here: in `$(...)`, $BASHPID is the
+    # substitution's own)
+    local me=$BASHPID
     # shellcheck disable=SC2046 # (a list of pids)
-    kill -TERM $(descendants "$2") 2>/dev/null || true
+    kill -TERM $(descendants "$2" "$me") 2>/dev/null || true
     sleep 5
     # shellcheck disable=SC2046
-    kill -KILL $(descendants "$2") 2>/dev/null || true
+    kill -KILL $(descendants "$2" "$me") 2>/dev/null || true
 }
 
-# descendants PID: the processes PID started, and theirs, but not this
-# shell's own (the watchdog's).
+# descendants PID BUT: the processes PID started, and theirs, but not BUT
+# (the watchdog) nor what it started.
 descendants() {
-    ps -e -o pid=,ppid= | awk -v root="$1" -v self="$BASHPID" '
+    ps -e -o pid=,ppid= | awk -v root="$1" -v but="$2" '
         { parent[$1] = $2 }
-        END { for (p in parent) { q = p; while ((q in parent) && q != root && q != self && q > 1) q = parent[q]
+        END { for (p in parent) { q = p; while ((q in parent) && q != root && q != but && q > 1) q = parent[q]
               if (q == root && p != root) print p } }'
 }
 
