@@ -141,6 +141,26 @@ fn css(a: Align) -> &'static str {
     }
 }
 
+/// `text` for a Markdown table cell: `<` and `>` outside code spans
+/// written as entities, so that `lto<O2>` in prose stays text instead of
+/// becoming an HTML tag the book swallows (code spans keep them as typed).
+pub(crate) fn markdown_prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    for ch in text.chars() {
+        match ch {
+            '`' => {
+                in_code = !in_code;
+                out.push(ch);
+            }
+            '<' if !in_code => out.push_str("&lt;"),
+            '>' if !in_code => out.push_str("&gt;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
 /// Escapes text for HTML.
 pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -181,6 +201,14 @@ pub(crate) fn pct(part: f64, whole: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_prose_escapes_angle_brackets_outside_code_spans_only() {
+        assert_eq!(
+            markdown_prose("next :run lto<O2>; `default<O2>` as typed"),
+            "next :run lto&lt;O2&gt;; `default<O2>` as typed"
+        );
+    }
 
     #[test]
     fn renders_title_aligned_columns_and_notes() {

@@ -379,7 +379,7 @@ pub(super) fn reference_markdown() -> String {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {python} |\n",
             b.usage().replace('|', "\\|"),
-            super::prose(b.summary),
+            crate::table::markdown_prose(b.summary),
             names(b.reports.iter().map(|r| r.name).collect()),
             names(b.charts.iter().map(|c| c.name).collect()),
         ));

@@ -6,12 +6,13 @@
 //! which `repl/tests/transcripts.rs` keeps in step. The handlers live beside this
 //! file by concept: `modules.rs`, `contexts.rs`, `instruments.rs`,
 //! `passes.rs`, `rust.rs`, `jit.rs`, `machine.rs`, `tune.rs`, `explore.rs`,
-//! `remarks.rs`, `graph.rs` (`:cfg`).
+//! `remarks.rs`, `graph.rs` (`:cfg`), `help.rs` (`:help` and the reference).
 //! `history_entry` decides what `:export` keeps of a command.
 
 mod contexts;
 mod explore;
 mod graph;
+mod help;
 mod hunt;
 mod instruments;
 mod jit;
@@ -30,6 +31,9 @@ pub(super) use contexts::enter_again;
 use contexts::{context, context_from, end, with};
 use explore::explore;
 use graph::cfg;
+pub(crate) use help::command_help;
+use help::help;
+pub use help::reference_markdown;
 use hunt::hunt;
 use instruments::{instrument, instruments, plot, report};
 use jit::{bench, bisect, buffer, buffers, call, exec, time};
@@ -520,125 +524,6 @@ fn one_word<'a>(a: &'a Args, what: &str) -> Result<&'a str> {
     }
 }
 
-// ---------------------------------------------------------------- help
-
-/// What `:help COMMAND` says of `c`: its usage, what it does, and the
-/// details some commands add (the settings of `:tune`, `:reduce`,
-/// `:hunt`, the buffer limit).
-pub(crate) fn command_help(c: &Command) -> String {
-    let usage = if c.usage.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", c.usage)
-    };
-    let details = match c.name {
-        "run" => format!("\n{}", passes::details()),
-        "tune" => format!("\n{}", tune::details()),
-        "reduce" => format!("\n{}", reduce::details()),
-        "hunt" => format!("\n{}", hunt::details()),
-        "instrument" => format!("\n{}", instruments::details()),
-        "features" => format!("\n{}", modules::features_details()),
-        "report" => format!("\n{}", instruments::reports_details(false)),
-        "plot" => format!("\n{}", instruments::reports_details(true)),
-        "buffer" => format!(
-            "\n  one buffer may take at most {} bytes here (config.jit.max_buffer_bytes; :with config.jit.max_buffer_bytes=N changes it)",
-            PassContext::current()
-                .config_int(crate::jit::MAX_BUFFER_KEY)
-                .unwrap_or_default()
-        ),
-        _ => String::new(),
-    };
-    format!(":{}{usage}\n  {}{details}", c.name, c.help)
-}
-
-fn help(_s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
-    if let Some(name) = a.words.first() {
-        let c = find(name.trim_start_matches(':'))?;
-        return text(command_help(c));
-    }
-    let mut t = Table::new("commands", &["command", "arguments", "what it does"]);
-    for c in COMMANDS {
-        t.push([
-            format!(":{}", c.name),
-            c.usage.to_string(),
-            c.help.to_string(),
-        ]);
-    }
-    // As text, a list that a terminal of 80 columns shows whole (a table's
-    // rows would be wider than any screen); as HTML, the table.
-    let mut plain = String::new();
-    for c in COMMANDS {
-        let head = format!(":{} {}", c.name, c.usage);
-        plain.push_str(&wrap(head.trim_end(), "", "      "));
-        plain.push_str(&wrap(c.help, "    ", "    "));
-    }
-    let mut o = Output::default();
-    o.items.push(Item::Display(Bundle {
-        data: vec![
-            ("text/plain".into(), plain),
-            ("text/html".into(), t.to_html()),
-        ],
-    }));
-    o.push_text(wrap(SYNTAX, "", ""));
-    Ok(o)
-}
-
-/// `text` in lines of at most 80 columns, the first indented by `first`
-/// and the others by `rest`, each ending in a newline.
-fn wrap(text: &str, first: &str, rest: &str) -> String {
-    let options = textwrap::Options::new(80)
-        .initial_indent(first)
-        .subsequent_indent(rest);
-    textwrap::fill(text, options) + "\n"
-}
-
-/// How command lines are written, below `:help`'s table and in the
-/// guide's reference.
-pub const SYNTAX: &str = "One command per line; `key=value` words are settings; a word starting with `#` begins a comment to the end of the line (`:plot tune   # best so far`), and a line starting with `#` is a comment. `:module` and `:rust` take the lines after them as their source, up to a line holding only `.` (or the end of a notebook cell). `:help COMMAND` says more.";
-
-/// The command reference as Markdown, generated from [`COMMANDS`]
-/// (`docs/src/reference.md` holds this text).
-pub fn reference_markdown() -> String {
-    let mut out = String::from("| command | arguments | what it does |\n|---|---|---|\n");
-    for c in COMMANDS {
-        out.push_str(&format!(
-            "| `:{}` | {} | {} |\n",
-            c.name,
-            if c.usage.is_empty() {
-                String::new()
-            } else {
-                format!("`{}`", c.usage.replace('|', "\\|"))
-            },
-            prose(c.help)
-        ));
-    }
-    out.push('\n');
-    out.push_str(SYNTAX);
-    out.push_str("\n\n### Instruments\n\n`:instrument` takes these (`:help instrument`); each row is one entry of the instruments' table.\n\n");
-    out.push_str(&instruments::reference_markdown());
-    out
-}
-
-/// TEXT for a Markdown table cell: `<` and `>` outside code spans
-/// written as entities, so that `lto<O2>` in prose stays text instead of
-/// becoming an HTML tag the book swallows (code spans keep them as typed).
-pub(super) fn prose(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_code = false;
-    for ch in text.chars() {
-        match ch {
-            '`' => {
-                in_code = !in_code;
-                out.push(ch);
-            }
-            '<' if !in_code => out.push_str("&lt;"),
-            '>' if !in_code => out.push_str("&gt;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 /// What `:export` will write for a command that succeeded: nothing for
 /// the commands that only look or leave (`:help`, `:export`, `:quit`;
 /// `:reset` starts a new history), `:path` with its folders made absolute
@@ -725,17 +610,4 @@ fn quit(s: &mut Session, a: &Args, _: Option<&str>) -> Result<Output> {
     no_args(a)?;
     s.quit = true;
     Ok(Output::default())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::prose;
-
-    #[test]
-    fn prose_escapes_angle_brackets_outside_code_spans_only() {
-        assert_eq!(
-            prose("next :run lto<O2>; `default<O2>` as typed"),
-            "next :run lto&lt;O2&gt;; `default<O2>` as typed"
-        );
-    }
 }
