@@ -31,11 +31,14 @@ mod common;
 mod inputs;
 #[path = "../tests/common/opt19.rs"]
 mod opt19;
+#[path = "../tests/common/slurm.rs"]
+mod slurm;
 
 use common::{median, opt, passlab_binary, results_dir, rounds, rounds_or, scaled, smoke, wanted};
 use passlab::jit::{Arg, Buffer, ElemType, Fill};
 use passlab::tune::{tune, Budget, Strategy, TuneSpec};
 use passlab::Module;
+use slurm::Cluster;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -216,30 +219,9 @@ fn sweep(dir: &Path) {
         slurm || !smoke(),
         "Slurm is not installed: the smoke run needs it for the sweep's job array (bash scripts/passlab.sh test installs it)"
     );
-    let cluster = dir.join("cluster");
-    let conf = if slurm {
-        let o = Command::new("bash")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/local-cluster.sh"))
-            .arg("up")
-            .arg(&cluster)
-            .env("SLURMCTLD_PORT", "26817")
-            .env("SLURMD_PORT", "26818")
-            .output()
-            .unwrap();
-        // A cluster that did not come up is an error, not a sweep
-        // measured without its job array.
-        let conf = String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string));
-        assert!(
-            o.status.success() && conf.is_some(),
-            "the one-node Slurm cluster did not come up: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        conf
-    } else {
-        None
-    };
+    // Stopped when dropped, even when an assertion below fails.
+    let cluster =
+        slurm.then(|| Cluster::up(Path::new(env!("CARGO_MANIFEST_DIR")), &dir.join("cluster")));
     let (mut one, mut four, mut array) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..rounds {
         let out = dir.join(format!("one-{r}"));
@@ -263,14 +245,14 @@ fn sweep(dir: &Path) {
             }
         });
         four.push(t.elapsed());
-        if let Some(conf) = &conf {
+        if let Some(cluster) = &cluster {
             let out = dir.join(format!("array-{r}"));
             let t = Instant::now();
-            let o = Command::new("sbatch")
-                .env("SLURM_CONF", conf)
+            let o = cluster
+                .command("sbatch")
                 .args(["--wait", "--array=0-3", "--parsable"])
                 .arg(format!("--export=ALL,PASSLAB={}", passlab.display()))
-                .arg(format!("--output={}/task-%A_%a.out", cluster.display()))
+                .arg(format!("--output={}/task-%A_%a.out", cluster.dir.display()))
                 .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/passlab.sbatch"))
                 .arg("sweep")
                 .arg(&spec)
@@ -281,13 +263,7 @@ fn sweep(dir: &Path) {
             array.push(t.elapsed());
         }
     }
-    if slurm {
-        let _ = Command::new("bash")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/local-cluster.sh"))
-            .arg("down")
-            .arg(&cluster)
-            .status();
-    }
+    drop(cluster);
     let records = std::fs::read_to_string(dir.join("one-0/sweep-0-of-1.jsonl"))
         .unwrap()
         .lines()

@@ -632,7 +632,12 @@ bench)
         rm -rf target/bench/smoke
         mkdir -p target/bench/smoke
         start=$SECONDS failed=()
-        smoke() { phase "bench smoke: $1" "${@:2}" || failed+=("$1"); }
+        # Each bench's output is kept, and the end of a failing one's is
+        # shown again at the end, where a log cut in the middle still
+        # shows it.
+        smoke() {
+            phase "bench smoke: $1" "${@:2}" 2>&1 | tee "target/bench/smoke/${1// /-}.log" || failed+=("$1")
+        }
         # The kernelspec of the test profile's kernel (explore's notebook
         # output, and the kernel bench).
         smoke "kernelspec" install_kernel debug
@@ -652,6 +657,10 @@ bench)
         smoke "kernel" python kernel/bench/vs_ipykernel.py
         smoke "python" python python/benches/steps.py --smoke
         if [ ${#failed[@]} -gt 0 ]; then
+            for b in "${failed[@]}"; do
+                echo "passlab: --- the end of bench smoke: $b (target/bench/smoke/${b// /-}.log)" >&2
+                tail -n 40 "target/bench/smoke/${b// /-}.log" >&2
+            done
             echo "passlab: benches that failed in smoke mode: ${failed[*]}" >&2
             exit 1
         fi

@@ -84,7 +84,7 @@ run_test() {
     case "$1" in *pip*) rm -rf "$work/tree/target/venv" ;; esac
     : >"$work/log"
     status=0
-    (cd "$work/tree" && env FAIL="$1" "${@:2}" STUB_LOG="$work/log" STUB_ROOT="$work" XDG_CACHE_HOME="$work/cache" \
+    (cd "$work/tree" && env FAIL="$1" "${@:2}" STUB_LOG="$work/log" STUB_ROOT="$work" XDG_CACHE_HOME="$work/cache" TMPDIR="$work" \
         PATH="$work/bin:$PATH" bash scripts/passlab.sh test) >"$work/out" 2>&1 </dev/null || status=$?
 }
 
@@ -148,6 +148,16 @@ if [ "$status" -ne 0 ] && ! grep -q "every test passed" "$work/out" &&
     check ok
 else
     check no "a hanging step: not ended at the limit (exit status $status, $((SECONDS - start)) s)"
+fi
+
+# A bench that failed in smoke mode shows the end of its output again at
+# the end of the benches' run, where a log cut in the middle still shows
+# why.
+run_test '^cargo test .*--bench pipeline'
+if awk '/--- the end of bench smoke: pipeline /{seen=1} seen && /stub: failing: cargo test .*--bench pipeline/{found=1} END{exit !found}' "$work/out"; then
+    check ok
+else
+    check no "a failing bench's output is not shown again at the end (exit status $status)"
 fi
 
 # mdBook's warnings fail the book: an unclosed HTML tag is prose missing

@@ -19,46 +19,11 @@ fn root() -> PathBuf {
         .unwrap()
 }
 
-/// The cluster, stopped (by its pid files) when dropped, test passed or not.
-struct Cluster {
-    dir: PathBuf,
-    conf: String,
-}
+#[path = "../../tests/common/slurm.rs"]
+mod cluster;
+use cluster::Cluster;
 
 impl Cluster {
-    fn up(dir: &Path) -> Cluster {
-        // Ports of our own, so that a cluster on this machine is not disturbed.
-        let base = 20000 + (std::process::id() % 20000) as u16;
-        let out = Command::new("bash")
-            .arg(root().join("deploy/slurm/local-cluster.sh"))
-            .args(["up"])
-            .arg(dir)
-            .env("SLURMCTLD_PORT", base.to_string())
-            .env("SLURMD_PORT", (base + 1).to_string())
-            .output()
-            .expect("run local-cluster.sh");
-        assert!(
-            out.status.success(),
-            "the cluster did not come up (is Slurm installed? bash scripts/passlab.sh test installs it):\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let conf = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("SLURM_CONF=").map(str::to_string))
-            .expect("local-cluster.sh prints SLURM_CONF");
-        Cluster {
-            dir: dir.to_path_buf(),
-            conf,
-        }
-    }
-
-    fn command(&self, program: &str) -> Command {
-        let mut c = Command::new(program);
-        c.env("SLURM_CONF", &self.conf);
-        c
-    }
-
     /// Submits the sweep's job array; `wait` blocks until every task ends.
     fn submit(
         &self,
@@ -128,16 +93,6 @@ impl Cluster {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(root().join("deploy/slurm/local-cluster.sh"))
-            .arg("down")
-            .arg(&self.dir)
-            .status();
     }
 }
 
@@ -306,7 +261,7 @@ fn a_sweep_on_slurm_equals_one_process_and_survives_a_killed_shard() {
     // 9 programs × (4 baselines + 2 × 8 trials).
     assert_eq!(expected.len(), 9 * 20);
 
-    let cluster = Cluster::up(&dir.join("cluster"));
+    let cluster = Cluster::up(&root(), &dir.join("cluster"));
     // Four tasks on the cluster.
     let arrayed = dir.join("array");
     let (ok, text) = cluster.submit("0-3", &spec, &arrayed, true, None);
