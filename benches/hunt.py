@@ -253,7 +253,10 @@ def reduction(rnd):
     out = os.path.join(work, "theirs.ll")
     try:
         subprocess.run(["llvm-reduce-19", f"--test={test}", "-j", "2", "-o", out, ll],
-                       cwd=work, capture_output=True, timeout=BUDGET)
+                       cwd=work, capture_output=True, timeout=BUDGET,
+                       # (its temporary files, left when it is stopped,
+                       # go with the work folder)
+                       env={**os.environ, "TMPDIR": work})
     except subprocess.TimeoutExpired:
         pass
     theirs_s = time.perf_counter() - t

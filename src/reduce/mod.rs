@@ -821,6 +821,12 @@ pub fn reduce_ir(
 /// `jobs` jobs, asking `oracle` whether a candidate is interesting.
 fn llvm_reduce(oracle: &Oracle, jobs: usize, output: &Path, input: &Path) -> std::process::Command {
     let mut command = std::process::Command::new("llvm-reduce-19");
+    // Its own temporary files (each candidate, written as text and as
+    // bitcode) go in the reduction's folder, removed with it: stopped at
+    // the budget or by an interrupt, llvm-reduce leaves them behind.
+    if let Some(dir) = output.parent() {
+        command.env("TMPDIR", dir);
+    }
     command
         .arg(format!("--test={}", oracle.script.display()))
         // Its ir-passes delta runs instcombine: spelled as LLVM's own
@@ -1044,6 +1050,26 @@ mod tests {
         assert!(claim_folder(&dir, line, &other, false).is_err());
         // Unless replace=yes.
         assert!(claim_folder(&dir, line, &other, true).is_ok());
+    }
+
+    /// llvm-reduce's own temporary files (left behind when it is stopped
+    /// at the budget) are written in the reduction's folder, which goes
+    /// with the reduction, not in the system's.
+    #[test]
+    fn llvm_reduce_keeps_its_temporary_files_in_the_work_folder() {
+        let work = work_dir().unwrap();
+        let oracle = Oracle::new(work.path(), None).unwrap();
+        let command = llvm_reduce(
+            &oracle,
+            1,
+            &work.path().join("reduced.ll"),
+            &work.path().join("input.ll"),
+        );
+        let tmpdir = command
+            .get_envs()
+            .find(|(k, _)| *k == "TMPDIR")
+            .and_then(|(_, v)| v);
+        assert_eq!(tmpdir, Some(work.path().as_os_str()));
     }
 
     #[test]
