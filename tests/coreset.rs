@@ -97,6 +97,11 @@ fn one_second_stops_a_programs_coreset_evaluation() {
     )
     .unwrap();
     let wall = start.elapsed().as_secs_f64();
-    assert!(wall < coreset::DEFAULT_SECONDS + 0.5, "{wall:.2} s");
+    // The budget, plus what comes before the search's clock starts (the
+    // evaluating child, the input's baseline) and the stop: a second, as
+    // tests/tune.rs allows; twenty orderings of about a second each would
+    // take twenty. (Measured with six busy loops beside it on 2 cores:
+    // 1.23 to 1.36 s; idle 1.07 s.)
+    assert!(wall < coreset::DEFAULT_SECONDS + 1.0, "{wall:.2} s");
     assert!(t.searched().count() < 20, "{} trials", t.searched().count());
 }
