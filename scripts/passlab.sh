@@ -275,7 +275,11 @@ phase() {
     # `times` on its way out: what that bash waited for is the phase's
     # processor time (this shell's own count would take in the background
     # streams that it reaps meanwhile).
-    local times="${TMPDIR:-/tmp}/passlab-times.$BASHPID.$RANDOM"
+    # (in target/, not /tmp: a phase ended with its stream, when the run
+    # fails, writes its times on the way out and is not there to remove
+    # them)
+    mkdir -p target/logs
+    local times="$PWD/target/logs/.times.$BASHPID.$RANDOM"
     local own=(env PASSLAB_TIMES="$times" PASSLAB_LIMIT="$phase_limit" PASSLAB_PHASE="$name" PASSLAB_SOURCED=1)
     if [ -n "$here" ]; then
         "$@" || status=$?
