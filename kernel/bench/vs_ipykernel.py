@@ -22,7 +22,9 @@ kernels are the kernelspecs named passlab and python3, whichever build
 those name (the smoke run installs the test profile's passlab-kernel).
 """
 
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +48,7 @@ CONTEXT = zmq.Context()
 CONTEXT.setsockopt(zmq.RECONNECT_IVL, 5)
 SPECS = {name: KernelSpecManager().get_kernel_spec(name) for name in KERNELS}
 TMP = tempfile.mkdtemp(prefix="passlab-bench-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 
 
 def start(name):

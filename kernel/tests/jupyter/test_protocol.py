@@ -8,6 +8,7 @@ reply and does not grow the kernel's memory.
 import datetime
 import os
 import queue
+import shutil
 import tempfile
 import time
 import unittest
@@ -144,7 +145,9 @@ class ProtocolTests(KernelCase):
     def test_an_interrupt_stops_a_jit_call_and_keeps_the_session(self):
         # The call makes a file before it spins: the interrupt follows that,
         # not code generation (whose interrupt gives another error).
-        marker = os.path.join(tempfile.mkdtemp(prefix="passlab-forever-"), "started")
+        folder = tempfile.mkdtemp(prefix="passlab-forever-")
+        self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
+        marker = os.path.join(folder, "started")
         reply, _ = self.run_cell(
             ":module spin --lang c\n"
             "int creat(const char *path, unsigned mode);\n"
