@@ -6,7 +6,9 @@
 //! runs), the heartbeat, and iopub: an XPUB socket that greets each new
 //! subscriber with `iopub_welcome`; every message for it goes through one
 //! channel, so output always precedes the `idle` that ends its request,
-//! and a long cell's output goes out while it runs. A message whose
+//! and a long cell's output goes out while it runs; a request's reply
+//! waits until its output is out (as ipykernel's does: a client reading
+//! iopub after the reply finds it there at once). A message whose
 //! signature does not verify is logged to standard error and dropped.
 
 use crate::executor::Executor;
@@ -34,6 +36,7 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("{} is not a connection file", connection_file.display()))?;
     check_signing(&info)?;
     let (out, outgoing) = unbounded_channel::<JupyterMessage>();
+    let (flush, flushes) = unbounded_channel::<Flush>();
     let (exit_tx, exit_rx) = unbounded_channel::<Exit>();
     let (bound_tx, bound) = oneshot::channel::<anyhow::Result<()>>();
     let (ready, ready_rx) = oneshot::channel::<()>();
@@ -41,10 +44,22 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
         let (info, out, exit_tx) = (info.clone(), out.clone(), exit_tx.clone());
         std::thread::Builder::new()
             .name("passlab-session".into())
-            .spawn(move || session_thread(info, out, exit_tx, bound_tx, ready_rx))
+            .spawn(move || session_thread(info, out, flush, exit_tx, bound_tx, ready_rx))
             .context("cannot start the session thread")?;
     }
-    runtime()?.block_on(serve(info, out, outgoing, exit_tx, exit_rx, bound, ready))
+    let iopub = Iopub { outgoing, flushes };
+    runtime()?.block_on(serve(info, out, iopub, exit_tx, exit_rx, bound, ready))
+}
+
+/// Asks the iopub task to send what is queued for it, and is answered when
+/// it has.
+type Flush = oneshot::Sender<()>;
+
+/// What the iopub task reads: the messages to publish, and the requests to
+/// flush them.
+struct Iopub {
+    outgoing: tokio::sync::mpsc::UnboundedReceiver<JupyterMessage>,
+    flushes: tokio::sync::mpsc::UnboundedReceiver<Flush>,
 }
 
 /// The session's thread: binds shell (saying how on `bound`) and, once the
@@ -54,6 +69,7 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
 fn session_thread(
     info: ConnectionInfo,
     out: UnboundedSender<JupyterMessage>,
+    flush: UnboundedSender<Flush>,
     exit: UnboundedSender<Exit>,
     bound: oneshot::Sender<anyhow::Result<()>>,
     ready: oneshot::Receiver<()>,
@@ -72,7 +88,7 @@ fn session_thread(
         if ready.await.is_err() {
             return; // the kernel could not start
         }
-        serve_shell(shell, Executor::new(out.clone()), out, exit).await
+        serve_shell(shell, Executor::new(out.clone()), out, flush, exit).await
     };
     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runtime().map(|rt| rt.block_on(serve))
@@ -158,7 +174,7 @@ struct Exit;
 async fn serve(
     info: ConnectionInfo,
     out: UnboundedSender<JupyterMessage>,
-    mut outgoing: tokio::sync::mpsc::UnboundedReceiver<JupyterMessage>,
+    mut channels: Iopub,
     exit_tx: UnboundedSender<Exit>,
     mut exit_rx: tokio::sync::mpsc::UnboundedReceiver<Exit>,
     bound: oneshot::Receiver<anyhow::Result<()>>,
@@ -175,6 +191,7 @@ async fn serve(
     let _ = ready.send(());
 
     let iopub_task = tokio::spawn(async move {
+        let mut flushing = true;
         loop {
             tokio::select! {
                 event = iopub.recv_subscription() => match event {
@@ -187,13 +204,26 @@ async fn serve(
                     Ok(SubscriptionEvent::Unsubscribe(_)) => {}
                     Err(e) => log(&format!("iopub: {e}")),
                 },
-                msg = outgoing.recv() => match msg {
+                msg = channels.outgoing.recv() => match msg {
                     Some(msg) => {
                         if let Err(e) = iopub.send(msg).await {
                             log(&format!("iopub: cannot send: {e}"));
                         }
                     }
                     None => break,
+                },
+                // (the session thread's requests: what it queued before
+                // asking is in the channel now, in order)
+                done = channels.flushes.recv(), if flushing => match done {
+                    Some(done) => {
+                        while let Ok(msg) = channels.outgoing.try_recv() {
+                            if let Err(e) = iopub.send(msg).await {
+                                log(&format!("iopub: cannot send: {e}"));
+                            }
+                        }
+                        let _ = done.send(());
+                    }
+                    None => flushing = false,
                 },
             }
         }
@@ -252,12 +282,23 @@ async fn serve(
     Ok(())
 }
 
+/// Waits until the iopub task has sent what this thread queued for it: a
+/// request's output goes out before its reply. (Bounded: a stuck iopub
+/// socket delays a reply by a second, it does not withhold it.)
+async fn flushed(flush: &UnboundedSender<Flush>) {
+    let (done, sent) = oneshot::channel();
+    if flush.send(done).is_ok() {
+        let _ = tokio::time::timeout(Duration::from_secs(1), sent).await;
+    }
+}
+
 /// Shell requests, answered one at a time, in order, on the session's
 /// thread: cells run here.
 async fn serve_shell(
     mut shell: KernelShellConnection,
     mut executor: Executor,
     out: UnboundedSender<JupyterMessage>,
+    flush: UnboundedSender<Flush>,
     shell_exit: UnboundedSender<Exit>,
 ) {
     // After a cell fails with stop_on_error, the executes already
@@ -321,6 +362,7 @@ async fn serve_shell(
         };
         if let Some(content) = content {
             let reply_type = req.message_type().replace("_request", "_reply");
+            flushed(&flush).await;
             if let Err(e) = shell.send(message(&reply_type, content, &req)).await {
                 log(&format!("shell: cannot reply: {e}"));
             }
