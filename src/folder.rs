@@ -104,6 +104,15 @@ fn io(path: &Path, e: std::io::Error) -> Error {
     Error::io(path.display(), e)
 }
 
+/// The marker's name, or that of the file a process writes it from before
+/// linking it (`make_marker`).
+fn is_marker(name: &str) -> bool {
+    name == MARKER
+        || name
+            .strip_prefix(MARKER)
+            .is_some_and(|r| r.starts_with('.'))
+}
+
 /// Up to five names of what `dir` holds, for a message.
 fn holding(dir: &Path) -> String {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -116,7 +125,7 @@ fn holding(dir: &Path) -> String {
                     }
                     n
                 })
-                .filter(|n| n != MARKER)
+                .filter(|n| !is_marker(n))
                 .collect()
         })
         .unwrap_or_default();
@@ -234,10 +243,13 @@ impl OwnedDir {
     /// Makes the marker of folder `path`, which has none: refused if the
     /// folder holds files, unless `replace`.
     fn first_marker(path: &Path, owner: &Owner, replace: bool, flag: &str) -> Result<()> {
+        // (The marker, and the file another process writes it from, are
+        // not files of the user's: shards making the folder at once see
+        // each other's.)
         let empty = std::fs::read_dir(path)
             .map_err(|e| io(path, e))?
-            .next()
-            .is_none();
+            .filter_map(|e| e.ok())
+            .all(|e| is_marker(&e.file_name().to_string_lossy()));
         if !empty && !replace {
             return Err(Error::folder(path.display(), format!(
                 "holds files passlab did not write ({}): passlab writes only into folders it made, to lose nothing of yours; give {} a new folder (--out DIR), or {flag} to write beside those files (passlab then writes only files that are not there, and touches none of them)",
@@ -727,6 +739,29 @@ mod tests {
         o.remove_own().unwrap();
         assert!(!d.join("x.txt").exists() && !d.join("sub").exists());
         assert!(d.join(MARKER).exists());
+    }
+
+    /// Four shards of a sweep start at once into one new folder: each
+    /// sees the file another writes its marker from, and none is refused
+    /// for it (a test command's run was).
+    #[test]
+    fn a_marker_being_written_by_another_shard_is_not_a_users_file() {
+        let t = tmp();
+        let d = t.path().join("out");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(format!("{MARKER}.29533.1604572648262913603")), "").unwrap();
+        OwnedDir::claim(&d, &owner("a"), Access::Shared, false, "--replace").unwrap();
+        std::fs::write(d.join("mine.txt"), "").unwrap();
+        let t2 = tmp();
+        let d2 = t2.path().join("out");
+        std::fs::create_dir_all(&d2).unwrap();
+        std::fs::write(d2.join("mine.txt"), "").unwrap();
+        std::fs::write(d2.join(format!("{MARKER}.1.2")), "").unwrap();
+        let e = OwnedDir::claim(&d2, &owner("a"), Access::Shared, false, "--replace")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("did not write (mine.txt)"), "{e}");
     }
 
     #[test]
